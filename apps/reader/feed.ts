@@ -1,0 +1,183 @@
+import type { WakeBus } from '../../libs/shared/bus/index.js'
+import type { SignalReader } from '../../libs/shared/db/index.js'
+import { matchesFilter, serializeSignal, type ReadFilter, type ReadQuery, type Signal } from '../../libs/shared/domain/index.js'
+import type { Logger } from '../../libs/shared/log/index.js'
+import { Tail } from './tail.js'
+import { Waiters, type Waiter } from './waiters.js'
+
+/** A page ready to send: the signals' JSON (serialised once) and the cursor to poll with next. */
+export interface PageOut {
+  jsons: string[]
+  nextCursor: number
+}
+
+export interface FeedOptions {
+  authority: string
+  tailSize: number
+  fallbackPollMs: number
+}
+
+const ALL: ReadFilter = { type: null, tags: [], origin: null, q: null, sinceMs: null, includeExpired: true }
+const PULL = 1000
+
+/**
+ * The reader's view of the feed (ARCHITECTURE.md "Reader"): an in-memory tail advanced by one
+ * query per wake-up however many requests wait, long-poll waiters matched in memory, and a
+ * fallback timer so a lost wake-up costs latency, never a signal.
+ */
+export class Feed {
+  private readonly tail: Tail
+  private readonly waiters: Waiters
+  private knownHead = 0
+  private pulling: Promise<void> | null = null
+  private again = false
+  private timer: NodeJS.Timeout | undefined
+  private closed = false
+
+  private readonly reader: SignalReader
+  private readonly bus: WakeBus
+  private readonly log: Logger
+  private readonly o: FeedOptions
+
+  constructor(reader: SignalReader, bus: WakeBus, log: Logger, o: FeedOptions) {
+    this.reader = reader
+    this.bus = bus
+    this.log = log
+    this.o = o
+    this.tail = new Tail(o.authority, o.tailSize)
+    this.waiters = new Waiters(
+      (w) => this.settle(w),
+      (w) => ({ jsons: [], nextCursor: this.restingCursor(w.cursor) }),
+    )
+  }
+
+  async start() {
+    const page = await this.reader.newest(this.o.tailSize, ALL, Date.now())
+    this.tail.reset(page.signals, page.head, page.signals.length < this.o.tailSize)
+    this.knownHead = page.head
+    this.bus.onWake((head) => {
+      this.knownHead = Math.max(this.knownHead, head)
+      if (head > this.tail.head) void this.pull()
+    })
+    this.bus.onResync(() => void this.pull())
+    this.bus.onInvalidation((m) => m.kind === 'signal' && void this.refreshOne(m.id))
+    this.timer = setInterval(() => void this.pull(), this.o.fallbackPollMs)
+    this.timer.unref()
+  }
+
+  /** The writer in the same process reports each commit directly (no bus round trip). */
+  noteHead(head: number) {
+    this.knownHead = Math.max(this.knownHead, head)
+  }
+
+  get head() {
+    return this.tail.head
+  }
+  get waiting() {
+    return this.waiters.size
+  }
+
+  /** GET /sw/signals: from the tail when it covers the cursor, else from the database; waits if empty and asked to. */
+  async read(q: ReadQuery, onGone: (cb: () => void) => void): Promise<PageOut> {
+    // read-your-writes: a head we were told about but have not loaded yet is loaded first (one coalesced query)
+    if (this.knownHead > this.tail.head) await this.pull()
+    const now = Date.now()
+    let page: PageOut
+    if (q.cursor === null) page = await this.newest(q, now)
+    else if (q.cursor > this.knownHead) page = { jsons: [], nextCursor: this.tail.head } // a cursor from nowhere: back to the head
+    else if (this.tail.covers(q.cursor)) page = this.fromTail(q, q.cursor, now)
+    else page = await this.fromDb(q, q.cursor, now)
+    if (page.jsons.length || q.waitMs <= 0 || this.closed) return page
+    return this.waiters.add(q, page.nextCursor, q.waitMs, onGone)
+  }
+
+  /** Answer every waiter now with what it has (shutdown), and stop the timer. */
+  releaseAll() {
+    this.closed = true
+    clearInterval(this.timer)
+    this.waiters.releaseAll()
+  }
+
+  private async newest(q: ReadQuery, now: number): Promise<PageOut> {
+    const jsons: string[] = []
+    const e = this.tail.entries
+    for (let i = e.length - 1; i >= 0 && jsons.length < q.limit; i--) if (matchesFilter(e[i]!.signal, q, now)) jsons.push(e[i]!.json)
+    if (jsons.length === q.limit || this.tail.from === 0) return { jsons: jsons.reverse(), nextCursor: this.tail.head }
+    const page = await this.reader.newest(q.limit, q, now)
+    return { jsons: page.signals.map((s) => this.json(s)), nextCursor: Math.max(page.head, 0) }
+  }
+
+  private fromTail(q: ReadQuery, cursor: number, now: number): PageOut {
+    const e = this.tail.entries
+    const jsons: string[] = []
+    let last = cursor
+    for (let i = this.tail.firstAfter(cursor); i < e.length && jsons.length < q.limit; i++)
+      if (matchesFilter(e[i]!.signal, q, now)) (jsons.push(e[i]!.json), (last = e[i]!.signal.seq))
+    return { jsons, nextCursor: jsons.length === q.limit ? last : this.restingCursor(cursor) }
+  }
+
+  private async fromDb(q: ReadQuery, cursor: number, now: number): Promise<PageOut> {
+    const page = await this.reader.pageAfter(cursor, q.limit, q, now)
+    const full = page.signals.length === q.limit
+    return { jsons: page.signals.map((s) => this.json(s)), nextCursor: full ? page.signals.at(-1)!.seq : Math.max(cursor, page.head) }
+  }
+
+  /** Where a follower stands after seeing nothing more: everything up to the tail's head was considered. */
+  private restingCursor(cursor: number) {
+    return this.tail.covers(cursor) ? Math.max(cursor, this.tail.head) : cursor
+  }
+
+  /** A signal's JSON: the tail's cached copy when it has one. */
+  serialize(s: Signal) {
+    return this.json(s)
+  }
+
+  private json(s: Signal) {
+    const hit = this.tail.entries[this.tail.firstAfter(s.seq - 1)]
+    return hit && hit.signal.seq === s.seq ? hit.json : serializeSignal(s, this.o.authority)
+  }
+
+  /** Called for a waiter when the tail moved: answer it if something now matches. */
+  private async settle(w: Waiter): Promise<PageOut | null> {
+    const now = Date.now()
+    const page = this.tail.covers(w.cursor) ? this.fromTail(w.q, w.cursor, now) : await this.fromDb(w.q, w.cursor, now)
+    if (page.jsons.length) return page
+    w.cursor = page.nextCursor
+    return null
+  }
+
+  /** One query for everything new, however many requests wait; bursts of wake-ups coalesce. */
+  private pull(): Promise<void> {
+    if (this.closed) return Promise.resolve()
+    if (this.pulling) {
+      this.again = true
+      return this.pulling
+    }
+    this.pulling = (async () => {
+      do {
+        this.again = false
+        try {
+          const before = this.tail.head
+          const page = await this.reader.pageAfter(before, PULL, ALL, Date.now())
+          const full = page.signals.length === PULL
+          this.tail.append(page.signals, full ? page.signals.at(-1)!.seq : page.head)
+          this.knownHead = Math.max(this.knownHead, this.tail.head)
+          if (full) this.again = true
+          if (this.tail.head > before) await this.waiters.wakeAll()
+        } catch (err) {
+          this.log.warn({ err }, 'feed refresh failed; retrying on the next wake-up or timer')
+        }
+      } while (this.again && !this.closed)
+    })().finally(() => (this.pulling = null))
+    return this.pulling
+  }
+
+  private async refreshOne(id: string) {
+    if (this.pulling) await this.pulling
+    try {
+      this.tail.update(id, await this.reader.byId(id))
+    } catch (err) {
+      this.log.warn({ err, id }, 'signal refresh failed')
+    }
+  }
+}

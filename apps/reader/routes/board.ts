@@ -1,0 +1,21 @@
+import type { FastifyInstance } from 'fastify'
+import { z } from 'zod'
+import { normaliseTags } from '../../../libs/shared/domain/index.js'
+import { describeBoard } from '../../../libs/shared/views/index.js'
+import type { ReaderContext } from '../context.js'
+
+const TagsQuery = z.object({
+  q: z.string().max(64).optional(),
+  limit: z.string().regex(/^\d{1,6}$/, 'must be an integer').optional(),
+})
+
+/** GET /sw/wire (board metadata and stats) and GET /sw/tags (type-ahead over active signals). */
+export async function boardRoutes(app: FastifyInstance, { ctx }: { ctx: ReaderContext }) {
+  app.get('/wire', async () => describeBoard(ctx.cfg.authority, ctx.board, ctx.presence))
+  app.get('/tags', async (req) => {
+    const q = TagsQuery.parse(req.query)
+    const prefix = q.q ? (normaliseTags([q.q])[0] ?? null) : null
+    const limit = Math.min(200, Math.max(1, Number(q.limit ?? 50)))
+    return { tags: await ctx.signals.tags(prefix, limit) }
+  })
+}

@@ -1,0 +1,23 @@
+import type { FastifyInstance } from 'fastify'
+import { LIMITS } from '../../../libs/shared/domain/index.js'
+import type { ReaderContext } from '../context.js'
+
+/** GET /.well-known/wire: the discovery document. `features` lists only what this server serves. */
+export async function discoveryRoutes(app: FastifyInstance, { ctx, features }: { ctx: ReaderContext; features: string[] }) {
+  app.get('/.well-known/wire', async () => {
+    const { cfg } = ctx
+    const meta = await ctx.board.meta()
+    return {
+      protocol: 'wire',
+      version: '1',
+      subwires: [{ authority: cfg.authority, uri: `sw://${cfg.authority}`, name: meta.name, description: meta.description }],
+      api: `${cfg.baseUrl}/sw`,
+      ...(features.includes('mcp') && { mcp: `${cfg.baseUrl}/mcp` }),
+      ...(features.includes('a2a') && { a2a: `${cfg.baseUrl}/a2a` }),
+      identity: cfg.identity.mode === 'network' ? cfg.identity.url : null,
+      identityMode: cfg.identity.mode,
+      features,
+      limits: { ttlMin: LIMITS.ttlMin, ttlMax: LIMITS.ttlMax, maxPayloadBytes: LIMITS.maxPayloadBytes, maxLimit: LIMITS.maxLimit },
+    }
+  })
+}

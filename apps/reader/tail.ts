@@ -1,0 +1,74 @@
+import { serializeSignal, type Signal } from '../../libs/shared/domain/index.js'
+
+export interface TailEntry {
+  signal: Signal
+  /** The emitted JSON, serialised once and shared by every response that carries it. */
+  json: string
+}
+
+/**
+ * The most recent signals in seq order. Invariant: every visible signal with
+ * `from < seq <= head` is in `entries`, so a cursor ≥ `from` can be answered from memory.
+ */
+export class Tail {
+  entries: TailEntry[] = []
+  from = 0
+  head = 0
+  private readonly authority: string
+  private readonly capacity: number
+  constructor(authority: string, capacity: number) {
+    this.authority = authority
+    this.capacity = capacity
+  }
+
+  /** Load the newest signals; `complete` says the database holds nothing older. */
+  reset(signals: Signal[], head: number, complete: boolean) {
+    this.entries = signals.map((s) => this.entry(s))
+    this.head = head
+    this.from = complete || !signals.length ? 0 : signals[0]!.seq - 1
+    this.trim()
+  }
+
+  /** Append signals newer than head (ascending) and move head to `upTo`. */
+  append(signals: Signal[], upTo: number) {
+    for (const s of signals) if (s.seq > this.head) this.entries.push(this.entry(s))
+    this.head = Math.max(this.head, upTo, signals.at(-1)?.seq ?? 0)
+    this.trim()
+  }
+
+  covers(cursor: number) {
+    return cursor >= this.from
+  }
+
+  /** Index of the first entry with seq > cursor (binary search). */
+  firstAfter(cursor: number): number {
+    let lo = 0
+    let hi = this.entries.length
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1
+      if (this.entries[mid]!.signal.seq > cursor) hi = mid
+      else lo = mid + 1
+    }
+    return lo
+  }
+
+  /** Replace (pin, unpin) or drop (removed: null) one signal. */
+  update(id: string, fresh: Signal | null) {
+    const i = this.entries.findIndex((e) => e.signal.id === id)
+    if (i < 0) return
+    if (fresh) this.entries[i] = this.entry(fresh)
+    else this.entries.splice(i, 1)
+  }
+
+  private entry(signal: Signal): TailEntry {
+    return { signal, json: serializeSignal(signal, this.authority) }
+  }
+
+  private trim() {
+    const extra = this.entries.length - this.capacity
+    if (extra > 0) {
+      this.from = this.entries[extra - 1]!.signal.seq
+      this.entries = this.entries.slice(extra)
+    }
+  }
+}

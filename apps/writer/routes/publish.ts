@@ -1,0 +1,15 @@
+import type { FastifyInstance } from 'fastify'
+import { serializeSignal } from '../../../libs/shared/domain/index.js'
+import { sendJsonText } from '../../../libs/shared/http/index.js'
+import type { WriterContext } from '../context.js'
+import { publishSignal } from '../publish.js'
+
+/** POST /sw/signals: publish one signal; 200 `{ok:true, signal}` once it is committed. */
+export async function publishRoutes(app: FastifyInstance, { ctx }: { ctx: WriterContext }) {
+  app.post('/signals', async (req, reply) => {
+    const body = typeof req.body === 'string' ? req.body : undefined
+    const signal = await publishSignal(ctx.publish, req.headers.authorization, body)
+    req.log.info({ id: signal.id, seq: signal.seq, origin: signal.origin }, 'signal published')
+    return sendJsonText(reply, `{"ok":true,"signal":${serializeSignal(signal, ctx.cfg.authority)}}`)
+  })
+}

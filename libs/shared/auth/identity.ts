@@ -1,0 +1,55 @@
+import { LIMITS, WireError, identityUri } from '../domain/index.js'
+import { bearerToken } from './bearer.js'
+import { fingerprint } from './fingerprint.js'
+
+/** Who published: the fields a signal carries about its origin, plus standing. */
+export interface Identity {
+  id: string
+  name: string | null
+  uri: string
+  verified: boolean
+  /** Network mode only: the identity's bits (standing). Null in local mode. */
+  bits: number | null
+}
+
+export interface IdentityResolver {
+  readonly mode: 'local' | 'network'
+  /** Publish path: missing or bad token → unauthorized; dependency down → unavailable. */
+  authenticate(authorization: string | string[] | undefined): Promise<Identity>
+  /** Read path: the identity if a valid token is present, else null. Never throws, never waits on a network. */
+  peek(authorization: string | string[] | undefined): string | null
+}
+
+export interface LocalIdentityOptions {
+  authority: string
+  fingerprintKey: string
+  verifiedByDefault: boolean
+  /** With LOCAL_IDENTITY_VERIFIED=0, identities holding an allow rule count as verified. */
+  isAllowListed: (identityId: string) => Promise<boolean>
+}
+
+/** Local mode: the token is the identity, through a keyed fingerprint. Tokens are never stored. */
+export function localIdentity(o: LocalIdentityOptions): IdentityResolver {
+  const idOf = (authorization: string | string[] | undefined): string => {
+    const token = bearerToken(authorization)
+    if (token === null) throw new WireError('unauthorized', 'publishing needs Authorization: Bearer <token>')
+    if (token.length < LIMITS.minLocalTokenLength)
+      throw new WireError('unauthorized', `bearer token must be at least ${LIMITS.minLocalTokenLength} characters`)
+    return fingerprint(o.fingerprintKey, token)
+  }
+  return {
+    mode: 'local',
+    async authenticate(authorization) {
+      const id = idOf(authorization)
+      const verified = o.verifiedByDefault || (await o.isAllowListed(id))
+      return { id, name: null, uri: identityUri(o.authority, id), verified, bits: null }
+    },
+    peek(authorization) {
+      try {
+        return authorization === undefined ? null : idOf(authorization)
+      } catch {
+        return null
+      }
+    },
+  }
+}

@@ -1,0 +1,8 @@
+export * from './types.js'
+export { postgresDb, type PostgresOptions } from './postgres.js'
+export { pgliteDb } from './pglite.js'
+export { migrate, listMigrations } from './migrate.js'
+export { signalReader, type SignalReader, type Page } from './signals/read.js'
+export { signalWriter, type SignalWriter, type NewSignal, type SignalWriterOptions } from './signals/write.js'
+export { boardReader, type BoardReader, type BoardMeta, type Rule, type ActiveStats, DEFAULT_BOARD_NAME } from './board/read.js'
+export { boardWriter, type BoardWriter, type BoardPatch, type BoardSeed } from './board/write.js'

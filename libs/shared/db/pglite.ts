@@ -1,0 +1,28 @@
+import { mkdirSync } from 'node:fs'
+import { PGlite } from '@electric-sql/pglite'
+import type { Db, QueryResult } from './types.js'
+
+/**
+ * Embedded PostgreSQL (PGlite, WASM) in a local directory, behind the same Db interface as `pg`.
+ * One backend session: PGlite runs one statement at a time and a transaction holds it exclusively.
+ */
+export async function pgliteDb(dataDir: string): Promise<Db & { readonly pglite: PGlite }> {
+  if (!dataDir.startsWith('memory://')) mkdirSync(dataDir, { recursive: true })
+  const db = await PGlite.create(dataDir)
+  const wrap =
+    (q: { query: PGlite['query'] }) =>
+    async <R>(sql: string, params?: unknown[]): Promise<QueryResult<R>> => {
+      const r = await q.query<R>(sql, params as unknown[])
+      return { rows: r.rows, rowCount: r.affectedRows ?? r.rows.length }
+    }
+  return {
+    kind: 'embedded',
+    pglite: db,
+    query: wrap(db),
+    async exec(sql) {
+      await db.exec(sql)
+    },
+    transaction: (fn) => db.transaction((tx) => fn({ query: wrap(tx), exec: async (sql) => void (await tx.exec(sql)) })),
+    close: () => db.close(),
+  }
+}

@@ -1,0 +1,81 @@
+import { LIMITS } from './limits.js'
+import { invalid, WireError } from './errors.js'
+import { parseRawObject, type RawMember } from './json-raw.js'
+
+/** A validated publish, before it has an id, an origin or a seq. */
+export interface Envelope {
+  type: string
+  tags: string[]
+  ttl: number
+  /** The reference exactly as sent (raw id or sw:// URI); resolved against the board by the writer. */
+  ref: string | null
+  /** The payload as stored and served: the client's members in order, `$type`/`$tags` normalised in. */
+  payloadText: string
+}
+
+/**
+ * Body text → envelope, in decisions.md's order: invalid_request, then payload_too_large, then
+ * reply_requires_ref.
+ */
+export function parseEnvelope(body: string, defaultTtl: number): Envelope {
+  const members = parseRawObject(body)
+  const get = (k: string) => members.find((m) => m.key === k)?.value
+  const type = parseType(get('$type'))
+  const tags = parseTags(get('$tags'))
+  const ttl = parseTtl(get('$ttl'), defaultTtl)
+  const rawRef = get('$refId')
+  if (rawRef !== undefined && rawRef !== null && typeof rawRef !== 'string') throw invalid('$refId must be a string')
+  const ref = typeof rawRef === 'string' && rawRef.trim() !== '' ? rawRef.trim() : null
+
+  const payloadText = buildPayload(members, type, tags)
+  const payloadBytes = Buffer.byteLength(payloadText, 'utf8')
+  if (payloadBytes > LIMITS.maxPayloadBytes)
+    throw new WireError('payload_too_large', `payload is ${payloadBytes} bytes; the limit is ${LIMITS.maxPayloadBytes}`, {
+      maxPayloadBytes: LIMITS.maxPayloadBytes,
+      payloadBytes,
+    })
+  if (type === 'reply' && ref === null) throw new WireError('reply_requires_ref', 'a reply needs $refId')
+  return { type, tags, ttl, ref, payloadText }
+}
+
+function parseType(v: unknown): string {
+  if (typeof v !== 'string' || v.trim() === '') throw invalid('$type is required and must be a non-empty string')
+  const t = v.trim()
+  if (t.length > 128) throw invalid('$type is longer than 128 characters', { maxLength: 128 })
+  return t
+}
+
+/** Normalises publish and read tags alike: trimmed, lower-cased, empty and duplicate dropped. */
+export function normaliseTags(raw: readonly string[]): string[] {
+  return [...new Set(raw.map((t) => t.trim().toLowerCase()).filter((t) => t !== ''))]
+}
+
+function parseTags(v: unknown): string[] {
+  if (v === undefined || v === null) return []
+  if (!Array.isArray(v) || v.some((t) => typeof t !== 'string')) throw invalid('$tags must be an array of strings')
+  const tags = normaliseTags(v as string[])
+  if (tags.length > LIMITS.maxTags) throw invalid(`at most ${LIMITS.maxTags} tags`, { maxTags: LIMITS.maxTags, tags: tags.length })
+  const long = tags.find((t) => t.length > LIMITS.maxTagLength)
+  if (long) throw invalid(`a tag is longer than ${LIMITS.maxTagLength} characters`, { maxTagLength: LIMITS.maxTagLength })
+  return tags
+}
+
+function parseTtl(v: unknown, defaultTtl: number): number {
+  if (v === undefined || v === null) return defaultTtl
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < LIMITS.ttlMin || v > LIMITS.ttlMax)
+    throw invalid(`$ttl must be an integer from ${LIMITS.ttlMin} to ${LIMITS.ttlMax}`, { ttlMin: LIMITS.ttlMin, ttlMax: LIMITS.ttlMax })
+  return v
+}
+
+function buildPayload(members: RawMember[], type: string, tags: string[]): string {
+  const parts: string[] = []
+  let sawTags = false
+  for (const m of members) {
+    if (m.key === '$ttl' || m.key === '$refId') continue
+    if (m.key === '$type') parts.push(`${m.rawKey}:${JSON.stringify(type)}`)
+    else if (m.key === '$tags') (parts.push(`${m.rawKey}:${JSON.stringify(tags)}`), (sawTags = true))
+    else parts.push(`${m.rawKey}:${m.rawValue}`)
+  }
+  if (!sawTags) parts.push(`"$tags":${JSON.stringify(tags)}`)
+  return `{${parts.join(',')}}`
+}

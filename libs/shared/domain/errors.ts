@@ -1,0 +1,38 @@
+/** The spec's error codes plus the ones decisions.md adds. No HTTP here: libs/shared/http maps codes to statuses. */
+export type WireErrorCode =
+  | 'invalid_request'
+  | 'payload_too_large'
+  | 'reply_requires_ref'
+  | 'unauthorized'
+  | 'insufficient_standing'
+  | 'unverified_limited'
+  | 'forbidden'
+  | 'rate_limited'
+  | 'admin_disabled'
+  | 'not_found'
+  | 'method_not_allowed'
+  | 'unavailable'
+  | 'internal'
+
+export class WireError extends Error {
+  override name = 'WireError'
+  readonly code: WireErrorCode
+  readonly details: Record<string, unknown> | undefined
+  /** Seconds, sent as `Retry-After` with 429 and 503. */
+  readonly retryAfter: number | undefined
+
+  constructor(
+    code: WireErrorCode,
+    message: string = code,
+    details?: Record<string, unknown>,
+    options?: ErrorOptions & { retryAfter?: number },
+  ) {
+    super(message, options)
+    this.code = code
+    this.details = details
+    this.retryAfter = options?.retryAfter
+  }
+}
+
+export const invalid = (message: string, details?: Record<string, unknown>) =>
+  new WireError('invalid_request', message, details)

@@ -1,0 +1,7 @@
+export * from './errors.js'
+export * from './ids.js'
+export * from './limits.js'
+export * from './json-raw.js'
+export * from './envelope.js'
+export * from './signal.js'
+export * from './read-query.js'

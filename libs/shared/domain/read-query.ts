@@ -1,0 +1,110 @@
+import { invalid } from './errors.js'
+import { LIMITS } from './limits.js'
+import { normaliseTags } from './envelope.js'
+import { isActive, type Signal } from './signal.js'
+
+/** What a read selects. Evaluated in SQL (db/signals/read.ts) and in memory (matchesFilter) alike. */
+export interface ReadFilter {
+  type: string | null
+  tags: string[] // OR
+  origin: string | null
+  q: string | null // lower-cased; literal substring
+  sinceMs: number | null // strictly after
+  includeExpired: boolean
+}
+
+export interface ReadQuery extends ReadFilter {
+  cursor: number | null
+  limit: number
+  waitMs: number
+}
+
+type Raw = Record<string, unknown>
+
+/** Query string → ReadQuery (decisions.md "Reading"). Garbage → invalid_request, never a throw of another kind. */
+export function parseReadQuery(raw: Raw, nowMs: number): ReadQuery {
+  const cursor = optionalInt(raw, 'cursor', 0)
+  const limit = optionalInt(raw, 'limit', Number.MIN_SAFE_INTEGER)
+  const wait = single(raw, 'wait')
+  let waitSeconds = 0
+  if (wait !== null) {
+    if (!/^-?\d+(\.\d+)?$/.test(wait)) throw invalid('wait must be a number of seconds')
+    waitSeconds = Math.min(LIMITS.maxWaitSeconds, Math.max(0, Number(wait)))
+  }
+  const includeExpired = single(raw, 'includeExpired')
+  if (includeExpired !== null && !['0', '1', 'true', 'false'].includes(includeExpired)) throw invalid('includeExpired must be 1 or 0')
+  const since = single(raw, 'since')
+  const q = single(raw, 'q')
+  return {
+    cursor,
+    limit: limit === null ? LIMITS.maxLimit : Math.min(LIMITS.maxLimit, Math.max(1, limit)),
+    waitMs: Math.round(waitSeconds * 1000),
+    type: nonEmpty(single(raw, 'type')),
+    origin: nonEmpty(single(raw, 'origin')),
+    tags: parseTagParam(raw['tag']),
+    q: q && q.trim() ? checkText(q.trim(), 'q').toLowerCase() : null,
+    sinceMs: since === null || since.trim() === '' ? null : parseSince(since.trim(), nowMs),
+    includeExpired: includeExpired === '1' || includeExpired === 'true',
+  }
+}
+
+function single(raw: Raw, name: string): string | null {
+  const v = raw[name]
+  if (v === undefined) return null
+  if (typeof v !== 'string') throw invalid(`${name} must be given once`)
+  if (v.length > 1024) throw invalid(`${name} is too long`)
+  return checkText(v, name)
+}
+
+function checkText(v: string, name: string) {
+  if (v.includes('\u0000') || !v.isWellFormed()) throw invalid(`${name} contains invalid characters`)
+  return v
+}
+
+const nonEmpty = (v: string | null) => (v === null || v.trim() === '' ? null : v.trim())
+
+function optionalInt(raw: Raw, name: string, min: number): number | null {
+  const v = single(raw, name)
+  if (v === null || v === '') return null
+  if (!/^-?\d{1,16}$/.test(v) || !Number.isSafeInteger(Number(v))) throw invalid(`${name} must be an integer`)
+  const n = Number(v)
+  if (n < min) throw invalid(`${name} must be at least ${min}`)
+  return n
+}
+
+function parseTagParam(v: unknown): string[] {
+  if (v === undefined) return []
+  const list = Array.isArray(v) ? v : [v]
+  if (list.length > 64 || list.some((t) => typeof t !== 'string' || t.length > 1024)) throw invalid('tag is malformed')
+  const tags = normaliseTags(list.flatMap((t: string) => checkText(t, 'tag').split(',')))
+  if (tags.some((t) => t.length > LIMITS.maxTagLength)) throw invalid(`a tag is longer than ${LIMITS.maxTagLength} characters`)
+  return tags
+}
+
+const UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }
+
+/** ISO 8601 timestamp, Unix seconds, or a duration back from now (`90s`, `15m`, `2h`, `1d`). */
+export function parseSince(v: string, nowMs: number): number {
+  const dur = /^(\d{1,9})([smhd])$/.exec(v)
+  if (dur) return nowMs - Number(dur[1]) * UNIT_MS[dur[2]!]!
+  if (/^\d{1,12}(\.\d+)?$/.test(v)) return Math.floor(Number(v) * 1000)
+  if (/^\d{4}-\d{2}-\d{2}([Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}:?\d{2})?)?$/.test(v)) {
+    const ms = Date.parse(v)
+    if (Number.isFinite(ms)) return ms
+  }
+  throw invalid('since must be an ISO 8601 timestamp, Unix seconds, or a duration such as 15m')
+}
+
+/** The text `q` searches, the same in SQL (`searchTextSql`) and here: fields joined by U+0001. */
+export const searchText = (s: Signal) =>
+  [s.type, s.tags.join(' '), s.origin, s.originName ?? '', s.payloadText].join('\u0001').toLowerCase()
+
+export function matchesFilter(s: Signal, f: ReadFilter, nowMs: number): boolean {
+  if (!f.includeExpired && !isActive(s, nowMs)) return false
+  if (f.type !== null && s.type !== f.type) return false
+  if (f.origin !== null && s.origin !== f.origin) return false
+  if (f.tags.length && !f.tags.some((t) => s.tags.includes(t))) return false
+  if (f.sinceMs !== null && !(s.createdAtMs > f.sinceMs)) return false
+  if (f.q !== null && !searchText(s).includes(f.q)) return false
+  return true
+}

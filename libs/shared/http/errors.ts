@@ -1,0 +1,72 @@
+import type { FastifyInstance, FastifyReply } from 'fastify'
+import { ZodError } from 'zod'
+import { WireError, type WireErrorCode } from '../domain/index.js'
+
+/** The table in decisions.md; changed only here. */
+export const STATUS: Record<WireErrorCode, number> = {
+  invalid_request: 400,
+  reply_requires_ref: 400,
+  unauthorized: 401,
+  insufficient_standing: 402,
+  forbidden: 403,
+  unverified_limited: 403,
+  not_found: 404,
+  method_not_allowed: 405,
+  payload_too_large: 413,
+  rate_limited: 429,
+  internal: 500,
+  admin_disabled: 501,
+  unavailable: 503,
+}
+
+const FASTIFY_CODES: Record<string, [WireErrorCode, string]> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: ['payload_too_large', 'request body is too large'],
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: ['invalid_request', 'Content-Type must be application/json'],
+  FST_ERR_CTP_EMPTY_JSON_BODY: ['invalid_request', 'body is empty'],
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: ['invalid_request', 'Content-Length does not match the body'],
+}
+
+export function toWireError(err: unknown): WireError {
+  if (err instanceof WireError) return err
+  if (err instanceof ZodError) {
+    const i = err.issues[0]
+    return new WireError('invalid_request', i ? `${i.path.join('.') || 'body'}: ${i.message}` : 'invalid request')
+  }
+  const e = err as { code?: unknown; statusCode?: unknown } | null
+  const known = typeof e?.code === 'string' ? FASTIFY_CODES[e.code] : undefined
+  if (known) return new WireError(known[0], known[1])
+  // any other client error fastify raises (bad URL, bad headers …) is the client's, not ours
+  if (typeof e?.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500)
+    return new WireError('invalid_request', 'malformed request')
+  return new WireError('internal', 'internal error', undefined, { cause: err })
+}
+
+export function sendError(reply: FastifyReply, e: WireError) {
+  if (e.retryAfter !== undefined) reply.header('retry-after', String(Math.max(1, Math.ceil(e.retryAfter))))
+  const { code, message, details } = e
+  return reply
+    .code(STATUS[code])
+    .type('application/json; charset=utf-8')
+    .send({ error: { code, message, ...(details && { details }) } })
+}
+
+/** Every error is JSON `{error:{code,message,details?}}`; a 5xx never carries internals (the log does). */
+export function installErrorHandler(app: FastifyInstance) {
+  app.setErrorHandler((err, req, reply) => {
+    const e = toWireError(err)
+    if (STATUS[e.code] >= 500) req.log.error({ err, code: e.code }, 'request failed')
+    else req.log.debug({ code: e.code }, 'request refused')
+    return sendError(reply, e)
+  })
+  app.setNotFoundHandler((req, reply) => {
+    const path = req.url.split('?')[0] ?? '/'
+    const other = ['GET', 'POST', 'PATCH', 'DELETE', 'PUT'].filter(
+      (m) => m !== req.method && app.findRoute({ method: m as 'GET', url: path }),
+    )
+    if (other.length) {
+      reply.header('allow', other.join(', '))
+      return sendError(reply, new WireError('method_not_allowed', `${req.method} is not allowed here`, { allow: other }))
+    }
+    return sendError(reply, new WireError('not_found', `no route for ${req.method} ${path.slice(0, 200)}`))
+  })
+}

@@ -1,0 +1,16 @@
+import type { FastifyInstance } from 'fastify'
+
+export interface HealthOptions {
+  /** Resolves true when this process can serve its role (database reachable, not stopping). */
+  ready: () => Promise<{ ok: boolean; [k: string]: unknown }>
+}
+
+/** `GET /` and `/healthz` (liveness: the process answers) and `/readyz` (readiness for orchestrators). */
+export async function healthRoutes(app: FastifyInstance, opts: HealthOptions) {
+  app.get('/', async () => ({ name: 'wire', status: 'live' }))
+  app.get('/healthz', async () => ({ ok: true }))
+  app.get('/readyz', async (_req, reply) => {
+    const r = await opts.ready().catch(() => ({ ok: false }))
+    return reply.code(r.ok ? 200 : 503).send(r)
+  })
+}

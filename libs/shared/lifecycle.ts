@@ -1,0 +1,35 @@
+import type { Logger } from './log/index.js'
+
+/**
+ * Starts a process, waits for SIGTERM or SIGINT, then stops it. A second signal or the grace
+ * timer forces exit 1; otherwise the event loop drains and the exit code is 0.
+ */
+export async function runUntilSignal(log: Logger, start: () => Promise<() => Promise<void>>, graceMs = 30_000) {
+  const first = new Promise<NodeJS.Signals>((r) => {
+    process.once('SIGTERM', r)
+    process.once('SIGINT', r)
+  })
+  let stop: () => Promise<void>
+  try {
+    stop = await start()
+  } catch (err) {
+    log.fatal({ err }, 'failed to start')
+    process.exitCode = 1
+    setTimeout(() => process.exit(1), 200).unref()
+    return
+  }
+  const sig = await first
+  log.info({ sig }, 'stopping')
+  for (const s of ['SIGTERM', 'SIGINT'] as const) process.on(s, () => process.exit(1))
+  setTimeout(() => {
+    log.error('shutdown timed out')
+    process.exit(1)
+  }, graceMs).unref()
+  try {
+    await stop()
+    log.info('stopped')
+  } catch (err) {
+    log.error({ err }, 'error while stopping')
+    process.exitCode = 1
+  }
+}

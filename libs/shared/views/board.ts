@@ -1,0 +1,15 @@
+import type { Presence } from '../bus/index.js'
+import type { BoardReader } from '../db/index.js'
+
+/** Board metadata as GET /sw/wire and the admin API present it (decisions.md "Board metadata"). */
+export async function describeBoard(authority: string, board: BoardReader, presence: Presence) {
+  const [meta, active, recentPollers] = await Promise.all([board.meta(), board.activeStats(), presence.count()])
+  return {
+    uri: `sw://${authority}`,
+    authority,
+    name: meta.name,
+    description: meta.description,
+    allowedSignalTypes: meta.allowedSignalTypes,
+    stats: { activeSignals: active.activeSignals, activeIdentities: active.activeIdentities, recentPollers },
+  }
+}

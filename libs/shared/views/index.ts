@@ -1,0 +1,1 @@
+export { describeBoard } from './board.js'

@@ -1,0 +1,74 @@
+import { Writable } from 'node:stream'
+import type { Test } from 'tap'
+import { buildBoard, type Board } from '../../apps/server/app.js'
+import type { ReaderOptions } from '../../apps/reader/context.js'
+import type { WriterOptions } from '../../apps/writer/context.js'
+import { loadConfig, type Config } from '../../libs/shared/config/index.js'
+import { openInfra, type Infra } from '../../libs/shared/infra/index.js'
+import { createLogger } from '../../libs/shared/log/index.js'
+import { assertServicesUp, dropSchema, TEST_DATABASE_URL, TEST_REDIS_URL, uniqueSchema } from './services.js'
+
+export interface StackOptions {
+  env?: Record<string, string>
+  /** Use the in-process bus instead of Redis. */
+  noRedis?: boolean
+  writer?: WriterOptions
+  reader?: ReaderOptions
+}
+
+export interface Stack extends Board {
+  cfg: Config
+  infra: Infra
+  schema: string
+  /** Every log line the stack wrote, for tests that check what is (not) logged. */
+  logs: string[]
+  bearer(token?: string): { authorization: string }
+  publish(body: unknown, token?: string): Promise<{ statusCode: number; json: () => any; headers: Record<string, unknown> }>
+  read(query?: string): Promise<any>
+}
+
+/**
+ * The single-process board on the machine's PostgreSQL (a fresh schema per call) and Redis
+ * (namespaced by that schema), torn down with the test.
+ */
+export async function startStack(t: Test, o: StackOptions = {}): Promise<Stack> {
+  await assertServicesUp()
+  const schema = uniqueSchema()
+  const cfg = loadConfig({
+    DATABASE_URL: TEST_DATABASE_URL,
+    ...(o.noRedis ? {} : { REDIS_URL: TEST_REDIS_URL }),
+    WIRE_PG_SCHEMA: schema,
+    WIRE_CONFIG: '/nonexistent/subwire.config.json',
+    SERVER_ADMIN_TOKEN: 'admin-secret-token',
+    LOG_LEVEL: 'debug',
+    ...o.env,
+  })
+  const logs: string[] = []
+  const sink = new Writable({
+    write(chunk, _enc, cb) {
+      logs.push(String(chunk))
+      cb()
+    },
+  })
+  const log = createLogger('server', cfg.logLevel, sink)
+  const infra = await openInfra(cfg, log, { migrate: true })
+  const board = await buildBoard(cfg, log, infra, { writer: o.writer ?? {}, reader: o.reader ?? {} })
+  await board.app.ready()
+  t.teardown(async () => {
+    await board.app.close()
+    await infra.close()
+    await dropSchema(schema)
+  })
+  const bearer = (token = 'agent-one-token') => ({ authorization: `Bearer ${token}` })
+  return {
+    ...board,
+    cfg,
+    infra,
+    schema,
+    logs,
+    bearer,
+    publish: (body, token) =>
+      board.app.inject({ method: 'POST', url: '/sw/signals', headers: bearer(token), payload: body as object }),
+    read: async (query = '') => (await board.app.inject({ url: `/sw/signals${query ? `?${query}` : ''}` })).json(),
+  }
+}
