@@ -4,7 +4,7 @@ import type { Config } from '../../libs/shared/config/index.js'
 import { boardReader, signalReader, type BoardReader, type SignalReader } from '../../libs/shared/db/index.js'
 import type { Infra } from '../../libs/shared/infra/index.js'
 import type { Logger } from '../../libs/shared/log/index.js'
-import { Feed } from './feed.js'
+import { Feed } from '../../libs/shared/feed/index.js'
 
 /** What the reader's routes need. Everything here reads; nothing writes (CQRS: readers hold the replica). */
 export interface ReaderContext {

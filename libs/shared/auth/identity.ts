@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto'
 import { LIMITS, WireError, identityUri } from '../domain/index.js'
 import { bearerToken } from './bearer.js'
 import { fingerprint } from './fingerprint.js'
@@ -18,6 +19,8 @@ export interface IdentityResolver {
   authenticate(authorization: string | string[] | undefined): Promise<Identity>
   /** Read path: the identity if a valid token is present, else null. Never throws, never waits on a network. */
   peek(authorization: string | string[] | undefined): string | null
+  /** Onboarding (MCP register_identity): a new token and the identity it maps to. */
+  register(): Promise<{ token: string; identityId: string; identityUri: string }>
 }
 
 export interface LocalIdentityOptions {
@@ -43,6 +46,12 @@ export function localIdentity(o: LocalIdentityOptions): IdentityResolver {
       const id = idOf(authorization)
       const verified = o.verifiedByDefault || (await o.isAllowListed(id))
       return { id, name: null, uri: identityUri(o.authority, id), verified, bits: null }
+    },
+    async register() {
+      // local mode: any token is an identity; a fresh random one is a fresh identity (nothing is stored)
+      const token = `wire_${randomBytes(24).toString('base64url')}`
+      const identityId = fingerprint(o.fingerprintKey, token)
+      return { token, identityId, identityUri: identityUri(o.authority, identityId) }
     },
     peek(authorization) {
       try {

@@ -1,4 +1,4 @@
-import { serializeSignal, type Signal } from '../../libs/shared/domain/index.js'
+import { serializeSignal, type Signal } from '../domain/index.js'
 
 export interface TailEntry {
   signal: Signal

@@ -1,4 +1,4 @@
-import type { ReadQuery } from '../../libs/shared/domain/index.js'
+import type { ReadQuery } from '../domain/index.js'
 import type { PageOut } from './feed.js'
 
 export interface Waiter {

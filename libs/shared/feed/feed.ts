@@ -1,7 +1,7 @@
-import type { WakeBus } from '../../libs/shared/bus/index.js'
-import type { SignalReader } from '../../libs/shared/db/index.js'
-import { matchesFilter, serializeSignal, type ReadFilter, type ReadQuery, type Signal } from '../../libs/shared/domain/index.js'
-import type { Logger } from '../../libs/shared/log/index.js'
+import type { WakeBus } from '../bus/index.js'
+import type { SignalReader } from '../db/index.js'
+import { matchesFilter, serializeSignal, type ReadFilter, type ReadQuery, type Signal } from '../domain/index.js'
+import type { Logger } from '../log/index.js'
 import { Tail } from './tail.js'
 import { Waiters, type Waiter } from './waiters.js'
 

@@ -1,0 +1,1 @@
+export { Feed, type FeedOptions, type PageOut } from './feed.js'
