@@ -82,9 +82,10 @@ export class Feed {
     // read-your-writes: a head we were told about but have not loaded yet is loaded first (one coalesced query)
     if (this.knownHead > this.tail.head) await this.pull()
     const now = Date.now()
+    // a cursor beyond any head this reader knows (another board, a reset database): back to the head at once
+    if (q.cursor !== null && q.cursor > this.knownHead) return { jsons: [], nextCursor: this.tail.head }
     let page: PageOut
     if (q.cursor === null) page = await this.newest(q, now)
-    else if (q.cursor > this.knownHead) page = { jsons: [], nextCursor: this.tail.head } // a cursor from nowhere: back to the head
     else if (this.tail.covers(q.cursor)) page = this.fromTail(q, q.cursor, now)
     else page = await this.fromDb(q, q.cursor, now)
     if (page.jsons.length || q.waitMs <= 0 || this.closed) return page

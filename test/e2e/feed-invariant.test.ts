@@ -1,0 +1,91 @@
+import t from 'tap'
+import { createReaderContext } from '../../apps/reader/context.js'
+import { createWriterContext } from '../../apps/writer/context.js'
+import { publishSignal } from '../../apps/writer/publish.js'
+import { openInfra } from '../../libs/shared/infra/index.js'
+import { createLogger } from '../../libs/shared/log/index.js'
+import { startStack } from '../helpers/stack.js'
+
+// ARCHITECTURE.md "The feed invariant": many concurrent publishers whose insert transactions
+// stall for random times, spread over four independent writer lanes (each with its own pool, as
+// separate writer processes would be); followers that only keep nextCursor — long-polling and
+// plain polling, on two readers — must see every acknowledged signal exactly once, in seq order.
+
+const PUBLISHERS = 12
+const PER_PUBLISHER = 30
+const LANES = 4
+
+t.test('followers see every acknowledged signal exactly once and in seq order', async (t) => {
+  const jitter = async () => new Promise<void>((r) => setTimeout(r, Math.random() * 4))
+  const s = await startStack(t, { env: { PUBLISH_RATE_LIMIT_MAX: '100000' }, writer: { signalWriter: { beforeCommit: jitter } } })
+  const log = createLogger('server', 'silent')
+
+  // three more writer lanes and a second reader, each on its own connections
+  const lanes = [s.writer]
+  const extra = await Promise.all(Array.from({ length: LANES - 1 + 1 }, () => openInfra(s.cfg, log)))
+  t.teardown(async () => {
+    for (const i of extra) await i.close()
+  })
+  for (const infra of extra.slice(0, LANES - 1))
+    lanes.push(await createWriterContext(s.cfg, log, infra, { signalWriter: { beforeCommit: jitter } }))
+  const reader2 = await createReaderContext(s.cfg, log, extra[LANES - 1]!, { fallbackPollMs: 200 })
+  t.teardown(() => reader2.close())
+
+  const acked: string[] = []
+  let publishing = true
+  const start = async () => {
+    const publishers = Array.from({ length: PUBLISHERS }, async (_, p) => {
+    for (let i = 0; i < PER_PUBLISHER; i++) {
+      const lane = lanes[(p + i) % lanes.length]!
+      const sig = await publishSignal(lane.publish, `Bearer publisher-${p}-token`, JSON.stringify({ $type: 'broadcast', p, i }))
+      acked.push(sig.id)
+      if (Math.random() < 0.3) await new Promise((r) => setTimeout(r, Math.random() * 5))
+    }
+  })
+    await Promise.all(publishers)
+    publishing = false
+  }
+
+  type Follower = { name: string; seen: string[] }
+  type Read = (cursor: number) => Promise<{ signals: Array<{ id: string }>; nextCursor: number }>
+  const follow = async (name: string, read: Read, cursor: number) => {
+    const f: Follower = { name, seen: [] }
+    let wentBack = 0
+    for (;;) {
+      const page = await read(cursor)
+      if (page.nextCursor < cursor) wentBack++
+      cursor = page.nextCursor
+      for (const sig of page.signals) f.seen.push(sig.id)
+      if (!publishing && page.signals.length === 0) break
+      if (!page.signals.length) await new Promise((r) => setTimeout(r, 5)) // a polite client between empty polls
+    }
+    t.equal(wentBack, 0, `${name}: nextCursor never went back`)
+    return f
+  }
+  const viaHttp = (wait: number) => async (cursor: number) =>
+    (await s.app.inject({ url: cursor < 0 ? '/sw/signals?limit=1' : `/sw/signals?cursor=${cursor}&limit=37&wait=${wait}` })).json()
+  const viaReader2 = async (cursor: number) => {
+    const q = { cursor: cursor < 0 ? null : cursor, limit: 23, waitMs: 1000, type: null, tags: [], origin: null, q: null, sinceMs: null, includeExpired: false }
+    const page = await reader2.feed.read(q, () => {})
+    return { signals: page.jsons.map((j) => JSON.parse(j) as { id: string }), nextCursor: page.nextCursor }
+  }
+  const kinds: Array<[string, Read]> = [['long-poll follower', viaHttp(2)], ['wait=0 follower', viaHttp(0)], ['second reader', viaReader2]]
+  // every follower bootstraps (no cursor) before the first publish: the feed is empty, its head 0
+  const cursors = await Promise.all(kinds.map(async ([, read]) => (await read(-1)).nextCursor))
+  t.same(cursors, [0, 0, 0], 'followers start at the empty head')
+  const followers = kinds.map(([name, read], i) => follow(name, read, cursors[i]!))
+  await start()
+  const results = await Promise.all(followers)
+
+  t.equal(acked.length, PUBLISHERS * PER_PUBLISHER, 'every publish was acknowledged')
+  const { rows } = await s.infra.primary.query<{ id: string; seq: string }>(`select id, seq from "${s.schema}".signals`)
+  const seqOf = new Map(rows.map((r) => [r.id, Number(r.seq)]))
+  const seqs = [...seqOf.values()].sort((a, b) => a - b)
+  t.same(seqs, seqs.map((_, i) => i + 1), 'seq is dense: 1..n with no gaps')
+  for (const f of results) {
+    t.equal(new Set(f.seen).size, f.seen.length, `${f.name} saw no signal twice`)
+    t.same([...f.seen].sort(), [...acked].sort(), `${f.name} saw every acknowledged signal`)
+    const order = f.seen.map((id) => seqOf.get(id)!)
+    t.ok(order.every((q, i) => i === 0 || q > order[i - 1]!), `${f.name} saw them in seq order`)
+  }
+})
