@@ -13,7 +13,8 @@ export async function pgliteDb(dataDir: string): Promise<Db & { readonly pglite:
     (q: { query: PGlite['query'] }) =>
     async <R>(sql: string, params?: unknown[]): Promise<QueryResult<R>> => {
       const r = await q.query<R>(sql, params as unknown[])
-      return { rows: r.rows, rowCount: r.affectedRows ?? r.rows.length }
+      // @NOTE PGlite reports affectedRows 0 for a SELECT: count the rows it returned too
+      return { rows: r.rows, rowCount: Math.max(r.rows.length, r.affectedRows ?? 0) }
     }
   return {
     kind: 'embedded',
