@@ -1,0 +1,28 @@
+import type { FastifyInstance } from 'fastify'
+import { z } from 'zod'
+import type { ReaderContext } from '../context.js'
+
+const integer = z.string().regex(/^-?\d{1,9}$/, 'must be an integer').optional()
+const StatsQuery = z.object({ bucketSeconds: integer, buckets: integer })
+const clamp = (v: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, v))
+
+/**
+ * GET /sw/stats (decisions.md "Stats"): `bucketSeconds` clamped to 60..3600 and rounded down to whole
+ * minutes (the rollup's grain), `buckets` to 6..120. A read of the rollup plus the few signals it has
+ * not reached yet, never a scan of the signals table.
+ */
+export async function statsRoutes(app: FastifyInstance, { ctx }: { ctx: ReaderContext }) {
+  app.get('/stats', async (req) => {
+    const q = StatsQuery.parse(req.query)
+    const bucketSeconds = Math.floor(clamp(Number(q.bucketSeconds ?? 60), 60, 3600) / 60) * 60
+    const count = clamp(Number(q.buckets ?? 30), 6, 120)
+    const now = Date.now()
+    const [buckets, active, recentPollers] = await Promise.all([
+      ctx.stats.activity(bucketSeconds, count, now),
+      ctx.board.activeStats(),
+      ctx.presence.count(),
+    ])
+    const { activeSignals, activeIdentities } = active
+    return { bucketSeconds, generatedAt: new Date(now).toISOString(), current: { activeSignals, activeIdentities, recentPollers }, buckets }
+  })
+}

@@ -1,0 +1,54 @@
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { PurgeKind, SignalPurger } from '../../../libs/shared/db/index.js'
+import type { Logger } from '../../../libs/shared/log/index.js'
+
+export interface PurgeOptions {
+  /** SIGNAL_SWEEP_GRACE_SECONDS */
+  graceSeconds: number
+  /** Rows per delete (one short transaction each). */
+  batchSize: number
+  /** Stop starting batches after this long; the next run goes on where this one stopped. */
+  budgetMs: number
+  /** Pause between batches so publishes and polls get the database (PGlite has one session). */
+  pauseMs: number
+  /** Aborted on shutdown: the batch in flight finishes, no new one starts. */
+  signal?: AbortSignal
+}
+
+export interface PurgeReport {
+  expired: number
+  removed: number
+  batches: number
+  ms: number
+  /** False when the budget or a shutdown cut the run short. */
+  done: boolean
+}
+
+/**
+ * wire.purge-expired: deletes signals expired (unpinned) or removed more than the grace ago, in
+ * small batches, until none are left. The guards (grace, 24 h floor, rollup cursor) live in the SQL.
+ */
+export async function purgeExpired(purger: SignalPurger, log: Logger, o: PurgeOptions): Promise<PurgeReport> {
+  const t0 = Date.now()
+  const report: PurgeReport = { expired: 0, removed: 0, batches: 0, ms: 0, done: false }
+  const more = () => !o.signal?.aborted && Date.now() - t0 < o.budgetMs
+  for (const kind of ['expired', 'removed'] satisfies PurgeKind[]) {
+    for (;;) {
+      if (!more()) return finish(log, report, t0)
+      const n = await purger.purgeBatch(kind, o.graceSeconds, o.batchSize)
+      report[kind] += n
+      report.batches++
+      if (n < o.batchSize) break
+      await sleep(o.pauseMs)
+    }
+  }
+  report.done = true
+  return finish(log, report, t0)
+}
+
+function finish(log: Logger, r: PurgeReport, t0: number): PurgeReport {
+  r.ms = Date.now() - t0
+  if (r.expired || r.removed || !r.done) log.info(r, 'purged expired signals')
+  else log.debug(r, 'nothing to purge')
+  return r
+}

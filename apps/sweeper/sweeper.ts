@@ -1,0 +1,153 @@
+import { setTimeout as sleep } from 'node:timers/promises'
+import { PgBoss, type SendOptions } from 'pg-boss'
+import type { Config } from '../../libs/shared/config/index.js'
+import { bossConnection, bossSchemaName, signalPurger, statsWriter } from '../../libs/shared/db/index.js'
+import type { Infra } from '../../libs/shared/infra/index.js'
+import type { Logger } from '../../libs/shared/log/index.js'
+import { purgeExpired } from './jobs/purge-expired.js'
+import { refreshStats } from './jobs/refresh-stats.js'
+
+export const JOBS = { purge: 'wire.purge-expired', stats: 'wire.refresh-stats' } as const
+type JobName = (typeof JOBS)[keyof typeof JOBS]
+
+export interface SweeperOptions {
+  /** Rows per purge transaction (default 500 on PostgreSQL, 200 on PGlite, where a batch holds the one session). */
+  purgeBatchSize?: number
+}
+
+export interface Sweeper {
+  /** Where pg-boss keeps its tables. */
+  readonly bossSchema: string
+  ready(): Promise<{ ok: boolean }>
+  /** In-flight jobs finish their current batch and complete; then pg-boss stops and closes its own pool. */
+  stop(): Promise<void>
+}
+
+/**
+ * The sweeper role (ARCHITECTURE.md "Sweeper"): pg-boss in a schema of its own runs the purge and
+ * the stats rollup once per SIGNAL_SWEEP_INTERVAL_SECONDS, however many sweepers run. Runs in its
+ * own process in the fleet and inside the single process (PostgreSQL or PGlite) otherwise.
+ */
+export async function startSweeper(cfg: Config, log: Logger, infra: Infra, opts: SweeperOptions = {}): Promise<Sweeper> {
+  const slog = log.child({ mod: 'sweeper' })
+  const { intervalSeconds, graceSeconds } = cfg.sweep
+  const bossSchema = bossSchemaName(cfg.db.schema)
+  const boss = new PgBoss({
+    ...bossConnection(infra.primary, cfg.db.kind === 'postgres' ? cfg.db.url : undefined),
+    schema: bossSchema,
+    schedule: false, // no cron (one-minute granularity): every sweeper offers each slot's job itself
+  })
+  boss.on('error', (err) => slog.error({ err }, 'pg-boss error'))
+  boss.on('warning', (w) => slog.warn({ warning: w.message }, 'pg-boss warning'))
+  const stopping = new AbortController()
+  try {
+    await boss.start()
+    const runs = jobRuns(cfg, infra, slog, opts)
+    const workIds = new Map<JobName, string>()
+    for (const name of Object.values(JOBS)) {
+      await createQueue(boss, name)
+      const handler = async (jobs: Array<{ signal: AbortSignal }>) => {
+        try {
+          return await runs[name](AbortSignal.any([stopping.signal, ...jobs.map((j) => j.signal)]))
+        } catch (err) {
+          slog.error({ err, job: name }, 'sweep job failed')
+          throw err
+        }
+      }
+      workIds.set(name, await boss.work(name, handler))
+    }
+    const offers = offerEverySlot(boss, workIds, intervalSeconds, stopping.signal, slog)
+    slog.info({ bossSchema, intervalSeconds, graceSeconds }, 'sweeper started')
+    let stopped: Promise<void> | undefined
+    return {
+      bossSchema,
+      async ready() {
+        if (stopping.signal.aborted) return { ok: false }
+        await infra.primary.query('select 1')
+        return { ok: true }
+      },
+      stop() {
+        stopped ??= (async () => {
+          stopping.abort()
+          await offers.stop()
+          await boss.stop({ graceful: true, timeout: 10_000 })
+          slog.info('sweeper stopped')
+        })()
+        return stopped
+      },
+    }
+  } catch (err) {
+    await boss.stop({ graceful: false }).catch(() => {})
+    throw err
+  }
+}
+
+/** A run stops starting batches after this long; whatever is left waits for the next slot. */
+const budgetMsFor = (intervalSeconds: number) => Math.min(120_000, Math.max(5_000, intervalSeconds * 1000))
+
+/** What each job does when pg-boss hands it over; the signal aborts on shutdown (or a lost claim). */
+function jobRuns(cfg: Config, infra: Infra, log: Logger, opts: SweeperOptions): Record<JobName, (signal: AbortSignal) => Promise<object>> {
+  const budgetMs = budgetMsFor(cfg.sweep.intervalSeconds)
+  const pauseMs = 10
+  // measured with 100 000 expired rows (docs/sweeper.md): deletes don't block inserts on PostgreSQL,
+  // but on PGlite every batch holds the one session, so its batches are smaller
+  const purgeBatch = opts.purgeBatchSize ?? (infra.primary.kind === 'embedded' ? 200 : 500)
+  const purger = signalPurger(infra.primary, infra.schema)
+  const stats = statsWriter(infra.primary, infra.schema)
+  const graceSeconds = cfg.sweep.graceSeconds
+  return {
+    [JOBS.purge]: (signal) => purgeExpired(purger, log, { graceSeconds, batchSize: purgeBatch, budgetMs, pauseMs, signal }),
+    [JOBS.stats]: (signal) => refreshStats(stats, log, { batchSize: 20_000, budgetMs, pauseMs, signal }),
+  }
+}
+
+/**
+ * Offers every job for the current slot a few times per interval. The sweeper whose offer creates
+ * the slot's job runs it at once; the others' offers in that slot come back null.
+ */
+function offerEverySlot(boss: PgBoss, workIds: Map<JobName, string>, interval: number, stopping: AbortSignal, log: Logger) {
+  // @NOTE one job per queue per slot of `interval` seconds, however many sweepers offer it: pg-boss
+  // keeps (name, singleton slot, key) unique among jobs not cancelled, and a job row outlives its
+  // slot (deleteAfterSeconds), so a second send in the same slot returns null (FACTS.md "pg-boss").
+  const slot: SendOptions = {
+    singletonKey: 'sweep',
+    singletonSeconds: interval,
+    retryLimit: 0, // the next slot is the retry
+    expireInSeconds: Math.ceil(budgetMsFor(interval) / 1000) * 2 + 60,
+    retentionSeconds: Math.max(60, interval * 3), // a slot nobody picked up is stale a few slots later
+    deleteAfterSeconds: Math.max(3600, interval * 2),
+  }
+  const offer = async () => {
+    for (const [name, workId] of workIds) {
+      if (stopping.aborted) return
+      if (await boss.send(name, {}, slot)) boss.notifyWorker(workId) // ours: run it now, not at the next poll
+    }
+  }
+  let offering: Promise<void> = Promise.resolve()
+  const tick = () => {
+    offering = offering.then(offer).catch((err: unknown) => log.warn({ err }, 'sweep not offered; trying again next tick'))
+  }
+  // several offers per slot, so a slot is taken promptly whichever sweeper's timer fires first
+  const timer = setInterval(tick, Math.min(15_000, Math.max(500, (interval * 1000) / 3)))
+  tick()
+  return {
+    async stop() {
+      clearInterval(timer)
+      await offering
+    },
+  }
+}
+
+/** Creates a queue (a no-op when it exists), retrying the first-start deadlock two sweepers can hit. */
+async function createQueue(boss: PgBoss, name: string) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await boss.createQueue(name)
+    } catch (err) {
+      // @NOTE FACTS.md: two processes creating the same queue for the first time at once can hit
+      // `deadlock detected` (SQLSTATE 40P01); the loser's transaction rolled back, so trying again is safe
+      if ((err as { code?: unknown }).code !== '40P01' || attempt >= 5) throw err
+      await sleep(50 * attempt + Math.random() * 100)
+    }
+  }
+}
