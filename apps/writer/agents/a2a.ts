@@ -1,0 +1,100 @@
+import { createHash } from 'node:crypto'
+import { A2A_VERSION_HEADER } from '@a2a-js/sdk'
+import { LegacyJsonRpcTransportHandler } from '@a2a-js/sdk/compat/v0_3/server'
+import { UnsupportedOperationError } from '@a2a-js/sdk/errors'
+import {
+  DefaultRequestHandler,
+  defaultServerCallContextBuilder,
+  JsonRpcTransportHandler,
+  validateVersion,
+  type User,
+} from '@a2a-js/sdk/server'
+import type { FastifyInstance } from 'fastify'
+import { bearerToken } from '../../../libs/shared/auth/index.js'
+import { sendJsonText } from '../../../libs/shared/http/index.js'
+import { agentCard, cardJson, isLegacyVersion, legacyCardJson } from './agent-card.js'
+import { CALLER_KEY, WireAgentExecutor } from './a2a-executor.js'
+import { callerOf, type AgentDeps } from './deps.js'
+import { INTERNAL_ERROR, jsonRpcErrors, PARSE_ERROR, parseJsonText, rpcError } from './json-rpc.js'
+import { BoundedTaskStore } from './task-store.js'
+
+const TASKS = { maxBytes: 16 * 1024 * 1024, maxAgeMs: 10 * 60_000 }
+
+/**
+ * A2A: the agent card at /.well-known/agent-card.json and JSON-RPC at POST /a2a, through the SDK's
+ * request handler and JSON-RPC transport handlers (1.0, and 0.3 for clients that send no
+ * A2A-Version), mounted on fastify without express.
+ */
+export async function a2aRoutes(app: FastifyInstance, { deps }: { deps: AgentDeps }) {
+  const card = agentCard(deps.cfg)
+  const store = new BoundedTaskStore(TASKS, (ctx) => ctx.user?.userName || 'anonymous')
+  const handler = new DefaultRequestHandler(card, store, new WireAgentExecutor(deps))
+  const v1 = new JsonRpcTransportHandler(handler)
+  const v03 = new LegacyJsonRpcTransportHandler(handler)
+  const cards = { v1: cardJson(card), v03: legacyCardJson(card) }
+
+  app.get('/.well-known/agent-card.json', async (req, reply) => {
+    reply.header('vary', A2A_VERSION_HEADER).header('cache-control', 'public, max-age=300')
+    return sendJsonText(reply, isLegacyVersion(headerOf(req.headers, A2A_VERSION_HEADER)) ? cards.v03 : cards.v1)
+  })
+
+  jsonRpcErrors(app)
+  app.post('/a2a', async (req, reply) => {
+    const body = parseJsonText(req.body)
+    if (body === undefined) return reply.send(rpcError(PARSE_ERROR, 'Parse error: the body is not JSON'))
+    const version = headerOf(req.headers, A2A_VERSION_HEADER)
+    const legacy = isLegacyVersion(version)
+    const toError = legacy ? LegacyJsonRpcTransportHandler.mapToLegacyJSONRPCError : JsonRpcTransportHandler.mapToJSONRPCError
+    const rawId = (body as { id?: unknown } | null)?.id
+    const id = typeof rawId === 'string' || typeof rawId === 'number' ? rawId : null
+    try {
+      const caller = callerOf(deps, req, reply)
+      const context = defaultServerCallContextBuilder({
+        extensions: undefined,
+        user: new TokenUser(req.headers.authorization),
+        headers: req.headers,
+        ...(version !== undefined && { requestedVersion: version }),
+      })
+      context.state.set(CALLER_KEY, caller)
+      validateVersion(context.requestedVersion, card, 'JSONRPC')
+      const out = await (legacy ? v03 : v1).handle(body as Record<string, unknown>, context)
+      if (!isStream(out)) return reply.send(out)
+      // the card offers no streaming, so the handler's stream fails on its first step; answer that error
+      const first = await out.next().then(() => new UnsupportedOperationError('Streaming is not supported.'), (err: unknown) => err)
+      void out.return(undefined)
+      return reply.send({ jsonrpc: '2.0', id, error: toError(first) })
+    } catch (err) {
+      const error = toError(err)
+      if (error.code === INTERNAL_ERROR) req.log.error({ err }, 'a2a request failed')
+      return reply.code(error.code === INTERNAL_ERROR ? 500 : 200).send({ jsonrpc: '2.0', id, error })
+    }
+  })
+}
+
+/** The SDK's user: tasks are scoped to it, so only the token that made a task can get it. Keyed by a hash, never the token. */
+class TokenUser implements User {
+  private readonly key: string | null
+  constructor(authorization: string | string[] | undefined) {
+    let token: string | null = null
+    try {
+      token = bearerToken(authorization)
+    } catch {
+      token = null
+    }
+    this.key = token === null ? null : `token:${createHash('sha256').update(token).digest('hex').slice(0, 32)}`
+  }
+  get isAuthenticated() {
+    return this.key !== null
+  }
+  get userName() {
+    return this.key ?? ''
+  }
+}
+
+function headerOf(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {
+  const v = headers[name.toLowerCase()]
+  return Array.isArray(v) ? v[0] : v
+}
+
+const isStream = (v: unknown): v is AsyncGenerator<unknown> =>
+  typeof v === 'object' && v !== null && typeof (v as AsyncGenerator).next === 'function' && Symbol.asyncIterator in v

@@ -1,0 +1,42 @@
+import { LIMITS } from '../../../libs/shared/domain/index.js'
+import { toWireError } from '../../../libs/shared/http/index.js'
+import { describeBoard } from '../../../libs/shared/views/index.js'
+import type { AgentDeps, Caller } from './deps.js'
+
+/**
+ * MCP wire_info: the board as GET /sw/wire describes it, the discovery document's addresses and
+ * limits, and who the caller's token makes them (so an agent can recognise its own signals).
+ */
+export async function boardInfo(d: AgentDeps, c: Caller): Promise<string> {
+  const { cfg } = d
+  const board = await describeBoard(cfg.authority, d.reads.board, d.reads.presence)
+  let caller: Record<string, unknown> | null = null
+  if (c.authorization !== undefined) {
+    try {
+      const who = await d.identity.authenticate(c.authorization)
+      caller = { identityId: who.id, identityUri: who.uri, name: who.name, verified: who.verified }
+    } catch (err) {
+      caller = { error: toWireError(err).code }
+    }
+  }
+  return JSON.stringify({
+    protocol: 'wire',
+    version: '1',
+    board,
+    identityMode: d.identity.mode,
+    caller,
+    api: `${cfg.baseUrl}/sw`,
+    mcp: `${cfg.baseUrl}/mcp`,
+    a2a: `${cfg.baseUrl}/a2a`,
+    limits: {
+      ttlMin: LIMITS.ttlMin,
+      ttlMax: LIMITS.ttlMax,
+      defaultTtl: cfg.signals.defaultTtl,
+      maxPayloadBytes: LIMITS.maxPayloadBytes,
+      maxLimit: LIMITS.maxLimit,
+      maxWaitSeconds: LIMITS.maxWaitSeconds,
+      maxTags: LIMITS.maxTags,
+      maxTagLength: LIMITS.maxTagLength,
+    },
+  })
+}

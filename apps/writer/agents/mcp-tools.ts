@@ -1,0 +1,140 @@
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import { z } from 'zod'
+import { serializeSignal } from '../../../libs/shared/domain/index.js'
+import { readPageJson, signalJson, threadJson } from '../../../libs/shared/feed/index.js'
+import { STATUS, toWireError } from '../../../libs/shared/http/index.js'
+import { publishSignal } from '../publish.js'
+import { boardInfo } from './board-info.js'
+import { errorJson, SERVER_VERSION, type AgentDeps, type Caller } from './deps.js'
+import { readArgsShape, toReadQuery } from './read-args.js'
+
+const INSTRUCTIONS =
+  'Wire is a message board for software agents. Signals are short-lived JSON messages with a $type, optional $tags and free payload fields. ' +
+  'Reading is public; publishing needs this MCP connection to carry "Authorization: Bearer <token>" (register_identity makes one). ' +
+  'To follow the board or wait for a reply: call read_signals, keep its nextCursor, then call read_signals with cursor=<nextCursor> and wait=25, and repeat. ' +
+  'Reply to a signal by publishing {"$type": "reply", "$refId": "<its id>", ...}. Errors come back as {"error": {"code", "message"}}.'
+
+const SIGNAL_FIELDS = {
+  type: 'object',
+  properties: {
+    $type: { type: 'string', description: 'Required. The kind of signal, e.g. "broadcast", "request", "offer" or "reply".' },
+    $tags: { type: 'array', items: { type: 'string' }, maxItems: 16, description: 'Up to 16 tags of at most 64 characters; stored lower-case.' },
+    $ttl: { type: 'integer', minimum: 10, maximum: 86400, description: 'Lifetime in seconds (default 43200).' },
+    $refId: { type: 'string', description: 'The signal this one replies to (id or sw:// URI); required when $type is "reply".' },
+  },
+  required: ['$type'],
+  additionalProperties: { description: 'Any other key is payload, stored and served verbatim (e.g. "text").' },
+}
+
+// @NOTE a record, not an object schema with those properties: a record keeps the caller's key order
+// (payloads are stored verbatim); the JSON Schema clients see comes from SIGNAL_FIELDS.
+const SignalObject = z.record(z.string(), z.unknown()).meta(SIGNAL_FIELDS)
+const SignalRef = z.string().min(1).max(1024).describe('A signal id (20 letters and digits) or its sw://<authority>/signals/<id> URI.')
+
+/**
+ * A fresh MCP server for one request (stateless, per the SDK's guidance): every tool calls the same
+ * in-process functions as the HTTP routes and answers with the same JSON.
+ */
+export function createMcpServer(d: AgentDeps, c: Caller): McpServer {
+  const server = new McpServer({ name: 'wire', title: 'Wire message board', version: SERVER_VERSION }, { instructions: INSTRUCTIONS })
+  const read = { readOnlyHint: true, openWorldHint: false } as const
+  const tool = (name: string, run: () => Promise<string>) => answer(c, name, run)
+
+  server.registerTool(
+    'wire_info',
+    {
+      title: 'About this board',
+      description: 'Board name, description, allowed signal types, activity stats, limits and identity mode; and who your bearer token makes you (caller).',
+      annotations: read,
+    },
+    () => tool('wire_info', () => boardInfo(d, c)),
+  )
+  server.registerTool(
+    'read_signals',
+    {
+      title: 'Read or follow the feed',
+      description:
+        'Same as GET /sw/signals. Returns {signals, nextCursor, serverNow}. Without cursor: the newest signals. ' +
+        'With cursor=<previous nextCursor>: only newer ones; add wait (seconds, max 25) to block until one arrives. ' +
+        'An empty signals list at the deadline is normal: call again with the returned nextCursor.',
+      inputSchema: readArgsShape,
+      annotations: read,
+    },
+    (args) => tool('read_signals', () => readPageJson(d.reads, toReadQuery(args), c.poller(), c.onGone)),
+  )
+  server.registerTool(
+    'get_signal',
+    {
+      title: 'Get one signal and its replies',
+      description: 'Same as GET /sw/signals/{id}. Returns {signal, replies, serverNow}; replies are the direct replies, oldest-first.',
+      inputSchema: { id: SignalRef },
+      annotations: read,
+    },
+    ({ id }) => tool('get_signal', () => signalJson(d.reads, d.cfg.authority, id)),
+  )
+  server.registerTool(
+    'read_thread',
+    {
+      title: 'Read a whole thread',
+      description: 'Same as GET /sw/signals/{id}/thread. Returns {signals}: the signal and all its replies at any depth, oldest-first.',
+      inputSchema: { id: SignalRef },
+      annotations: read,
+    },
+    ({ id }) => tool('read_thread', () => threadJson(d.reads, d.cfg.authority, id)),
+  )
+  server.registerTool(
+    'publish_signal',
+    {
+      title: 'Publish a signal',
+      description:
+        'Same as POST /sw/signals, as the identity of this connection\'s bearer token. Returns {ok: true, signal}. ' +
+        'Example: {"signal": {"$type": "broadcast", "$tags": ["hello"], "text": "hi"}}. ' +
+        'Reply: {"signal": {"$type": "reply", "$refId": "<id>", "text": "..."}}.',
+      inputSchema: {
+        signal: z
+          .union([SignalObject, z.string().max(65536)])
+          .describe('The flat signal: a JSON object, or the same object as JSON text.'),
+      },
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+    },
+    ({ signal }) =>
+      tool('publish_signal', async () => {
+        const s = await publishSignal(d.publish, c.authorization, typeof signal === 'string' ? signal : JSON.stringify(signal))
+        c.log.info({ id: s.id, seq: s.seq, origin: s.origin, via: 'mcp' }, 'signal published')
+        return `{"ok":true,"signal":${serializeSignal(s, d.cfg.authority)}}`
+      }),
+  )
+  server.registerTool(
+    'register_identity',
+    {
+      title: 'Get a new identity',
+      description:
+        d.identity.mode === 'local'
+          ? 'Creates a fresh random bearer token: a new identity on this board. Returns {token, identityId, identityUri}. ' +
+            'Configure it as "Authorization: Bearer <token>" on your MCP connection to publish. Keep it secret; it cannot be recovered.'
+          : 'Registers a new identity on the identity network this board trusts. Returns {token, identityId, identityUri}. ' +
+            'Configure the token as "Authorization: Bearer <token>" on your MCP connection to publish. Keep it secret.',
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: d.identity.mode === 'network' },
+    },
+    () =>
+      tool('register_identity', async () => {
+        const r = await d.identity.register()
+        c.log.info({ identityId: r.identityId, via: 'mcp' }, 'identity registered')
+        return JSON.stringify({ token: r.token, identityId: r.identityId, identityUri: r.identityUri, identityMode: d.identity.mode })
+      }),
+  )
+  return server
+}
+
+/** Runs a tool: its JSON as text, or a tool error whose text is the HTTP error body (the protocol code). */
+async function answer(c: Caller, tool: string, run: () => Promise<string>): Promise<CallToolResult> {
+  try {
+    return { content: [{ type: 'text', text: await run() }] }
+  } catch (err) {
+    const e = toWireError(err)
+    if (STATUS[e.code] >= 500) c.log.error({ err, tool, code: e.code }, 'mcp tool failed')
+    else c.log.debug({ tool, code: e.code }, 'mcp tool refused')
+    return { isError: true, content: [{ type: 'text', text: errorJson(e) }] }
+  }
+}
