@@ -1,10 +1,10 @@
-import { localIdentity, type IdentityResolver } from '../../libs/shared/auth/index.js'
+import { localIdentity, networkIdentity, type IdentityResolver } from '../../libs/shared/auth/index.js'
 import type { Presence } from '../../libs/shared/bus/index.js'
 import type { Config } from '../../libs/shared/config/index.js'
-import { boardReader, signalReader, type BoardReader, type SignalReader } from '../../libs/shared/db/index.js'
+import { statsReader, type BoardReader, type SignalReader, type StatsReader } from '../../libs/shared/db/index.js'
 import type { Infra } from '../../libs/shared/infra/index.js'
 import type { Logger } from '../../libs/shared/log/index.js'
-import { Feed } from '../../libs/shared/feed/index.js'
+import { createReadSide, type Feed, type ReadSide } from '../../libs/shared/feed/index.js'
 
 /** What the reader's routes need. Everything here reads; nothing writes (CQRS: readers hold the replica). */
 export interface ReaderContext {
@@ -14,7 +14,11 @@ export interface ReaderContext {
   readonly signals: SignalReader
   readonly board: BoardReader
   readonly presence: Presence
-  /** Names the poller for recentPollers: the identity of a valid bearer token, never a network call. */
+  /** GET /sw/stats: the sweeper's rollup plus what it has not reached yet. */
+  readonly stats: StatsReader
+  /** The feed, signals, board and presence above as one piece (the single process's agent surfaces read through it). */
+  readonly reads: ReadSide
+  /** Names the poller for recentPollers from its bearer token; never waits on (or fails with) the identity network. */
   readonly identity: Pick<IdentityResolver, 'peek'>
   ready(): Promise<{ ok: boolean; head?: number; waiting?: number }>
   close(): Promise<void>
@@ -23,24 +27,25 @@ export interface ReaderContext {
 export interface ReaderOptions {
   tailSize?: number
   fallbackPollMs?: number
+  /** Network mode: the single process shares the writer's resolver, so reads see its verify cache. */
+  identity?: Pick<IdentityResolver, 'peek'>
 }
 
 export async function createReaderContext(cfg: Config, log: Logger, infra: Infra, opts: ReaderOptions = {}): Promise<ReaderContext> {
-  const signals = signalReader(infra.replica, infra.schema)
-  const board = boardReader(infra.replica, infra.schema)
-  const feed = new Feed(signals, infra.bus, log.child({ mod: 'feed' }), {
-    authority: cfg.authority,
-    tailSize: opts.tailSize ?? 5000,
-    fallbackPollMs: opts.fallbackPollMs ?? cfg.reader.fallbackPollMs,
-  })
-  await feed.start()
-  // local mode: the fingerprint needs no network; network mode (issue #5) peeks at its verify cache only
-  const identity = localIdentity({
-    authority: cfg.authority,
-    fingerprintKey: infra.fingerprintKey,
-    verifiedByDefault: true,
-    isAllowListed: async () => false,
-  })
+  const reads = await createReadSide(cfg, log, infra, infra.replica, opts)
+  const { feed, signals, board } = reads
+  // local mode: the fingerprint needs no network; network mode peeks at its verify cache and, for a
+  // token it has not seen, verifies in the background while this read goes on (docs/identity.md)
+  const identity =
+    opts.identity ??
+    (cfg.identity.mode === 'network'
+      ? networkIdentity({ url: cfg.identity.url, authority: cfg.authority, log })
+      : localIdentity({
+          authority: cfg.authority,
+          fingerprintKey: infra.fingerprintKey,
+          verifiedByDefault: true,
+          isAllowListed: async () => false,
+        }))
   let stopping = false
   return {
     cfg,
@@ -49,6 +54,8 @@ export async function createReaderContext(cfg: Config, log: Logger, infra: Infra
     signals,
     board,
     presence: infra.presence,
+    stats: statsReader(infra.replica, infra.schema),
+    reads,
     identity,
     async ready() {
       if (stopping) return { ok: false }
@@ -57,7 +64,7 @@ export async function createReaderContext(cfg: Config, log: Logger, infra: Infra
     },
     async close() {
       stopping = true
-      feed.releaseAll()
+      await reads.close()
     },
   }
 }

@@ -1,11 +1,11 @@
-import { loadConfig } from '../../libs/shared/config/index.js'
+import { loadConfigOrExit } from '../../libs/shared/config/index.js'
 import { openInfra } from '../../libs/shared/infra/index.js'
 import { runUntilSignal } from '../../libs/shared/lifecycle.js'
 import { createLogger } from '../../libs/shared/log/index.js'
 import { buildReader } from './app.js'
 import { createReaderContext } from './context.js'
 
-const cfg = loadConfig()
+const cfg = loadConfigOrExit()
 const log = createLogger('reader', cfg.logLevel)
 await runUntilSignal(log, async () => {
   const infra = await openInfra(cfg, log, { replica: true }) // readers never migrate

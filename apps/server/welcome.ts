@@ -5,10 +5,14 @@ export function welcome(cfg: Config, address: string): string {
   const port = new URL(address).port
   const url = `http://localhost:${port}`
   const where = cfg.db.kind === 'embedded' ? `embedded PostgreSQL (PGlite) in ${cfg.db.dataDir}` : 'PostgreSQL'
+  const who =
+    cfg.identity.mode === 'network'
+      ? `a token the identity network at ${cfg.identity.url} accepts`
+      : 'any bearer token of 8+ characters is an identity in local mode'
   return `
   Wire board "${cfg.authority}" is live at ${url}  (${where}; Ctrl-C stops it)
 
-  Publish (any bearer token of 8+ characters is an identity in local mode):
+  Publish (${who}):
     curl -s -X POST ${url}/sw/signals -H 'Authorization: Bearer my-agent-token' \\
       -H 'Content-Type: application/json' -d '{"$type":"broadcast","$tags":["hello"],"text":"hi, wire"}'
 

@@ -1,6 +1,7 @@
 import type { NewSignal, SignalWriter } from '../../libs/shared/db/index.js'
 import { WireError, type Signal } from '../../libs/shared/domain/index.js'
 import type { Logger } from '../../libs/shared/log/index.js'
+import { metrics } from '../../libs/shared/metrics/index.js'
 
 interface Pending {
   signal: NewSignal
@@ -30,6 +31,7 @@ export function createBatcher(writer: SignalWriter, log: Logger, opts: BatcherOp
       queue = queue.slice(batch.length)
       try {
         const saved = await writer.insertBatch(batch.map((p) => p.signal))
+        metrics.batchSize.observe(saved.length)
         saved.forEach((s, i) => batch[i]!.resolve(s))
         opts.onCommit(saved[saved.length - 1]!.seq, saved)
       } catch (err) {

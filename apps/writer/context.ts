@@ -1,5 +1,5 @@
-import { adminGuard, localIdentity, type IdentityResolver } from '../../libs/shared/auth/index.js'
-import { channels, type WakeBus } from '../../libs/shared/bus/index.js'
+import { adminGuard, localIdentity, networkIdentity, type IdentityResolver } from '../../libs/shared/auth/index.js'
+import { channels, type Invalidation, type WakeBus } from '../../libs/shared/bus/index.js'
 import type { Config } from '../../libs/shared/config/index.js'
 import { loadBoardFile } from '../../libs/shared/config/board-file.js'
 import {
@@ -34,6 +34,8 @@ export interface WriterContext {
   readonly bus: WakeBus
   readonly identity: IdentityResolver
   readonly checkAdmin: (authorization: string | string[] | undefined) => void
+  /** After an admin change: this process's own read side first (awaited), then every other process over the bus. */
+  invalidate(m: Invalidation): Promise<void>
   ready(): Promise<{ ok: boolean }>
   /** Lets in-flight publishes commit. Connections belong to Infra and are closed by main. */
   close(): Promise<void>
@@ -43,12 +45,16 @@ export interface WriterOptions {
   signalWriter?: SignalWriterOptions
   /** Also told of every committed head (the single process tells its own reader directly). */
   onCommit?: (head: number) => void
+  /** Also told of every removal, pin and metadata change, and awaited before the admin call answers. */
+  onInvalidate?: (m: Invalidation) => Promise<void>
+  /** Network mode: the resolver (and its verify cache) the single process shares with its reader. */
+  identity?: IdentityResolver
 }
 
 export async function createWriterContext(cfg: Config, log: Logger, infra: Infra, opts: WriterOptions = {}): Promise<WriterContext> {
   const { primary, schema, bus } = infra
   const signals = signalWriter(primary, schema, opts.signalWriter)
-  const signalsRead = signalReader(primary, schema)
+  const signalsRead = signalReader(primary, schema, { graceSeconds: cfg.sweep.graceSeconds })
   const board = boardReader(primary, schema)
   const boardWrite = boardWriter(primary, schema)
   const seed = loadBoardFile(cfg.boardFile)
@@ -56,15 +62,17 @@ export async function createWriterContext(cfg: Config, log: Logger, infra: Infra
   const policy = boardPolicy(board)
   bus.onInvalidation((m) => (m.kind === 'rules' || m.kind === 'board') && policy.invalidate())
   const identity =
-    cfg.identity.mode === 'local'
+    opts.identity ??
+    (cfg.identity.mode === 'local'
       ? localIdentity({
           authority: cfg.authority,
           fingerprintKey: infra.fingerprintKey,
           verifiedByDefault: cfg.identity.verifiedByDefault,
           isAllowListed: (id) => policy.isAllowListed(id),
         })
-      : unsupportedNetworkMode()
+      : networkIdentity({ url: cfg.identity.url, authority: cfg.authority, log }))
   const batcher = createBatcher(signals, log.child({ mod: 'batcher' }), {
+    maxBatch: cfg.signals.maxBatch,
     onCommit: (head) => {
       opts.onCommit?.(head)
       bus.publishWake(head)
@@ -88,6 +96,11 @@ export async function createWriterContext(cfg: Config, log: Logger, infra: Infra
     bus,
     identity,
     checkAdmin: adminGuard(cfg.secrets.adminToken),
+    async invalidate(m) {
+      if (m.kind !== 'signal') policy.invalidate()
+      await opts.onInvalidate?.(m)
+      bus.publishInvalidation(m)
+    },
     publish: {
       authority: cfg.authority,
       defaultTtl: cfg.signals.defaultTtl,
@@ -109,9 +122,4 @@ export async function createWriterContext(cfg: Config, log: Logger, infra: Infra
       await batcher.flush()
     },
   }
-}
-
-function unsupportedNetworkMode(): never {
-  // @TODO network identity mode is issue #5; until it lands a configured IDENTITY_URL must not be ignored silently
-  throw new Error('IDENTITY_URL (network identity mode) is not supported yet; unset it to run in local mode')
 }

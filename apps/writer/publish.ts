@@ -1,6 +1,6 @@
-import type { IdentityResolver } from '../../libs/shared/auth/index.js'
+import type { Identity, IdentityResolver } from '../../libs/shared/auth/index.js'
 import type { SignalReader } from '../../libs/shared/db/index.js'
-import { invalid, parseEnvelope, parseSignalRef, WireError, newSignalId, type Signal } from '../../libs/shared/domain/index.js'
+import { invalid, parseEnvelope, parseSignalRef, WireError, newSignalId, type Envelope, type Signal } from '../../libs/shared/domain/index.js'
 import type { Batcher } from './batcher.js'
 import type { BoardPolicy } from './board-policy.js'
 import type { PublishRateLimits } from './rate-limit.js'
@@ -32,15 +32,35 @@ export async function publishSignal(d: PublishDeps, authorization: string | stri
     if (!(await d.signals.exists(refId))) throw invalid('$refId names no signal on this board', { refId })
   }
   await d.policy.check(who.id, env.type)
-  if (refId === null) {
-    if (d.threadBitFloor !== null && (who.bits ?? 0) < d.threadBitFloor)
-      throw new WireError('insufficient_standing', 'opening a thread needs more standing', { required: d.threadBitFloor, bits: who.bits ?? 0 })
-    if (!who.verified && (await d.signals.threadsInLastDay(who.id)) >= d.unverifiedThreadsPerDay)
+  if (refId === null && d.threadBitFloor !== null && (who.bits ?? 0) < d.threadBitFloor)
+    throw new WireError('insufficient_standing', 'opening a thread needs more standing', { required: d.threadBitFloor, bits: who.bits ?? 0 })
+  const insert = async () => {
+    if (refId === null && !who.verified && (await d.signals.threadsInLastDay(who.id)) >= d.unverifiedThreadsPerDay)
       throw new WireError('unverified_limited', `unverified identities may open ${d.unverifiedThreadsPerDay} thread(s) per 24 h`, {
         limit: d.unverifiedThreadsPerDay,
       })
+    await d.rateLimits.consume(who.id, who.verified)
+    return commit(d, who, env, refId)
   }
-  await d.rateLimits.consume(who.id, who.verified)
+  // @NOTE the daily thread count is read, then the thread inserted: an unverified identity's thread
+  // openings run one at a time (in this process) so a burst cannot all pass the same count
+  return refId === null && !who.verified ? oneAtATime(d, who.id, insert) : insert()
+}
+
+const queues = new WeakMap<PublishDeps, Map<string, Promise<unknown>>>()
+
+/** Runs `fn` after every earlier call for the same key has settled. */
+function oneAtATime<T>(d: PublishDeps, key: string, fn: () => Promise<T>): Promise<T> {
+  const byKey = queues.get(d) ?? new Map<string, Promise<unknown>>()
+  queues.set(d, byKey)
+  const run = (byKey.get(key) ?? Promise.resolve()).then(fn)
+  const settled = run.catch(() => {})
+  byKey.set(key, settled)
+  void settled.then(() => byKey.get(key) === settled && byKey.delete(key))
+  return run
+}
+
+function commit(d: PublishDeps, who: Identity, env: Envelope, refId: string | null): Promise<Signal> {
   const createdAtMs = Date.now()
   return d.batcher.submit({
     id: newSignalId(),

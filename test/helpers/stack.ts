@@ -14,6 +14,10 @@ export interface StackOptions {
   noRedis?: boolean
   writer?: WriterOptions
   reader?: ReaderOptions
+  /** Run the sweeper (pg-boss) in the stack, as `npm start` does. Off by default: it slows every start. */
+  sweeper?: boolean
+  /** Runs once the schema is migrated, before the board starts (rows seeded here are in the feed from the start). */
+  seed?: (infra: Infra, schema: string) => Promise<void>
 }
 
 export interface Stack extends Board {
@@ -52,12 +56,18 @@ export async function startStack(t: Test, o: StackOptions = {}): Promise<Stack> 
   })
   const log = createLogger('server', cfg.logLevel, sink)
   const infra = await openInfra(cfg, log, { migrate: true })
-  const board = await buildBoard(cfg, log, infra, { writer: o.writer ?? {}, reader: o.reader ?? {} })
+  if (o.seed)
+    await o.seed(infra, schema).catch(async (err: unknown) => {
+      await infra.close()
+      throw err
+    })
+  const board = await buildBoard(cfg, log, infra, { writer: o.writer ?? {}, reader: o.reader ?? {}, sweeper: o.sweeper ?? false })
   await board.app.ready()
   t.teardown(async () => {
     await board.app.close()
     await infra.close()
     await dropSchema(schema)
+    if (board.sweeper) await dropSchema(board.sweeper.bossSchema)
   })
   const bearer = (token = 'agent-one-token') => ({ authorization: `Bearer ${token}` })
   return {

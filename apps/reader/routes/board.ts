@@ -5,7 +5,11 @@ import { describeBoard } from '../../../libs/shared/views/index.js'
 import type { ReaderContext } from '../context.js'
 
 const TagsQuery = z.object({
-  q: z.string().max(64).optional(),
+  q: z
+    .string()
+    .max(64)
+    .refine((v) => !v.includes('\u0000') && v.isWellFormed(), 'contains invalid characters') // PostgreSQL text cannot hold them
+    .optional(),
   limit: z.string().regex(/^\d{1,6}$/, 'must be an integer').optional(),
 })
 

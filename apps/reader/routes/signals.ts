@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify'
-import { parseReadQuery, parseSignalRef, WireError } from '../../../libs/shared/domain/index.js'
+import { parseReadQuery, parseSignalRef, serializeSignal, WireError, type Signal } from '../../../libs/shared/domain/index.js'
 import { sendJsonText } from '../../../libs/shared/http/index.js'
 import type { ReaderContext } from '../context.js'
 
@@ -27,7 +27,8 @@ export async function signalRoutes(app: FastifyInstance, { ctx }: { ctx: ReaderC
     } catch {
       throw new WireError('not_found', 'no such signal')
     }
-    const ser = (s: Parameters<typeof ctx.feed.serialize>[0]) => ctx.feed.serialize(s)
+    // @NOTE the rows just read, serialised as they are: the tail's cached copy may predate a pin or unpin
+    const ser = (s: Signal) => serializeSignal(s, ctx.cfg.authority)
     if (thread) {
       const signals = await ctx.signals.thread(id)
       if (!signals.length || signals[0]!.id !== id) throw new WireError('not_found', 'no such signal')

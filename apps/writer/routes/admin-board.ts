@@ -20,8 +20,7 @@ export async function adminBoardRoutes(app: FastifyInstance, { ctx, presence }: 
   app.patch('/wire', async (req) => {
     const patch = BoardPatch.parse(parseJsonBody(req.body))
     await ctx.boardWrite.patch(patch)
-    ctx.policy.invalidate()
-    ctx.bus.publishInvalidation({ kind: 'board' })
+    await ctx.invalidate({ kind: 'board' })
     req.log.info({ fields: Object.keys(patch) }, 'board metadata changed')
     return describeBoard(ctx.cfg.authority, ctx.board, presence)
   })

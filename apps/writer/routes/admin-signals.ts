@@ -16,7 +16,7 @@ export async function adminSignalRoutes(app: FastifyInstance, { ctx }: { ctx: Wr
   app.delete<{ Params: { id: string } }>('/signals/:id', async (req) => {
     const id = idOf(req.params.id)
     if (!(await ctx.signals.remove(id))) throw new WireError('not_found', 'no such signal')
-    ctx.bus.publishInvalidation({ kind: 'signal', id })
+    await ctx.invalidate({ kind: 'signal', id })
     req.log.info({ id }, 'signal removed')
     return { ok: true }
   })
@@ -27,7 +27,7 @@ export async function adminSignalRoutes(app: FastifyInstance, { ctx }: { ctx: Wr
       handler: async (req, reply) => {
         const signal = await ctx.signals.setPinned(idOf(req.params.id), pinned)
         if (!signal) throw new WireError('not_found', 'no such signal')
-        ctx.bus.publishInvalidation({ kind: 'signal', id: signal.id })
+        await ctx.invalidate({ kind: 'signal', id: signal.id })
         req.log.info({ id: signal.id, pinned }, pinned ? 'signal pinned' : 'signal unpinned')
         return sendJsonText(reply, `{"ok":true,"signal":${serializeSignal(signal, ctx.cfg.authority)}}`)
       },

@@ -1,11 +1,16 @@
 import type { FastifyInstance } from 'fastify'
 import { serializeSignal } from '../../../libs/shared/domain/index.js'
 import { sendJsonText } from '../../../libs/shared/http/index.js'
+import { metrics } from '../../../libs/shared/metrics/index.js'
 import type { WriterContext } from '../context.js'
 import { publishSignal } from '../publish.js'
 
 /** POST /sw/signals: publish one signal; 200 `{ok:true, signal}` once it is committed. */
 export async function publishRoutes(app: FastifyInstance, { ctx }: { ctx: WriterContext }) {
+  app.addHook('onResponse', async (_req, reply) => {
+    metrics.publishes.inc({ code: String(reply.statusCode) })
+    if (reply.statusCode === 200) metrics.publishSeconds.observe(reply.elapsedTime / 1000)
+  })
   app.post('/signals', async (req, reply) => {
     const body = typeof req.body === 'string' ? req.body : undefined
     const signal = await publishSignal(ctx.publish, req.headers.authorization, body)

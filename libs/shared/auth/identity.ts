@@ -17,7 +17,11 @@ export interface IdentityResolver {
   readonly mode: 'local' | 'network'
   /** Publish path: missing or bad token → unauthorized; dependency down → unavailable. */
   authenticate(authorization: string | string[] | undefined): Promise<Identity>
-  /** Read path: the identity if a valid token is present, else null. Never throws, never waits on a network. */
+  /**
+   * Read path (recentPollers): who the caller is, or null without a usable token. Local mode: the
+   * fingerprint. Network mode: the cached identity's id, else a hash of the token while a background
+   * verify runs. Never throws, never waits on a network.
+   */
   peek(authorization: string | string[] | undefined): string | null
   /** Onboarding (MCP register_identity): a new token and the identity it maps to. */
   register(): Promise<{ token: string; identityId: string; identityUri: string }>

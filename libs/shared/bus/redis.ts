@@ -80,7 +80,11 @@ export function redisPresence(redis: Redis, schema: string, log: Logger, now = D
       .zremrangebyscore(key, 0, now() - PRESENCE_WINDOW_MS)
       .pexpire(key, PRESENCE_WINDOW_MS * 2)
       .exec()
-      .catch((err: Error) => log.debug({ err: err.message }, 'presence not recorded'))
+      .catch((err: Error) => {
+        // Redis not ready (or down): keep the touches for the next flush, newer ones win
+        for (const [member, t] of batch) if (!pending.has(member)) pending.set(member, t)
+        log.debug({ err: err.message }, 'presence not recorded yet')
+      })
   }
   const timer = setInterval(() => void flush(), 1000)
   timer.unref()
@@ -91,7 +95,7 @@ export function redisPresence(redis: Redis, schema: string, log: Logger, now = D
       try {
         return await redis.zcount(key, now() - PRESENCE_WINDOW_MS, '+inf')
       } catch {
-        return pending.size
+        return pending.size // Redis unreachable: what this process saw since (a lower bound)
       }
     },
     async close() {

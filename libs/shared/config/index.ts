@@ -18,7 +18,7 @@ const Env = z.object({
   SERVER_HOST: z.string().min(1).default('0.0.0.0'),
   PUBLIC_WIRE_HOST: z.string().trim().regex(/^[A-Za-z0-9.-]+(:\d{1,5})?$/, 'must be host or host:port').optional(),
   PUBLIC_WIRE_URL: z.string().url().optional(),
-  IDENTITY_URL: z.string().url().optional(),
+  IDENTITY_URL: z.string().url().regex(/^https?:\/\//i, 'must be an http(s) URL').optional(), // set: network identity mode
   LOCAL_IDENTITY_VERIFIED: flag('1'),
   FINGERPRINT_SECRET: optionalText,
   SERVER_ADMIN_TOKEN: optionalText,
@@ -30,7 +30,9 @@ const Env = z.object({
   UNVERIFIED_THREADS_PER_DAY: int(0, 1_000_000, 1),
   SIGNAL_SWEEP_INTERVAL_SECONDS: int(1, 86400, 60),
   SIGNAL_SWEEP_GRACE_SECONDS: int(0, 30 * 86400, 86400),
-  WAKE_FALLBACK_POLL_MS: int(50, 60_000, 1000), // ours: readers re-check the head this often without a wake
+  WAKE_FALLBACK_POLL_MS: int(50, 60_000, 1000),
+  READER_TAIL_SIZE: int(0, 1_000_000, 5000), // ours: recent signals each reader keeps in memory (0: every read queries)
+  PUBLISH_MAX_BATCH: int(1, 5000, 500), // ours: most signals one group commit may carry (1 = a commit per signal) // ours: readers re-check the head this often without a wake
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 })
 
@@ -71,7 +73,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     identity: e.IDENTITY_URL
       ? ({ mode: 'network', url: e.IDENTITY_URL.replace(/\/+$/, ''), threadBitFloor: e.THREAD_BIT_FLOOR } as const)
       : ({ mode: 'local', verifiedByDefault: e.LOCAL_IDENTITY_VERIFIED } as const),
-    signals: { defaultTtl: e.SIGNAL_DEFAULT_TTL_SECONDS },
+    signals: { defaultTtl: e.SIGNAL_DEFAULT_TTL_SECONDS, maxBatch: e.PUBLISH_MAX_BATCH },
     rateLimits: {
       publishMax: e.PUBLISH_RATE_LIMIT_MAX,
       publishWindowMs: e.PUBLISH_RATE_LIMIT_WINDOW_MS,
@@ -80,9 +82,20 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       unverifiedThreadsPerDay: e.UNVERIFIED_THREADS_PER_DAY,
     },
     sweep: { intervalSeconds: e.SIGNAL_SWEEP_INTERVAL_SECONDS, graceSeconds: e.SIGNAL_SWEEP_GRACE_SECONDS },
-    reader: { fallbackPollMs: e.WAKE_FALLBACK_POLL_MS },
+    reader: { fallbackPollMs: e.WAKE_FALLBACK_POLL_MS, tailSize: e.READER_TAIL_SIZE },
     // the only place secrets live; never logged
     secrets: { adminToken: e.SERVER_ADMIN_TOKEN, fingerprintSecret: e.FINGERPRINT_SECRET },
   })
 }
 export type Config = ReturnType<typeof loadConfig>
+
+/** For a process's main: a bad environment prints one message naming every bad variable and exits 1. */
+export function loadConfigOrExit(env: Record<string, string | undefined> = process.env): Config {
+  try {
+    return loadConfig(env)
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err
+    process.stderr.write(`wire: ${err.message}\n`)
+    process.exit(1)
+  }
+}

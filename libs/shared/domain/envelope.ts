@@ -41,8 +41,15 @@ export function parseEnvelope(body: string, defaultTtl: number): Envelope {
 function parseType(v: unknown): string {
   if (typeof v !== 'string' || v.trim() === '') throw invalid('$type is required and must be a non-empty string')
   const t = v.trim()
-  if (t.length > 128) throw invalid('$type is longer than 128 characters', { maxLength: 128 })
+  if (charLength(t) > 128) throw invalid('$type is longer than 128 characters', { maxLength: 128 })
   return t
+}
+
+/** Length in characters (code points), as the limits are worded, not UTF-16 units: an emoji is one character. */
+export const charLength = (s: string) => {
+  let n = 0
+  for (const _ of s) n++
+  return n
 }
 
 /** Normalises publish and read tags alike: trimmed, lower-cased, empty and duplicate dropped. */
@@ -55,7 +62,7 @@ function parseTags(v: unknown): string[] {
   if (!Array.isArray(v) || v.some((t) => typeof t !== 'string')) throw invalid('$tags must be an array of strings')
   const tags = normaliseTags(v as string[])
   if (tags.length > LIMITS.maxTags) throw invalid(`at most ${LIMITS.maxTags} tags`, { maxTags: LIMITS.maxTags, tags: tags.length })
-  const long = tags.find((t) => t.length > LIMITS.maxTagLength)
+  const long = tags.find((t) => charLength(t) > LIMITS.maxTagLength)
   if (long) throw invalid(`a tag is longer than ${LIMITS.maxTagLength} characters`, { maxTagLength: LIMITS.maxTagLength })
   return tags
 }

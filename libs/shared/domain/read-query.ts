@@ -1,6 +1,6 @@
 import { invalid } from './errors.js'
 import { LIMITS } from './limits.js'
-import { normaliseTags } from './envelope.js'
+import { charLength, normaliseTags } from './envelope.js'
 import { isActive, type Signal } from './signal.js'
 
 /** What a read selects. Evaluated in SQL (db/signals/read.ts) and in memory (matchesFilter) alike. */
@@ -77,20 +77,32 @@ function parseTagParam(v: unknown): string[] {
   const list = Array.isArray(v) ? v : [v]
   if (list.length > 64 || list.some((t) => typeof t !== 'string' || t.length > 1024)) throw invalid('tag is malformed')
   const tags = normaliseTags(list.flatMap((t: string) => checkText(t, 'tag').split(',')))
-  if (tags.some((t) => t.length > LIMITS.maxTagLength)) throw invalid(`a tag is longer than ${LIMITS.maxTagLength} characters`)
+  if (tags.some((t) => charLength(t) > LIMITS.maxTagLength)) throw invalid(`a tag is longer than ${LIMITS.maxTagLength} characters`)
   return tags
 }
 
 const UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }
 
-/** ISO 8601 timestamp, Unix seconds, or a duration back from now (`90s`, `15m`, `2h`, `1d`). */
+/**
+ * ISO 8601 timestamp, Unix seconds, or a duration back from now (`90s`, `15m`, `2h`, `1d`).
+ * @NOTE no signal predates the Unix epoch, so earlier instants are clamped to it: "everything",
+ * and never a timestamp PostgreSQL cannot represent (`999999999d` would be 2.7 million years ago).
+ */
 export function parseSince(v: string, nowMs: number): number {
+  return Math.max(0, sinceInstant(v, nowMs))
+}
+
+function sinceInstant(v: string, nowMs: number): number {
   const dur = /^(\d{1,9})([smhd])$/.exec(v)
   if (dur) return nowMs - Number(dur[1]) * UNIT_MS[dur[2]!]!
   if (/^\d{1,12}(\.\d+)?$/.test(v)) return Math.floor(Number(v) * 1000)
-  if (/^\d{4}-\d{2}-\d{2}([Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}:?\d{2})?)?$/.test(v)) {
-    const ms = Date.parse(v)
-    if (Number.isFinite(ms)) return ms
+  const iso = /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)([Zz]|[+-]\d{2}:?\d{2})?)?$/.exec(v)
+  if (iso) {
+    const [, y, mo, d, time, zone] = iso
+    // a timestamp without a zone is UTC (never the server's local time); 2030-02-30 is no date
+    const ms = Date.parse(`${y}-${mo}-${d}T${time ?? '00:00'}${zone ?? 'Z'}`)
+    const day = new Date(Date.UTC(Number(y), Number(mo) - 1, Number(d)))
+    if (Number.isFinite(ms) && day.getUTCDate() === Number(d) && day.getUTCMonth() === Number(mo) - 1) return ms
   }
   throw invalid('since must be an ISO 8601 timestamp, Unix seconds, or a duration such as 15m')
 }
@@ -99,8 +111,13 @@ export function parseSince(v: string, nowMs: number): number {
 export const searchText = (s: Signal) =>
   [s.type, s.tags.join(' '), s.origin, s.originName ?? '', s.payloadText].join('\u0001').toLowerCase()
 
-export function matchesFilter(s: Signal, f: ReadFilter, nowMs: number): boolean {
+/**
+ * The in-memory twin of the SQL filter (db/signals/read.ts). A signal past expiry + `graceMs` counts
+ * as swept even before the sweeper deletes it, so `includeExpired` never shows what by-id reads hide.
+ */
+export function matchesFilter(s: Signal, f: ReadFilter, nowMs: number, graceMs = Infinity): boolean {
   if (!f.includeExpired && !isActive(s, nowMs)) return false
+  if (!isActive(s, nowMs - graceMs)) return false
   if (f.type !== null && s.type !== f.type) return false
   if (f.origin !== null && s.origin !== f.origin) return false
   if (f.tags.length && !f.tags.some((t) => s.tags.includes(t))) return false

@@ -1,7 +1,8 @@
-import type { WakeBus } from '../bus/index.js'
+import type { Invalidation, WakeBus } from '../bus/index.js'
 import type { SignalReader } from '../db/index.js'
 import { matchesFilter, serializeSignal, type ReadFilter, type ReadQuery, type Signal } from '../domain/index.js'
 import type { Logger } from '../log/index.js'
+import { metrics } from '../metrics/index.js'
 import { Tail } from './tail.js'
 import { Waiters, type Waiter } from './waiters.js'
 
@@ -15,6 +16,11 @@ export interface FeedOptions {
   authority: string
   tailSize: number
   fallbackPollMs: number
+  /** SIGNAL_SWEEP_GRACE_SECONDS in ms: older expired signals count as swept. */
+  graceMs: number
+  /** Readers on a replica: answers a request the replica is still behind on after `lagWaitMs`. */
+  primary?: SignalReader
+  lagWaitMs?: number
 }
 
 const ALL: ReadFilter = { type: null, tags: [], origin: null, q: null, sinceMs: null, includeExpired: true }
@@ -29,9 +35,13 @@ export class Feed {
   private readonly tail: Tail
   private readonly waiters: Waiters
   private knownHead = 0
+  /** The board's change number (pins, unpins, removals) the tail reflects. */
+  private changes = 0
   private pulling: Promise<void> | null = null
   private again = false
   private timer: NodeJS.Timeout | undefined
+  private lagRetry: NodeJS.Timeout | undefined
+  private caughtUp = new Set<() => void>()
   private closed = false
 
   private readonly reader: SignalReader
@@ -47,21 +57,23 @@ export class Feed {
     this.tail = new Tail(o.authority, o.tailSize)
     this.waiters = new Waiters(
       (w) => this.settle(w),
-      (w) => ({ jsons: [], nextCursor: this.restingCursor(w.cursor) }),
+      (w) => this.atDeadline(w),
     )
   }
 
   async start() {
     const page = await this.reader.newest(this.o.tailSize, ALL, Date.now())
     this.tail.reset(page.signals, page.head, page.signals.length < this.o.tailSize)
+    this.changes = page.changes
     this.knownHead = page.head
     this.bus.onWake((head) => {
+      metrics.wakes.inc({ source: 'bus' })
       this.knownHead = Math.max(this.knownHead, head)
       if (head > this.tail.head) void this.pull()
     })
-    this.bus.onResync(() => void this.pull())
-    this.bus.onInvalidation((m) => m.kind === 'signal' && void this.refreshOne(m.id))
-    this.timer = setInterval(() => void this.pull(), this.o.fallbackPollMs)
+    this.bus.onResync(() => (metrics.wakes.inc({ source: 'resync' }), void this.pull()))
+    this.bus.onInvalidation((m) => void this.invalidate(m))
+    this.timer = setInterval(() => (metrics.wakes.inc({ source: 'timer' }), void this.pull()), this.o.fallbackPollMs)
     this.timer.unref()
   }
 
@@ -79,13 +91,16 @@ export class Feed {
 
   /** GET /sw/signals: from the tail when it covers the cursor, else from the database; waits if empty and asked to. */
   async read(q: ReadQuery, onGone: (cb: () => void) => void): Promise<PageOut> {
-    // read-your-writes: a head we were told about but have not loaded yet is loaded first (one coalesced query)
-    if (this.knownHead > this.tail.head) await this.pull()
+    // read-your-writes: a head we were told about but have not loaded yet is loaded first (one
+    // coalesced query); a replica still behind it gets a moment to replay
+    if (this.lagging) await this.pull()
+    const behind = this.lagging && !(await this.replayed(this.o.lagWaitMs ?? 500))
     const now = Date.now()
     // a cursor beyond any head this reader knows (another board, a reset database): back to the head at once
     if (q.cursor !== null && q.cursor > this.knownHead) return { jsons: [], nextCursor: this.tail.head }
     let page: PageOut
     if (q.cursor === null) page = await this.newest(q, now)
+    else if (behind && this.o.primary) page = await this.fromDb(q, q.cursor, now, this.o.primary) // never "nothing new" below a known head
     else if (this.tail.covers(q.cursor)) page = this.fromTail(q, q.cursor, now)
     else page = await this.fromDb(q, q.cursor, now)
     if (page.jsons.length || q.waitMs <= 0 || this.closed) return page
@@ -96,14 +111,16 @@ export class Feed {
   releaseAll() {
     this.closed = true
     clearInterval(this.timer)
-    this.waiters.releaseAll()
+    clearTimeout(this.lagRetry)
+    this.waiters.releaseAll((w) => ({ jsons: [], nextCursor: this.restingCursor(w.cursor) }))
   }
 
   private async newest(q: ReadQuery, now: number): Promise<PageOut> {
     const jsons: string[] = []
     const e = this.tail.entries
-    for (let i = e.length - 1; i >= 0 && jsons.length < q.limit; i--) if (matchesFilter(e[i]!.signal, q, now)) jsons.push(e[i]!.json)
+    for (let i = e.length - 1; i >= 0 && jsons.length < q.limit; i--) if (matchesFilter(e[i]!.signal, q, now, this.o.graceMs)) jsons.push(e[i]!.json)
     if (jsons.length === q.limit || this.tail.from === 0) return { jsons: jsons.reverse(), nextCursor: this.tail.head }
+    metrics.feedQueries.inc({ kind: 'newest' })
     const page = await this.reader.newest(q.limit, q, now)
     return { jsons: page.signals.map((s) => this.json(s)), nextCursor: Math.max(page.head, 0) }
   }
@@ -113,12 +130,13 @@ export class Feed {
     const jsons: string[] = []
     let last = cursor
     for (let i = this.tail.firstAfter(cursor); i < e.length && jsons.length < q.limit; i++)
-      if (matchesFilter(e[i]!.signal, q, now)) (jsons.push(e[i]!.json), (last = e[i]!.signal.seq))
+      if (matchesFilter(e[i]!.signal, q, now, this.o.graceMs)) (jsons.push(e[i]!.json), (last = e[i]!.signal.seq))
     return { jsons, nextCursor: jsons.length === q.limit ? last : this.restingCursor(cursor) }
   }
 
-  private async fromDb(q: ReadQuery, cursor: number, now: number): Promise<PageOut> {
-    const page = await this.reader.pageAfter(cursor, q.limit, q, now)
+  private async fromDb(q: ReadQuery, cursor: number, now: number, reader = this.reader): Promise<PageOut> {
+    metrics.feedQueries.inc({ kind: reader === this.reader ? 'page' : 'primary' })
+    const page = await reader.pageAfter(cursor, q.limit, q, now)
     const full = page.signals.length === q.limit
     return { jsons: page.signals.map((s) => this.json(s)), nextCursor: full ? page.signals.at(-1)!.seq : Math.max(cursor, page.head) }
   }
@@ -136,6 +154,31 @@ export class Feed {
   private json(s: Signal) {
     const hit = this.tail.entries[this.tail.firstAfter(s.seq - 1)]
     return hit && hit.signal.seq === s.seq ? hit.json : serializeSignal(s, this.o.authority)
+  }
+
+  private get lagging() {
+    return this.knownHead > this.tail.head
+  }
+
+  /** Resolves true once the tail reaches the head we were told about, false after `ms`. */
+  private replayed(ms: number): Promise<boolean> {
+    if (!this.lagging) return Promise.resolve(true)
+    return new Promise((resolve) => {
+      const done = (ok: boolean) => {
+        clearTimeout(timer)
+        this.caughtUp.delete(onCaughtUp)
+        resolve(ok)
+      }
+      const onCaughtUp = () => done(true)
+      const timer = setTimeout(() => done(false), ms)
+      this.caughtUp.add(onCaughtUp)
+    })
+  }
+
+  /** A long-poll's deadline: what it has, unless its replica is behind a head it could be told about. */
+  private async atDeadline(w: Waiter): Promise<PageOut> {
+    if (this.lagging && this.o.primary && !this.closed) return this.fromDb(w.q, w.cursor, Date.now(), this.o.primary)
+    return { jsons: [], nextCursor: this.restingCursor(w.cursor) }
   }
 
   /** Called for a waiter when the tail moved: answer it if something now matches. */
@@ -159,26 +202,48 @@ export class Feed {
         this.again = false
         try {
           const before = this.tail.head
+          metrics.feedQueries.inc({ kind: 'pull' })
           const page = await this.reader.pageAfter(before, PULL, ALL, Date.now())
           const full = page.signals.length === PULL
           this.tail.append(page.signals, full ? page.signals.at(-1)!.seq : page.head)
+          if (page.changes > this.changes) await this.applyChanges(page.changes)
           this.knownHead = Math.max(this.knownHead, this.tail.head)
           if (full) this.again = true
+          metrics.tailSize.set(this.tail.entries.length)
+          metrics.replicaLagSignals.set(Math.max(0, this.knownHead - this.tail.head))
           if (this.tail.head > before) await this.waiters.wakeAll()
         } catch (err) {
           this.log.warn({ err }, 'feed refresh failed; retrying on the next wake-up or timer')
         }
       } while (this.again && !this.closed)
+      if (!this.lagging) for (const fn of [...this.caughtUp]) fn()
+      // @NOTE a replica behind a head we were told about: look again shortly until it has replayed
+      else if (!this.lagRetry && !this.closed)
+        this.lagRetry = setTimeout(() => {
+          this.lagRetry = undefined
+          void this.pull()
+        }, 25)
     })().finally(() => (this.pulling = null))
     return this.pulling
   }
 
-  private async refreshOne(id: string) {
+  /** Pins, unpins and removals the tail has not seen, whether or not their bus message arrived. */
+  private async applyChanges(upTo: number) {
+    while (this.changes < upTo) {
+      const batch = await this.reader.changesSince(this.changes)
+      for (const c of batch) this.tail.update(c.id, c.signal)
+      this.changes = batch.length ? batch.at(-1)!.changed : upTo
+    }
+  }
+
+  /** A removal, pin or unpin: re-read that signal so the tail serves its current state. */
+  async invalidate(m: Invalidation) {
+    if (m.kind !== 'signal') return
     if (this.pulling) await this.pulling
     try {
-      this.tail.update(id, await this.reader.byId(id))
+      this.tail.update(m.id, await this.reader.byId(m.id))
     } catch (err) {
-      this.log.warn({ err, id }, 'signal refresh failed')
+      this.log.warn({ err, id: m.id }, 'signal refresh failed')
     }
   }
 }

@@ -25,7 +25,7 @@ export class Tail {
   reset(signals: Signal[], head: number, complete: boolean) {
     this.entries = signals.map((s) => this.entry(s))
     this.head = head
-    this.from = complete || !signals.length ? 0 : signals[0]!.seq - 1
+    this.from = complete ? 0 : signals.length ? signals[0]!.seq - 1 : head
     this.trim()
   }
 

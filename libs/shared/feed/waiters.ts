@@ -1,4 +1,5 @@
 import type { ReadQuery } from '../domain/index.js'
+import { metrics } from '../metrics/index.js'
 import type { PageOut } from './feed.js'
 
 export interface Waiter {
@@ -18,8 +19,8 @@ const YIELD_EVERY = 500
 export class Waiters {
   private readonly all = new Set<Waiter>()
   private readonly settle: (w: Waiter) => Promise<PageOut | null>
-  private readonly atDeadline: (w: Waiter) => PageOut
-  constructor(settle: (w: Waiter) => Promise<PageOut | null>, atDeadline: (w: Waiter) => PageOut) {
+  private readonly atDeadline: (w: Waiter) => Promise<PageOut>
+  constructor(settle: (w: Waiter) => Promise<PageOut | null>, atDeadline: (w: Waiter) => Promise<PageOut>) {
     this.settle = settle
     this.atDeadline = atDeadline
   }
@@ -40,25 +41,31 @@ export class Waiters {
           done = true
           clearTimeout(timer)
           this.all.delete(w)
+          metrics.waiting.dec()
           resolve(page)
         },
       }
-      const timer = setTimeout(() => w.finish(this.atDeadline(w)), waitMs)
+      const timer = setTimeout(() => {
+        this.atDeadline(w).then(w.finish, () => w.finish({ jsons: [], nextCursor: w.cursor }))
+      }, waitMs)
       this.all.add(w)
+      metrics.waiting.inc()
       onGone(() => w.finish({ jsons: [], nextCursor: w.cursor }))
     })
   }
 
   async wakeAll() {
     let n = 0
+    const end = metrics.wakeToResponse.startTimer()
     for (const w of [...this.all]) {
       const page = await this.settle(w)
-      if (page) w.finish(page)
+      if (page) (w.finish(page), end())
       if (++n % YIELD_EVERY === 0) await new Promise((r) => setImmediate(r))
     }
   }
 
-  releaseAll() {
-    for (const w of [...this.all]) w.finish(this.atDeadline(w))
+  /** Answers every waiter now (shutdown). */
+  releaseAll(page: (w: Waiter) => PageOut) {
+    for (const w of [...this.all]) w.finish(page(w))
   }
 }

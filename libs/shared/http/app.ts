@@ -1,8 +1,10 @@
 import cors from '@fastify/cors'
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify'
-import { LIMITS } from '../domain/index.js'
+import { invalid, LIMITS } from '../domain/index.js'
 import type { Logger } from '../log/index.js'
-import { installErrorHandler } from './errors.js'
+import { frameworkError, installErrorHandler, sendError } from './errors.js'
+
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
 
 /**
  * The fastify instance every role starts from: JSON errors everywhere, CORS as decisions.md says,
@@ -17,6 +19,12 @@ export function createHttpApp(log: Logger): FastifyInstance {
     logController: new LogController({ disableRequestLogging: true }), // one debug line per request instead (onResponse)
     return503OnClosing: false, // waiting long-polls are answered in preClose; new requests still get JSON
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1000 },
+    // answered before routing, so without hooks: CORS is set here
+    frameworkErrors: (err, req, reply) => {
+      const e = frameworkError(err)
+      if (e.code === 'internal') req.log.error({ err }, 'request failed')
+      return sendError(reply.header('access-control-allow-origin', '*'), e)
+    },
   })
   installErrorHandler(app)
   app.register(cors, {
@@ -25,8 +33,18 @@ export function createHttpApp(log: Logger): FastifyInstance {
     exposedHeaders: ['Retry-After', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'],
     maxAge: 600,
   })
-  app.removeContentTypeParser(['application/json'])
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => done(null, body))
+  // JSON only (fastify would also take text/plain), decoded strictly: bytes that are not UTF-8
+  // would otherwise become U+FFFD and be stored as something the client never sent
+  app.removeAllContentTypeParsers()
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_req, body, done) => {
+    let text: string
+    try {
+      text = utf8.decode(body as Buffer)
+    } catch {
+      return done(invalid('body is not valid UTF-8'), undefined)
+    }
+    done(null, text)
+  })
   app.addHook('onResponse', async (req, reply) => {
     req.log.debug({ method: req.method, url: req.routeOptions.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request')
   })

@@ -41,6 +41,15 @@ export function toWireError(err: unknown): WireError {
   return new WireError('internal', 'internal error', undefined, { cause: err })
 }
 
+/** What fastify answers before routing: a path that is not valid percent-encoded UTF-8, an overlong path parameter. */
+export function frameworkError(err: unknown): WireError {
+  const code = (err as { code?: unknown } | null)?.code
+  if (code === 'FST_ERR_BAD_URL') return new WireError('invalid_request', 'the URL is not valid percent-encoded UTF-8')
+  // no id is 1000 characters long
+  if (code === 'FST_ERR_MAX_PARAM_LENGTH') return new WireError('not_found', 'no such resource')
+  return toWireError(err)
+}
+
 export function sendError(reply: FastifyReply, e: WireError) {
   if (e.retryAfter !== undefined) reply.header('retry-after', String(Math.max(1, Math.ceil(e.retryAfter))))
   const { code, message, details } = e

@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis'
 import { fingerprintKey } from '../auth/index.js'
 import { localBus, localPresence, redisBus, redisClient, redisPresence, type Presence, type WakeBus } from '../bus/index.js'
 import type { Config } from '../config/index.js'
-import { ident, migrate, pgliteDb, postgresDb, type Db, type Ident } from '../db/index.js'
+import { failoverDb, ident, migrate, pgliteDb, postgresDb, type Db, type Ident } from '../db/index.js'
 import type { Logger } from '../log/index.js'
 
 /** The connections a process holds. Each role's context takes what it needs from here. */
@@ -51,12 +51,14 @@ export async function openInfra(cfg: Config, log: Logger, opts: InfraOptions = {
           await direct.close()
         }
       }
-      primary = postgresDb(cfg.db.url, { applicationName: 'wire' })
+      primary = postgresDb(cfg.db.url, { applicationName: 'wire', max: opts.replica ? 3 : 10 }) // a reader only falls back to it
       opened.push(() => primary.close())
       replica = primary
       if (opts.replica && cfg.db.replicaUrl !== cfg.db.url) {
-        replica = postgresDb(cfg.db.replicaUrl, { applicationName: 'wire-reader' })
-        opened.push(() => replica.close())
+        const standby = postgresDb(cfg.db.replicaUrl, { applicationName: 'wire-reader' })
+        opened.push(() => standby.close())
+        // a down replica sends reads to the primary until it answers again
+        replica = failoverDb(standby, primary, log.child({ mod: 'replica' }))
       }
     }
     const useRedis = cfg.redisUrl !== undefined && cfg.db.kind === 'postgres'

@@ -1,4 +1,5 @@
 import type { Ident, Queryable } from '../types.js'
+import { activeCountsSql } from '../stats/read.js'
 
 export interface BoardMeta {
   name: string
@@ -37,9 +38,7 @@ export const toRule = (r: RuleRow): Rule => ({
 export function boardReader(db: Queryable, s: Ident) {
   const metaSql = `select name, description, allowed_signal_types from ${s}.board`
   const rulesSql = `select id, rule_type, identity_id, created_at from ${s}.rules order by created_at, id`
-  const statsSql = `
-    select count(*)::int as active_signals, count(distinct origin)::int as active_identities
-    from ${s}.signals where removed_at is null and (pinned or expires_at > now())`
+  const statsSql = activeCountsSql(s)
   return {
     async meta(): Promise<BoardMeta> {
       const { rows } = await db.query<{ name: string | null; description: string | null; allowed_signal_types: string[] | null }>(metaSql)

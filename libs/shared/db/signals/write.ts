@@ -27,8 +27,12 @@ export function signalWriter(db: Db, s: Ident, opts: SignalWriterOptions = {}) {
          with ordinality as u(id, origin, origin_name, origin_uri, origin_verified, type, tags, payload,
                               ref_id, ttl, created_ms, expires_ms, ord)
     returning seq, id`
-  const setPinnedSql = `update ${s}.signals set pinned = $2 where id = $1 and removed_at is null returning ${SIGNAL_COLUMNS}`
-  const removeSql = `update ${s}.signals set removed_at = now() where id = $1 and removed_at is null returning id`
+  // every pin, unpin and removal takes the next change number (0004_signal_changes.sql)
+  const change = `with c as (update ${s}.feed_head set changes = changes + 1 returning changes)`
+  const setPinnedSql = `${change} update ${s}.signals set pinned = $2, changed = (select changes from c)
+    where id = $1 and removed_at is null returning ${SIGNAL_COLUMNS}`
+  const removeSql = `${change} update ${s}.signals set removed_at = now(), changed = (select changes from c)
+    where id = $1 and removed_at is null returning id`
 
   return {
     /** Inserts a batch in one transaction; returns the signals with their seqs, in order. */

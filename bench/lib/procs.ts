@@ -1,0 +1,45 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import { projectPath } from '../../libs/shared/paths.js'
+
+export interface RoleProc {
+  url: string
+  child: ChildProcess
+  stop(): Promise<void>
+}
+
+/** Starts a role of the built code and waits until /readyz answers 200. */
+export async function startRole(role: 'writer' | 'reader' | 'server', port: number, env: Record<string, string>): Promise<RoleProc> {
+  const child = spawn(process.execPath, [projectPath(`dist/apps/${role}/main.js`)], {
+    env: { ...process.env, LOG_LEVEL: 'warn', SERVER_PORT: String(port), SERVER_HOST: '127.0.0.1', WIRE_CONFIG: '/nonexistent/board.json', ...env },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  })
+  const url = `http://127.0.0.1:${port}`
+  for (let i = 0; ; i++) {
+    if (child.exitCode !== null) throw new Error(`${role} exited with ${child.exitCode}`)
+    if ((await fetch(`${url}/readyz`).then((r) => r.status, () => 0)) === 200) break
+    if (i > 300) throw new Error(`${role} not ready`)
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  return {
+    url,
+    child,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve()
+        child.once('exit', () => resolve())
+        child.kill('SIGTERM')
+      }),
+  }
+}
+
+/** One value from a Prometheus text page: the sum over all series of `name` whose labels contain `labels`. */
+export async function metric(url: string, name: string, labels = ''): Promise<number> {
+  const text = await (await fetch(`${url}/metrics`)).text()
+  let sum = 0
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(name) || line.startsWith('#')) continue
+    const m = /^([a-zA-Z_:]+)(\{[^}]*\})? ([-0-9.e+]+)$/.exec(line)
+    if (m && m[1] === name && (m[2] ?? '').includes(labels)) sum += Number(m[3])
+  }
+  return sum
+}

@@ -1,0 +1,32 @@
+import { WireError } from '../domain/index.js'
+import type { Logger } from '../log/index.js'
+import type { Db, QueryResult } from './types.js'
+
+/**
+ * Reads that survive a replica outage (ARCHITECTURE.md "Failure behaviour"): queries go to the
+ * replica; when it is unreachable they go to the primary, and the replica is tried again after
+ * `retryMs`. Read-only: transactions and exec are not offered.
+ */
+export function failoverDb(replica: Db, primary: Db, log: Logger, retryMs = 2000): Db & { usingReplica(): boolean } {
+  let downUntil = 0
+  const down = (err: unknown) => err instanceof WireError && err.code === 'unavailable'
+  return {
+    kind: replica.kind,
+    usingReplica: () => Date.now() >= downUntil,
+    async query<R>(sql: string, params?: unknown[]): Promise<QueryResult<R>> {
+      if (Date.now() >= downUntil) {
+        try {
+          return await replica.query<R>(sql, params)
+        } catch (err) {
+          if (!down(err)) throw err
+          if (downUntil === 0 || Date.now() >= downUntil) log.warn('replica unreachable: reading from the primary')
+          downUntil = Date.now() + retryMs
+        }
+      }
+      return primary.query<R>(sql, params)
+    },
+    exec: () => Promise.reject(new Error('failoverDb is read-only')),
+    transaction: () => Promise.reject(new Error('failoverDb is read-only')),
+    close: async () => {},
+  }
+}

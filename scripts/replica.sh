@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# A PostgreSQL streaming replica of the local primary, for running the fleet and its tests on one
+# machine (ARCHITECTURE.md: readers read from a replica). Debian layout, PostgreSQL 15, run as root.
+#
+#   scripts/replica.sh start [PORT] [DIR]   create and start a hot standby on PORT (default 5433)
+#   scripts/replica.sh stop  [PORT] [DIR]   stop it, drop its replication slot, remove DIR
+#
+# The primary must accept replication connections from 127.0.0.1; `start` adds that pg_hba.conf
+# line (trust, loopback only) and reloads the primary if it is missing.
+set -euo pipefail
+
+cmd=${1:-}
+port=${2:-5433}
+dir=${3:-/tmp/wire-replica-$port}
+primary_host=${PRIMARY_HOST:-127.0.0.1}
+primary_port=${PRIMARY_PORT:-5432}
+slot="wire_replica_$port"
+bin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)
+as_pg() { runuser -u postgres -- "$@"; }
+psql_primary() { psql -h "$primary_host" -p "$primary_port" -U postgres -d postgres -Atq "$@"; }
+
+allow_replication() {
+  local hba
+  hba=$(psql_primary -c 'show hba_file')
+  if ! grep -qE '^\s*host\s+replication\s+all\s+127\.0\.0\.1/32' "$hba"; then
+    echo "host replication all 127.0.0.1/32 trust # added by wire scripts/replica.sh" >>"$hba"
+    psql_primary -c 'select pg_reload_conf()' >/dev/null
+  fi
+}
+
+stop_replica() {
+  if [ -f "$dir/data/postmaster.pid" ]; then as_pg "$bin/pg_ctl" -D "$dir/data" -m immediate -w stop >/dev/null 2>&1 || true; fi
+  psql_primary -c "select pg_drop_replication_slot(slot_name) from pg_replication_slots where slot_name = '$slot' and not active" >/dev/null 2>&1 || true
+  rm -rf "$dir"
+}
+
+case "$cmd" in
+  start)
+    allow_replication
+    stop_replica # a leftover from an earlier run is replaced, never reused
+    mkdir -p "$dir" && chown postgres: "$dir"
+    as_pg "$bin/pg_basebackup" -h "$primary_host" -p "$primary_port" -U postgres -D "$dir/data" -R -X stream -C -S "$slot" --checkpoint=fast
+    max_conn=$(psql_primary -c 'show max_connections')
+    cat >"$dir/data/postgresql.conf" <<CONF
+port = $port
+listen_addresses = '127.0.0.1'
+unix_socket_directories = '$dir'
+hot_standby = on
+max_connections = $max_conn
+hot_standby_feedback = on
+CONF
+    printf 'local all all trust\nhost all all 127.0.0.1/32 trust\n' >"$dir/data/pg_hba.conf"
+    chown postgres: "$dir/data/postgresql.conf" "$dir/data/pg_hba.conf"
+    as_pg "$bin/pg_ctl" -D "$dir/data" -l "$dir/replica.log" -w start >/dev/null
+    echo "replica on 127.0.0.1:$port (data $dir/data, slot $slot)"
+    ;;
+  stop)
+    stop_replica
+    echo "replica on port $port removed"
+    ;;
+  *)
+    echo "usage: $0 start|stop [PORT] [DIR]" >&2
+    exit 2
+    ;;
+esac
