@@ -1,5 +1,5 @@
-import { createServer } from 'node:net'
 import type { Test } from 'tap'
+import { freePort } from '../helpers/process.js'
 import { startStack, type Stack, type StackOptions } from '../helpers/stack.js'
 
 /**
@@ -12,17 +12,6 @@ export async function startListening(t: Test, o: StackOptions = {}): Promise<{ s
   const s = await startStack(t, { ...o, env: { PUBLIC_WIRE_URL: url, ...o.env } })
   await s.app.listen({ port, host: '127.0.0.1' })
   return { s, url }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer()
-    srv.once('error', reject)
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number }
-      srv.close(() => resolve(port))
-    })
-  })
 }
 
 /** A JSON POST outside the SDK clients, for the error cases they never send. */
