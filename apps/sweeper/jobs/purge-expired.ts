@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { PurgeKind, SignalPurger } from '../../../libs/shared/db/index.js'
 import type { Logger } from '../../../libs/shared/log/index.js'
+import { metrics } from '../../../libs/shared/metrics/index.js'
 
 export interface PurgeOptions {
   /** SIGNAL_SWEEP_GRACE_SECONDS */
@@ -32,21 +33,35 @@ export async function purgeExpired(purger: SignalPurger, log: Logger, o: PurgeOp
   const t0 = Date.now()
   const report: PurgeReport = { expired: 0, removed: 0, batches: 0, ms: 0, done: false }
   const more = () => !o.signal?.aborted && Date.now() - t0 < o.budgetMs
-  for (const kind of ['expired', 'removed'] satisfies PurgeKind[]) {
-    for (;;) {
-      if (!more()) return finish(log, report, t0)
-      const n = await purger.purgeBatch(kind, o.graceSeconds, o.batchSize)
-      report[kind] += n
-      report.batches++
-      if (n < o.batchSize) break
-      await sleep(o.pauseMs)
+  try {
+    for (const kind of ['expired', 'removed'] satisfies PurgeKind[]) {
+      for (;;) {
+        if (!more()) return finish(log, report, t0)
+        const n = await purger.purgeBatch(kind, o.graceSeconds, o.batchSize)
+        report[kind] += n
+        report.batches++
+        metrics.purgedSignals.inc({ kind }, n) // per batch: a run that fails later still counts what it deleted
+        if (n < o.batchSize) break
+        await sleep(o.pauseMs)
+      }
     }
+  } catch (err) {
+    countRun('failed', t0)
+    throw err
   }
   report.done = true
   return finish(log, report, t0)
 }
 
+function countRun(outcome: 'complete' | 'partial' | 'failed', t0: number) {
+  const sweep = 'purge-expired'
+  metrics.sweepRuns.inc({ sweep, outcome })
+  metrics.sweepSeconds.observe({ sweep }, (Date.now() - t0) / 1000)
+  if (outcome !== 'failed') metrics.sweepLastSuccess.set({ sweep }, Date.now() / 1000)
+}
+
 function finish(log: Logger, r: PurgeReport, t0: number): PurgeReport {
+  countRun(r.done ? 'complete' : 'partial', t0)
   r.ms = Date.now() - t0
   if (r.expired || r.removed || !r.done) log.info(r, 'purged expired signals')
   else log.debug(r, 'nothing to purge')

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { StatsWriter } from '../../../libs/shared/db/index.js'
 import type { Logger } from '../../../libs/shared/log/index.js'
+import { metrics } from '../../../libs/shared/metrics/index.js'
 
 export interface RefreshStatsOptions {
   /** Signals counted per transaction. */
@@ -26,18 +27,36 @@ export interface RefreshStatsReport {
 export async function refreshStats(stats: StatsWriter, log: Logger, o: RefreshStatsOptions): Promise<RefreshStatsReport> {
   const t0 = Date.now()
   const report: RefreshStatsReport = { counted: 0, pruned: 0, ms: 0, done: false }
-  while (!o.signal?.aborted && Date.now() - t0 < o.budgetMs) {
-    const step = await stats.rollUp(o.batchSize)
-    if (!step) break // another sweeper is rolling up right now
-    report.counted += step.counted
-    if (step.caughtUp) {
-      report.done = true
-      break
+  let busy = false
+  try {
+    while (!o.signal?.aborted && Date.now() - t0 < o.budgetMs) {
+      const step = await stats.rollUp(o.batchSize)
+      if (!step) {
+        busy = true // another sweeper is rolling up right now
+        break
+      }
+      report.counted += step.counted
+      metrics.rolledUpSignals.inc(step.counted)
+      if (step.caughtUp) {
+        report.done = true
+        break
+      }
+      await sleep(o.pauseMs)
     }
-    await sleep(o.pauseMs)
+    if (report.done) report.pruned = await stats.prune()
+  } catch (err) {
+    countRun('failed', t0)
+    throw err
   }
-  if (report.done) report.pruned = await stats.prune()
+  countRun(report.done ? 'complete' : busy && !report.counted ? 'skipped' : 'partial', t0)
   report.ms = Date.now() - t0
   log.debug(report, 'stats refreshed')
   return report
+}
+
+function countRun(outcome: 'complete' | 'partial' | 'skipped' | 'failed', t0: number) {
+  const sweep = 'refresh-stats'
+  metrics.sweepRuns.inc({ sweep, outcome })
+  metrics.sweepSeconds.observe({ sweep }, (Date.now() - t0) / 1000)
+  if (outcome === 'complete' || outcome === 'partial') metrics.sweepLastSuccess.set({ sweep }, Date.now() / 1000)
 }

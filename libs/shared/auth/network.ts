@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { WireError, identityUri } from '../domain/index.js'
 import type { Logger } from '../log/index.js'
+import { reportIdentityCall } from '../metrics/index.js'
 import { bearerToken } from './bearer.js'
 import type { Identity, IdentityResolver } from './identity.js'
 import { tokenKey, verifyCache, type Verdict } from './verify-cache.js'
@@ -83,7 +84,17 @@ export function networkIdentity(o: NetworkIdentityOptions): IdentityResolver {
     }
   }
 
+  /** One verify call; its outcome sets wire_identity_network_up (an answer, even a rejection, means the network is up). */
   const verify = (token: string): Promise<Verdict<Identity>> =>
+    verifyCall(token).then(
+      (v) => (reportIdentityCall(v.ok ? 'accepted' : 'rejected'), v),
+      (err: unknown) => {
+        reportIdentityCall('unavailable')
+        throw err
+      },
+    )
+
+  const verifyCall = (token: string): Promise<Verdict<Identity>> =>
     call(VERIFY_PATH, { authorization: `Bearer ${token}` }, (res, body): Verdict<Identity> => {
       if (res.status === 401 || res.status === 403) return { ok: false }
       // other 4xx are our mistake (wrong URL, changed contract), not the caller's: fail closed, not 401

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto'
 import { Redis, type RedisOptions } from 'ioredis'
 import type { Logger } from '../log/index.js'
+import { reportRedisHealth } from '../metrics/index.js'
 import { channels } from './channels.js'
 import { PRESENCE_WINDOW_MS, type Invalidation, type Presence, type WakeBus } from './types.js'
 
@@ -10,6 +11,7 @@ export function redisClient(url: string, log: Logger, extra: RedisOptions = {}):
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
     retryStrategy: (n) => Math.min(100 * n, 1000),
+    enableAutoPipelining: true, // commands of one event-loop turn (a burst of rate-limit checks) share one write
     ...extra,
   })
   r.on('error', (err) => log.debug({ err: err.message }, 'redis connection error'))
@@ -47,14 +49,17 @@ export function redisBus(url: string, schema: string, log: Logger): WakeBus {
   })
   const publish = (channel: string, msg: string) =>
     void pub.publish(channel, msg).catch((err: Error) => log.warn({ err: err.message }, 'wake-up not published'))
+  const healthy = () => ready && pub.status === 'ready'
+  const stopReporting = reportRedisHealth(healthy) // wire_redis_up, read at each scrape
   return {
     publishWake: (head) => publish(ch.wake, String(head)),
     publishInvalidation: (m) => publish(ch.invalidate, JSON.stringify(m)),
     onWake: (fn) => void wake.push(fn),
     onInvalidation: (fn) => void inval.push(fn),
     onResync: (fn) => void resync.push(fn),
-    healthy: () => ready && pub.status === 'ready',
+    healthy,
     async close() {
+      stopReporting()
       sub.disconnect()
       pub.disconnect()
     },

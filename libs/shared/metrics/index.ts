@@ -25,5 +25,72 @@ export const metrics = {
     help: 'From the tail advancing to a waiting long-poll being answered',
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1],
   }),
+  fanOutSeconds: new client.Histogram({
+    name: 'wire_wake_fanout_seconds',
+    help: 'Time to settle and answer every waiting long-poll after one tail advance',
+    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+  }),
   replicaLagSignals: new client.Gauge({ name: 'wire_replica_lag_signals', help: 'Known head minus the reader tail head (signals not yet replayed)' }),
+  identityVerifies: new client.Counter({
+    name: 'wire_identity_verifies_total',
+    help: 'Verify calls to the identity network by result (accepted, rejected, unavailable)',
+    labelNames: ['result'],
+  }),
+  // the sweeper: `sweep` is purge-expired or refresh-stats (not `job`, which Prometheus sets on every target)
+  sweepRuns: new client.Counter({
+    name: 'wire_sweep_runs_total',
+    help: 'Sweeper job runs by outcome: complete, partial (budget or shutdown cut it short; the next slot goes on), skipped (another sweeper held the rollup), failed',
+    labelNames: ['sweep', 'outcome'],
+  }),
+  sweepSeconds: new client.Histogram({
+    name: 'wire_sweep_duration_seconds',
+    help: 'Sweeper job run time',
+    labelNames: ['sweep'],
+    buckets: [0.01, 0.05, 0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120],
+  }),
+  sweepLastSuccess: new client.Gauge({
+    name: 'wire_sweep_last_success_timestamp_seconds',
+    help: 'Unix time at which a job run last finished without an error (complete or partial)',
+    labelNames: ['sweep'],
+  }),
+  purgedSignals: new client.Counter({
+    name: 'wire_purged_signals_total',
+    help: 'Signals deleted by the purge: expired (past expiry + grace) or removed (by a moderator, past the grace)',
+    labelNames: ['kind'],
+  }),
+  rolledUpSignals: new client.Counter({ name: 'wire_stats_rolled_up_signals_total', help: 'Signals counted into stats_buckets by the rollup' }),
+}
+
+// ── Health of optional dependencies ─────────────────────────────────────────────────────────────
+// These gauges appear in /metrics only in processes that use the dependency (a board without Redis,
+// or in local identity mode, shows neither), so "== 0" alerts never fire for a dependency not in use.
+
+const redisSources = new Set<() => boolean>()
+const redisUp = new client.Gauge({
+  name: 'wire_redis_up',
+  help: '1 while the wake-up bus can publish and receive through Redis (the bus reports healthy), 0 while it cannot',
+  registers: [],
+  collect() {
+    this.set([...redisSources].every((healthy) => healthy()) ? 1 : 0)
+  },
+})
+
+/** Called by the Redis bus: /metrics reads `healthy()` at every scrape. Returns a function that stops reporting. */
+export function reportRedisHealth(healthy: () => boolean): () => void {
+  if (!registry.getSingleMetric('wire_redis_up')) registry.registerMetric(redisUp)
+  redisSources.add(healthy)
+  return () => void redisSources.delete(healthy)
+}
+
+const identityUp = new client.Gauge({
+  name: 'wire_identity_network_up',
+  help: '1 if the last call to the identity network got an answer (accepted or rejected), 0 if it failed (timeout, no connection, 5xx, bad answer)',
+  registers: [],
+})
+
+/** Called by the network identity client after every verify call. */
+export function reportIdentityCall(result: 'accepted' | 'rejected' | 'unavailable') {
+  if (!registry.getSingleMetric('wire_identity_network_up')) registry.registerMetric(identityUp)
+  identityUp.set(result === 'unavailable' ? 0 : 1)
+  metrics.identityVerifies.inc({ result })
 }

@@ -1,0 +1,53 @@
+# syntax=docker/dockerfile:1
+#
+# Wire: one image for every role. The command picks the role:
+#   node dist/apps/writer/main.js | dist/apps/reader/main.js | dist/apps/sweeper/main.js
+#   node dist/apps/server/main.js   (the default: all roles in one process, as `npm start`)
+# Build:  docker build -t wire:0.1.0 .
+# Pin the base image for byte-for-byte rebuilds:
+#   docker build --build-arg NODE_IMAGE=node:24-slim@sha256:<digest> -t wire:0.1.0 .
+# docs/deploy.md explains the image and the Kubernetes manifests in deploy/k8s.
+
+# Node 24 LTS, the version the project pins for npm scripts (the `node` devDependency).
+ARG NODE_IMAGE=node:24-slim
+
+# ---- build: every dependency from the lockfile, then tsc writes dist/ ----
+FROM ${NODE_IMAGE} AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+# --ignore-scripts: the only install script in the tree is the `node` devDependency's, which fetches
+# a second Node binary for npm scripts; the build runs tsc on the image's own Node instead
+RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY apps ./apps
+COPY libs ./libs
+RUN node node_modules/typescript/bin/tsc -p tsconfig.build.json
+
+# ---- deps: production dependencies only (no tsc, no tap, no `node` package) ----
+FROM ${NODE_IMAGE} AS deps
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
+
+# ---- runtime: built output, production node_modules, migrations; nothing else ----
+FROM ${NODE_IMAGE} AS runtime
+LABEL org.opencontainers.image.title="wire" \
+      org.opencontainers.image.description="Wire: a message board server for software agents (writer, reader, sweeper)" \
+      org.opencontainers.image.licenses="MIT"
+WORKDIR /app
+# package.json marks dist/ as ES modules ("type": "module") and is how the code finds migrations/
+COPY package.json package-lock.json ./
+COPY --from=deps /app/node_modules ./node_modules
+COPY --from=build /app/dist/apps ./dist/apps
+COPY --from=build /app/dist/libs ./dist/libs
+# the writer applies these on boot (libs/shared/db/migrate.ts reads <package root>/migrations/*.sql)
+COPY migrations ./migrations
+# everything above is root-owned and read-only to the app; only the embedded database's default
+# directory (WIRE_DATA_DIR=./.wire, used by the default single-process command) is writable
+RUN mkdir -p /app/.wire && chown 1000:1000 /app/.wire
+# numeric, so Kubernetes' runAsNonRoot can verify it (the node image's `node` user is 1000)
+USER 1000:1000
+EXPOSE 4000
+# node runs as PID 1 with no shell or npm in between, so SIGTERM reaches Wire's graceful shutdown
+ENTRYPOINT ["node"]
+CMD ["dist/apps/server/main.js"]
