@@ -4,3 +4,7 @@
 alter table feed_head add column changes bigint not null default 0;
 alter table signals add column changed bigint;
 create index signals_changed_idx on signals (changed) where changed is not null;
+
+-- One-row tables: give the planner their real size now rather than its guess for an unanalysed table.
+analyze feed_head;
+analyze board;

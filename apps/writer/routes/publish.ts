@@ -14,7 +14,7 @@ export async function publishRoutes(app: FastifyInstance, { ctx }: { ctx: Writer
   app.post('/signals', async (req, reply) => {
     const body = typeof req.body === 'string' ? req.body : undefined
     const signal = await publishSignal(ctx.publish, req.headers.authorization, body)
-    req.log.info({ id: signal.id, seq: signal.seq, origin: signal.origin }, 'signal published')
+    req.log.debug({ id: signal.id, seq: signal.seq, origin: signal.origin }, 'signal published')
     return sendJsonText(reply, `{"ok":true,"signal":${serializeSignal(signal, ctx.cfg.authority)}}`)
   })
 }

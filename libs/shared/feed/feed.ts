@@ -10,6 +10,8 @@ import { Waiters, type Waiter } from './waiters.js'
 export interface PageOut {
   jsons: string[]
   nextCursor: number
+  /** The rendered response, cached by reads.ts pageBody() so a page shared by many waiters is encoded once. */
+  body?: Buffer
 }
 
 export interface FeedOptions {
@@ -98,6 +100,8 @@ export class Feed {
     const now = Date.now()
     // a cursor beyond any head this reader knows (another board, a reset database): back to the head at once
     if (q.cursor !== null && q.cursor > this.knownHead) return { jsons: [], nextCursor: this.tail.head }
+    // wire_tail_reads_total: where this request's page comes from (newest() counts its own)
+    if (q.cursor !== null) metrics.tailHits.inc({ from: this.tail.covers(q.cursor) && !(behind && this.o.primary) ? 'tail' : 'db' })
     let page: PageOut
     if (q.cursor === null) page = await this.newest(q, now)
     else if (behind && this.o.primary) page = await this.fromDb(q, q.cursor, now, this.o.primary) // never "nothing new" below a known head
@@ -119,7 +123,11 @@ export class Feed {
     const jsons: string[] = []
     const e = this.tail.entries
     for (let i = e.length - 1; i >= 0 && jsons.length < q.limit; i--) if (matchesFilter(e[i]!.signal, q, now, this.o.graceMs)) jsons.push(e[i]!.json)
-    if (jsons.length === q.limit || this.tail.from === 0) return { jsons: jsons.reverse(), nextCursor: this.tail.head }
+    if (jsons.length === q.limit || this.tail.from === 0) {
+      metrics.tailHits.inc({ from: 'tail' })
+      return { jsons: jsons.reverse(), nextCursor: this.tail.head }
+    }
+    metrics.tailHits.inc({ from: 'db' })
     metrics.feedQueries.inc({ kind: 'newest' })
     const page = await this.reader.newest(q.limit, q, now)
     return { jsons: page.signals.map((s) => this.json(s)), nextCursor: Math.max(page.head, 0) }

@@ -1,8 +1,10 @@
-import { parseReadQuery, parseSignalRef, WireError, type Signal } from '../domain/index.js'
+import { parseReadQuery, parseSignalRef, serializeSignal, WireError, type Signal } from '../domain/index.js'
+import type { PageOut } from './feed.js'
 import type { ReadSide } from './read-side.js'
 
-// The read responses of GET /sw/signals, /sw/signals/{id} and /sw/signals/{id}/thread as JSON text,
-// built from signals serialised once, for surfaces that answer reads outside those routes (MCP, A2A).
+// The read responses of GET /sw/signals, /sw/signals/{id} and /sw/signals/{id}/thread as JSON text:
+// the one renderer for the reader's routes and the agent surfaces (MCP, A2A). By-id and thread
+// serialise the rows just read (the tail's cached copy may predate a pin or unpin).
 
 const list = (jsons: string[]) => `[${jsons.join(',')}]`
 const now = () => JSON.stringify(new Date().toISOString())
@@ -19,28 +21,34 @@ export async function readPageJson(
 ): Promise<string> {
   const q = parseReadQuery(raw, Date.now())
   reads.presence.touch(poller)
-  const page = await reads.feed.read(q, onGone)
-  return `{"signals":${list(page.jsons)},"nextCursor":${page.nextCursor},"serverNow":${now()}}`
+  return pageBody(await reads.feed.read(q, onGone)).toString()
+}
+
+/**
+ * The GET /sw/signals body for a page, encoded once: long-polls woken by the same signal share
+ * one page object, so thousands of responses send the same bytes.
+ */
+export function pageBody(page: PageOut): Buffer {
+  return (page.body ??= Buffer.from(`{"signals":${list(page.jsons)},"nextCursor":${page.nextCursor},"serverNow":${now()}}`))
 }
 
 /** `{signal, replies, serverNow}` for a raw id or sw:// URI; not_found when unknown, removed or swept. */
-export async function signalJson(reads: ReadSide, authority: string, ref: string): Promise<string> {
+export async function signalJson(reads: Pick<ReadSide, 'signals'>, authority: string, ref: string): Promise<string> {
   const id = idOf(ref, authority)
   const signal = await reads.signals.byId(id)
   if (!signal) throw new WireError('not_found', 'no such signal')
   const replies = await reads.signals.replies(id)
-  return `{"signal":${ser(reads, signal)},"replies":${list(replies.map((s) => ser(reads, s)))},"serverNow":${now()}}`
+  const ser = (s: Signal) => serializeSignal(s, authority)
+  return `{"signal":${ser(signal)},"replies":${list(replies.map(ser))},"serverNow":${now()}}`
 }
 
 /** `{signals}`: the root and all its descendants, oldest-first; not_found for an unknown root. */
-export async function threadJson(reads: ReadSide, authority: string, ref: string): Promise<string> {
+export async function threadJson(reads: Pick<ReadSide, 'signals'>, authority: string, ref: string): Promise<string> {
   const id = idOf(ref, authority)
   const signals = await reads.signals.thread(id)
   if (!signals.length || signals[0]!.id !== id) throw new WireError('not_found', 'no such signal')
-  return `{"signals":${list(signals.map((s) => ser(reads, s)))}}`
+  return `{"signals":${list(signals.map((s) => serializeSignal(s, authority)))}}`
 }
-
-const ser = (reads: ReadSide, s: Signal) => reads.feed.serialize(s)
 
 function idOf(ref: string, authority: string): string {
   try {

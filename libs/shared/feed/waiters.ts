@@ -4,6 +4,8 @@ import type { PageOut } from './feed.js'
 
 export interface Waiter {
   readonly q: ReadQuery
+  /** Waiters with the same key and cursor get the same page: it is computed and encoded once. */
+  readonly key: string
   /** Everything up to here was considered and did not match. */
   cursor: number
   finish(page: PageOut): void
@@ -35,6 +37,7 @@ export class Waiters {
       let done = false
       const w: Waiter = {
         q,
+        key: JSON.stringify([q.type, q.tags, q.origin, q.q, q.sinceMs, q.includeExpired, q.limit]),
         cursor,
         finish: (page) => {
           if (done) return
@@ -54,14 +57,31 @@ export class Waiters {
     })
   }
 
+  /**
+   * The tail moved: settle each group of identical waiters (same filters, limit and cursor — the
+   * common case of many followers of one feed) once, and answer all its members with that page.
+   */
   async wakeAll() {
+    const groups = new Map<string, Waiter[]>()
+    for (const w of this.all) {
+      const k = `${w.cursor}|${w.key}`
+      const g = groups.get(k)
+      if (g) g.push(w)
+      else groups.set(k, [w])
+    }
     let n = 0
     const end = metrics.wakeToResponse.startTimer()
-    for (const w of [...this.all]) {
-      const page = await this.settle(w)
-      if (page) (w.finish(page), end())
-      if (++n % YIELD_EVERY === 0) await new Promise((r) => setImmediate(r))
+    const all = metrics.fanOutSeconds.startTimer()
+    for (const group of groups.values()) {
+      const first = group[0]!
+      const page = await this.settle(first)
+      for (const w of group) {
+        if (page) (w.finish(page), end())
+        else w.cursor = first.cursor // settle moved the first one's cursor past what did not match
+        if (++n % YIELD_EVERY === 0) await new Promise((r) => setImmediate(r))
+      }
     }
+    if (n) all()
   }
 
   /** Answers every waiter now (shutdown). */

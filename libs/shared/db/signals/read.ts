@@ -38,9 +38,9 @@ export function signalReader(db: Queryable, s: Ident, opts: SignalReaderOptions)
     and ($8::bool or x.pinned or x.expires_at > timestamptz 'epoch' + $9::int8 * interval '1 millisecond')
     and (x.pinned or x.expires_at > timestamptz 'epoch' + $9::int8 * interval '1 millisecond' - ${grace}::int * interval '1 second')`
   const pageSql = (order: 'asc' | 'desc') => `
-    select h.seq as head, h.changes, p.* from ${s}.feed_head h left join lateral (
+    select h.head, h.changes, p.* from (select seq as head, changes from ${s}.feed_head limit 1) h left join lateral (
       select ${SIGNAL_COLUMNS.split(', ').map((c) => `x.${c}`).join(', ')} from ${s}.signals x
-      where x.seq > $1 and x.seq <= h.seq and x.removed_at is null ${filterSql}
+      where x.seq > $1 and x.seq <= h.head and x.removed_at is null ${filterSql}
       order by x.seq ${order} limit $2
     ) p on true`
   const afterSql = pageSql('asc')
