@@ -157,7 +157,7 @@ t.test('SIGTERM on a writer: in-flight publishes finish; every acknowledged one 
   await sleep(400)
   const end = await writer.stop('SIGTERM')
   await Promise.all(load)
-  t.equal(end.code, 0, 'the writer exits cleanly')
+  if (!t.equal(end.code, 0, 'the writer exits cleanly')) t.comment(writer.proc.output().slice(-4000))
   t.ok(acked.length > 0, `${acked.length} publishes acknowledged before the stop (${failed} refused after)`)
   const stored = await idsIn(schema)
   t.same(acked.filter((id) => !stored.has(id)), [], 'every acknowledged publish is committed')

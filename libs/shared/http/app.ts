@@ -1,6 +1,6 @@
 import cors from '@fastify/cors'
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify'
-import { invalid, LIMITS } from '../domain/index.js'
+import { invalid, LIMITS, WireError } from '../domain/index.js'
 import type { Logger } from '../log/index.js'
 import { frameworkError, installErrorHandler, sendError } from './errors.js'
 
@@ -17,7 +17,7 @@ export function createHttpApp(log: Logger): FastifyInstance {
     bodyLimit: LIMITS.maxBodyBytes,
     requestIdHeader: 'x-request-id',
     logController: new LogController({ disableRequestLogging: true }), // one debug line per request instead (onResponse)
-    return503OnClosing: false, // waiting long-polls are answered in preClose; new requests still get JSON
+    return503OnClosing: false, // our own onRequest hook answers with a JSON 503 instead (below)
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1000 },
     // answered before routing, so without hooks: CORS is set here
     frameworkErrors: (err, req, reply) => {
@@ -27,6 +27,18 @@ export function createHttpApp(log: Logger): FastifyInstance {
     },
   })
   installErrorHandler(app)
+  // Shutting down: requests that arrive on kept-alive connections get 503 with `Connection: close`,
+  // so clients go to another pod and the connection drains; requests already in flight finish.
+  let closing = false
+  app.addHook('preClose', async () => void (closing = true))
+  app.addHook('onRequest', async (_req, reply) => {
+    if (!closing) return
+    reply.header('connection', 'close')
+    throw new WireError('unavailable', 'this process is shutting down; retry on another', undefined, { retryAfter: 1 })
+  })
+  // and requests in flight when shutdown began close their connection with their answer, so the
+  // server is not left waiting on kept-alive sockets nobody will close
+  app.addHook('onSend', async (_req, reply) => void (closing && reply.header('connection', 'close')))
   app.register(cors, {
     origin: '*',
     methods: ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE'],
