@@ -1,4 +1,5 @@
 import pg from 'pg'
+import { bossSchemaName } from '../../libs/shared/db/index.js'
 import { Redis } from 'ioredis'
 
 /** The machine's services (or TEST_DATABASE_URL / TEST_REDIS_URL). */
@@ -36,11 +37,13 @@ export async function assertServicesUp(): Promise<void> {
 
 export const uniqueSchema = (prefix = 't') => `${prefix}_${process.pid}_${Math.random().toString(36).slice(2, 8)}`
 
+/** Drops a board's schema and the pg-boss schema its sweeper made (if any), so no test leaves either behind. */
 export async function dropSchema(schema: string): Promise<void> {
   const c = new pg.Client({ connectionString: TEST_DATABASE_URL })
   await c.connect()
   try {
     await c.query(`drop schema if exists "${schema}" cascade`)
+    await c.query(`drop schema if exists "${bossSchemaName(schema)}" cascade`)
   } finally {
     await c.end()
   }

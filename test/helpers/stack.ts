@@ -66,8 +66,7 @@ export async function startStack(t: Test, o: StackOptions = {}): Promise<Stack> 
   t.teardown(async () => {
     await board.app.close()
     await infra.close()
-    await dropSchema(schema)
-    if (board.sweeper) await dropSchema(board.sweeper.bossSchema)
+    await dropSchema(schema) // and its pg-boss schema
   })
   const bearer = (token = 'agent-one-token') => ({ authorization: `Bearer ${token}` })
   return {

@@ -49,8 +49,7 @@ t.test('two sweeper processes purge each expired row exactly once, one job per i
   const infra = await openInfra(cfg, createLogger('sweeper', 'silent'), { migrate: true })
   t.teardown(async () => {
     await infra.close()
-    await dropSchema(schema)
-    await dropSchema(bossSchemaName(schema))
+    await dropSchema(schema) // and its pg-boss schema
   })
   const db = infra.primary
   await insertSignals(db, schema, { type: 'gone', count: 30_000, createdSecondsAgo: 2 * DAY, ttl: 60, origins: 20 })
