@@ -38,8 +38,8 @@ t.test('a successful publish', async (t) => {
     t.equal(res.statusCode, 200)
     t.match(res.headers['content-type'], /^application\/json/)
     const body = res.json()
-      t.same(Object.keys(body), ['ok', 'signal', 'cursor'], 'cursor: a Wire extension, the feed position of the signal')
-      t.ok(Number.isSafeInteger(body.cursor) && body.cursor > 0)
+    t.same(Object.keys(body), ['ok', 'signal', 'cursor'], 'cursor: a Wire extension, the feed position of the signal')
+    t.ok(Number.isSafeInteger(body.cursor) && body.cursor > 0)
     t.equal(body.ok, true)
     const sig = body.signal
     t.same(Object.keys(sig).sort(), [...EMITTED_FIELDS].sort(), 'exactly the fields of the spec table')
