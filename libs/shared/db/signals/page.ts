@@ -24,7 +24,11 @@ export interface Page {
  * board whose table was never analysed reads as fast as one that was).
  */
 export const SCAN_BUDGET = 20_000
-const firstWindow = (limit: number) => Math.max(2 * limit, 64)
+/** Unfiltered, seq is dense: twice the page almost always holds it. Filtered, start wider. */
+const firstWindow = (limit: number, f: ReadFilter) =>
+  f.type === null && f.origin === null && f.tags.length === 0 && f.q === null && f.refId === null && f.sinceMs === null
+    ? Math.max(2 * limit, 64)
+    : Math.max(8 * limit, 512)
 
 export function pageReader(db: Queryable, s: Ident, graceSeconds: number) {
   // Filters take fixed parameter slots ($3…$10) so the statement text never changes; a null or an
@@ -73,7 +77,7 @@ export function pageReader(db: Queryable, s: Ident, graceSeconds: number) {
     async pageAfter(cursor: number, limit: number, f: ReadFilter, nowMs: number): Promise<Page> {
       const out: Signal[] = []
       let from = cursor
-      let window = firstWindow(limit)
+      let window = firstWindow(limit, f)
       let scanned = 0
       for (;;) {
         const r = await run(afterSql, from, limit - out.length, window, f, nowMs)
@@ -90,7 +94,7 @@ export function pageReader(db: Queryable, s: Ident, graceSeconds: number) {
     async newest(limit: number, f: ReadFilter, nowMs: number): Promise<Page> {
       const out: Signal[] = []
       let below: number | null = null
-      let window = firstWindow(limit)
+      let window = firstWindow(limit, f)
       let first: { head: number; changes: number } | null = null
       for (let scanned = 0; ; ) {
         const r = await run(newestSql, below, limit - out.length, window, f, nowMs)
