@@ -18,7 +18,6 @@ export async function startSweeper(cfg: Config, log: Logger): Promise<StartedApp
     const sweeper = await createSweeper(cfg, log, infra)
     const app = createHttpApp(log)
     app.register(healthRoutes, { ready: () => sweeper.ready() })
-    await app.ready()
     const close = async () => {
       await sweeper.stop() // readiness turns 503 at once; the job in flight finishes its batch
       await app.close()
