@@ -45,7 +45,7 @@ export function serveUntilSignal(log: Logger, where: { host: string; port: numbe
   return runUntilSignal(log, async () => {
     const started = await start()
     try {
-      log.info({ address: await started.app.listen(where) }, 'listening')
+      log.info({ address: await started.app.listen({ host: where.host, port: where.port }) }, 'listening') // a fresh object: fastify writes into it
     } catch (err) {
       await started.close()
       throw err
