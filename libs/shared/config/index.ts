@@ -9,7 +9,8 @@ const Env = z.object({
   DATABASE_URL: optionalText, // unset: embedded PGlite in WIRE_DATA_DIR
   DATABASE_URL_DIRECT: optionalText,
   DATABASE_REPLICA_URL: optionalText, // ours: where readers read; default DATABASE_URL
-  REDIS_URL: optionalText, // ours; unset: in-process wake bus (single process only)
+  REDIS_URL: optionalText, // ours; unset: in-process wake bus (plus LISTEN/NOTIFY on PostgreSQL)
+  WIRE_PG_NOTIFY: flag('1'), // ours: on PostgreSQL, wake-ups also travel by LISTEN/NOTIFY on the primary
   WIRE_PG_SCHEMA: z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/, 'must be a lower-case SQL identifier').default('public'),
   WIRE_AUTO_MIGRATE: flag('1'),
   WIRE_CONFIG: z.string().min(1).default('./subwire.config.json'),
@@ -70,6 +71,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
         } as const)
       : ({ kind: 'embedded', dataDir: e.WIRE_DATA_DIR, schema: e.WIRE_PG_SCHEMA } as const),
     redisUrl: e.REDIS_URL,
+    pgNotify: e.WIRE_PG_NOTIFY,
     identity: e.IDENTITY_URL
       ? ({ mode: 'network', url: e.IDENTITY_URL.replace(/\/+$/, ''), threadBitFloor: e.THREAD_BIT_FLOOR } as const)
       : ({ mode: 'local', verifiedByDefault: e.LOCAL_IDENTITY_VERIFIED } as const),

@@ -1,8 +1,8 @@
 import type { Redis } from 'ioredis'
 import { fingerprintKey } from '../auth/index.js'
-import { localBus, localPresence, redisBus, redisClient, redisPresence, type Presence, type WakeBus } from '../bus/index.js'
+import { localPresence, redisClient, redisPresence, wakeBus, type Presence, type WakeBus } from '../bus/index.js'
 import type { Config } from '../config/index.js'
-import { failoverDb, ident, migrate, pgliteDb, postgresDb, type Db, type Ident } from '../db/index.js'
+import { failoverDb, ident, migrate, pgliteDb, postgresDb, readBoardId, type Db, type Ident } from '../db/index.js'
 import type { Logger } from '../log/index.js'
 
 /** The connections a process holds. Each role's context takes what it needs from here. */
@@ -11,6 +11,8 @@ export interface Infra {
   /** Where reads go: the replica in the fleet, the primary itself otherwise. */
   replica: Db
   schema: Ident
+  /** The board's random id (migrations/0005_board_id.sql): names wake-up channels and Redis keys. */
+  boardId: string
   bus: WakeBus
   presence: Presence
   /** A Redis command connection (rate limits), when REDIS_URL is set. */
@@ -61,18 +63,21 @@ export async function openInfra(cfg: Config, log: Logger, opts: InfraOptions = {
         replica = failoverDb(standby, primary, log.child({ mod: 'replica' }))
       }
     }
-    const useRedis = cfg.redisUrl !== undefined && cfg.db.kind === 'postgres'
-    const bus = useRedis ? redisBus(cfg.redisUrl!, cfg.db.schema, log.child({ mod: 'bus' })) : localBus()
+    const boardId = await readBoardId(primary, schema)
+    const pg = cfg.db.kind === 'postgres'
+    const redisUrl = pg ? cfg.redisUrl : undefined
+    // in-process listeners first, then Redis and/or LISTEN/NOTIFY on the primary (docs/wake-ups.md)
+    const bus = wakeBus({ boardId, log: log.child({ mod: 'bus' }), redisUrl, listenUrl: pg && cfg.pgNotify ? cfg.db.directUrl : undefined })
     opened.push(() => bus.close())
-    const redis = useRedis ? redisClient(cfg.redisUrl!, log.child({ mod: 'redis' })) : undefined
+    const redis = redisUrl ? redisClient(redisUrl, log.child({ mod: 'redis' })) : undefined
     if (redis) opened.push(async () => void redis.disconnect())
-    const presence = redis ? redisPresence(redis, cfg.db.schema, log) : localPresence()
+    const presence = redis ? redisPresence(redis, boardId, log) : localPresence()
     opened.push(() => presence.close())
     const key = fingerprintKey({
       secret: cfg.secrets.fingerprintSecret,
       ...(cfg.db.kind === 'postgres' ? { databaseUrl: cfg.db.url } : { dataDir: cfg.db.dataDir }),
     })
-    return { primary, replica, schema, bus, presence, redis, fingerprintKey: key, close }
+    return { primary, replica, schema, boardId, bus, presence, redis, fingerprintKey: key, close }
   } catch (err) {
     await close()
     throw err
