@@ -1,5 +1,6 @@
 import pgListen, { type Subscriber } from 'pg-listen'
 import type { Logger } from '../log/index.js'
+import { reportListenHealth } from '../metrics/index.js'
 import { channels } from './channels.js'
 import type { BusPath, PathSink } from './path.js'
 
@@ -75,12 +76,14 @@ export function pgPath(url: string, boardId: string, log: Logger, sink: PathSink
   }
 
   void open()
+  const stopReporting = reportListenHealth(() => listening) // wire_pg_listen_up
   return {
     name: 'pg',
     sendWake: send,
     sendInvalidation: send,
     healthy: () => listening,
     async close() {
+      stopReporting()
       closed = true
       clearTimeout(retry)
       const s = sub

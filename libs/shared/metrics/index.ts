@@ -87,6 +87,23 @@ export function reportRedisHealth(healthy: () => boolean): () => void {
   return () => void redisSources.delete(healthy)
 }
 
+const listenSources = new Set<() => boolean>()
+const listenUp = new client.Gauge({
+  name: 'wire_pg_listen_up',
+  help: '1 while the wake-up bus listens on the primary (LISTEN/NOTIFY), 0 while its connection is down',
+  registers: [],
+  collect() {
+    this.set([...listenSources].every((healthy) => healthy()) ? 1 : 0)
+  },
+})
+
+/** Called by the LISTEN/NOTIFY path of the bus, like reportRedisHealth. */
+export function reportListenHealth(healthy: () => boolean): () => void {
+  if (!registry.getSingleMetric('wire_pg_listen_up')) registry.registerMetric(listenUp)
+  listenSources.add(healthy)
+  return () => void listenSources.delete(healthy)
+}
+
 const identityUp = new client.Gauge({
   name: 'wire_identity_network_up',
   help: '1 if the last call to the identity network got an answer (accepted or rejected), 0 if it failed (timeout, no connection, 5xx, bad answer)',
