@@ -45,14 +45,7 @@ export async function openInfra(cfg: Config, log: Logger, opts: InfraOptions = {
       replica = primary
       if (opts.migrate) await runMigrations(primary, cfg, log)
     } else {
-      if (opts.migrate) {
-        const direct = postgresDb(cfg.db.directUrl, { max: 1, applicationName: 'wire-migrate' })
-        try {
-          await runMigrations(direct, cfg, log)
-        } finally {
-          await direct.close()
-        }
-      }
+      if (opts.migrate) await runMigrations(cfg.db.directUrl, cfg, log) // one session, never a pooler
       primary = postgresDb(cfg.db.url, { applicationName: 'wire', max: opts.replica ? 3 : 10 }) // a reader only falls back to it
       opened.push(() => primary.close())
       replica = primary
@@ -84,7 +77,7 @@ export async function openInfra(cfg: Config, log: Logger, opts: InfraOptions = {
   }
 }
 
-async function runMigrations(db: Db, cfg: Config, log: Logger) {
+async function runMigrations(db: Db | string, cfg: Config, log: Logger) {
   const t0 = Date.now()
   const { applied } = await migrate(db, cfg.db.schema)
   log.info({ applied, schema: cfg.db.schema, ms: Date.now() - t0 }, 'migrations checked')
