@@ -1,4 +1,8 @@
 import { z } from 'zod'
+import { ConfigError } from './errors.js'
+
+export { ConfigError }
+export { loadBoardFile, type BoardFile } from './board-file.js'
 
 const flag = (d: '0' | '1') => z.enum(['0', '1']).default(d).transform((v) => v === '1')
 const int = (min: number, max: number, d: number) => z.coerce.number().int().min(min).max(max).default(d)
@@ -37,9 +41,6 @@ const Env = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 })
 
-export class ConfigError extends Error {
-  override name = 'ConfigError'
-}
 
 /** Reads and validates the environment once; throws one ConfigError naming every bad variable. */
 export function loadConfig(env: Record<string, string | undefined> = process.env) {
