@@ -6,7 +6,7 @@ import { loadConfig } from '../../libs/shared/config/index.js'
 import { openInfra, type Infra } from '../../libs/shared/infra/index.js'
 import { createLogger } from '../../libs/shared/log/index.js'
 import { metrics, registry } from '../../libs/shared/metrics/index.js'
-import { startRedis } from '../helpers/fleet.js'
+import { startRedis, tcpProxy } from '../helpers/fleet.js'
 import { assertServicesUp, dropSchema, TEST_DATABASE_URL, TEST_REDIS_URL, uniqueSchema } from '../helpers/services.js'
 
 // The wake-up bus between real processes' worth of connections: two Infra on one database stand
@@ -113,6 +113,25 @@ t.test('with Redis and LISTEN both up a wake arrives once; with Redis stopped it
 
   await redis.start()
   t.ok(await until(() => resyncs > 0, 10_000), 'Redis back: listeners are told messages may have been lost')
+})
+
+t.test('a LISTEN connection that drops comes back, and its listeners are told to re-check', async (t) => {
+  const schema = boardSchema(t)
+  const proxy = await tcpProxy(t)
+  const a = await processOf(t, schema)
+  const b = await processOf(t, schema, { DATABASE_URL: proxy.url }) // b reaches the primary through a cable we can cut
+  let resyncs = 0
+  b.bus.onResync(() => resyncs++)
+  t.ok(await until(async () => (await gauge('wire_pg_listen_up')) === 1), 'both listening')
+  proxy.cut()
+  t.ok(await until(async () => (await gauge('wire_pg_listen_up')) === 0), "b's LISTEN connection is down")
+  a.bus.publishWake(5) // lost for b: this is what the fallback poll is for
+  proxy.restore()
+  t.ok(await until(async () => (await gauge('wire_pg_listen_up')) === 1, 10_000), 'reconnected')
+  t.ok(await until(async () => resyncs === 1), 'b was told messages may have been lost')
+  a.bus.publishWake(6)
+  t.ok(await until(() => b.heads.includes(6)), 'wakes flow again')
+  t.notOk(b.heads.includes(5), 'the wake sent while b was cut off never arrived (the fallback poll covers it)')
 })
 
 t.test('two boards on one Redis and one PostgreSQL never hear each other', async (t) => {

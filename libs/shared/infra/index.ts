@@ -26,6 +26,8 @@ export interface InfraOptions {
   replica?: boolean
   /** Run migrations on the primary (writers and the single process, unless WIRE_AUTO_MIGRATE=0). */
   migrate?: boolean
+  /** False: wake-ups stay in this process (no Redis subscription, no LISTEN connection). For a role that neither publishes nor waits (the sweeper). */
+  wakeUps?: boolean
 }
 
 export async function openInfra(cfg: Config, log: Logger, opts: InfraOptions = {}): Promise<Infra> {
@@ -60,7 +62,13 @@ export async function openInfra(cfg: Config, log: Logger, opts: InfraOptions = {
     const pg = cfg.db.kind === 'postgres'
     const redisUrl = pg ? cfg.redisUrl : undefined
     // in-process listeners first, then Redis and/or LISTEN/NOTIFY on the primary (docs/wake-ups.md)
-    const bus = wakeBus({ boardId, log: log.child({ mod: 'bus' }), redisUrl, listenUrl: pg && cfg.pgNotify ? cfg.db.directUrl : undefined })
+    const network = opts.wakeUps !== false
+    const bus = wakeBus({
+      boardId,
+      log: log.child({ mod: 'bus' }),
+      redisUrl: network ? redisUrl : undefined,
+      listenUrl: network && pg && cfg.pgNotify ? cfg.db.directUrl : undefined,
+    })
     opened.push(() => bus.close())
     const redis = redisUrl ? redisClient(redisUrl, log.child({ mod: 'redis' })) : undefined
     if (redis) opened.push(async () => void redis.disconnect())
