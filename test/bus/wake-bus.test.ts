@@ -132,6 +132,13 @@ t.test('a LISTEN connection that drops comes back, and its listeners are told to
   a.bus.publishWake(6)
   t.ok(await until(() => b.heads.includes(6)), 'wakes flow again')
   t.notOk(b.heads.includes(5), 'the wake sent while b was cut off never arrived (the fallback poll covers it)')
+
+  // closing while the primary is unreachable stops the reconnect attempts: if it did not, this
+  // test file would never exit (tap fails it)
+  proxy.cut()
+  t.ok(await until(async () => (await gauge('wire_pg_listen_up')) === 0), 'cut off again')
+  await b.bus.close()
+  t.equal(await gauge('wire_pg_listen_up'), 1, 'a closed bus no longer reports')
 })
 
 t.test('two boards on one Redis and one PostgreSQL never hear each other', async (t) => {

@@ -27,14 +27,18 @@ export function pgPath(url: string, boardId: string, log: Logger, sink: PathSink
   }
 
   const open = async () => {
+    // @NOTE pg-listen's own reconnect loop ignores close(): it may make one attempt only (retryLimit 2),
+    // then we start over with a new subscriber, so a closed bus never keeps retrying or keeps a connection
     const s = pgListen.default(
       { connectionString: url, application_name: 'wire-listen', connectionTimeoutMillis: 3000 },
-      // reconnect forever (pg-listen gives up after 3 s by default); plain-text payloads
-      { retryTimeout: 0, retryInterval: (n) => Math.min(100 * n, 2000), paranoidChecking: 10_000, parse: (t) => t, serialize: (t) => t },
+      { retryLimit: 2, retryTimeout: 0, retryInterval: 50, paranoidChecking: 10_000, parse: (t) => t, serialize: (t) => t },
     )
     sub = s
     s.events.on('reconnect', () => (listening = false))
-    s.events.on('connected', () => sub === s && s.getSubscribedChannels().length > 0 && listened()) // after a reconnect: LISTEN is renewed
+    s.events.on('connected', () => {
+      if (sub !== s) return void s.close().catch(() => {}) // a reconnect that finished after this subscriber was given up
+      if (s.getSubscribedChannels().length > 0) listened() // after a reconnect: LISTEN is renewed
+    })
     s.events.on('error', (err) => {
       // pg-listen stopped trying on this connection: start over with a new one
       log.warn({ err: err.message }, 'LISTEN connection failed')
