@@ -4,16 +4,27 @@ import type { Logger } from '../log/index.js'
 import { channels } from './channels.js'
 import { PRESENCE_WINDOW_MS, type Presence } from './types.js'
 
-const MAX_PENDING = 100_000
+/** At most this many pollers are remembered between counts (anonymous pollers are free to make). */
+export const MAX_PENDING = 100_000
 
-/** recentPollers of a single-process board. */
+/** recentPollers of a single-process board: the map is kept in order of last touch, oldest first. */
 export function localPresence(now = Date.now): Presence {
   const seen = new Map<string, number>()
+  const prune = () => {
+    const cutoff = now() - PRESENCE_WINDOW_MS
+    for (const [k, t] of seen) {
+      if (t > cutoff) break
+      seen.delete(k)
+    }
+  }
   return {
-    touch: (key) => void seen.set(key, now()),
+    touch(key) {
+      const known = seen.delete(key) // re-inserted below: moves to the young end
+      if (!known && seen.size >= MAX_PENDING) prune()
+      if (known || seen.size < MAX_PENDING) seen.set(key, now()) // bounded: beyond the cap a new poller is not counted
+    },
     async count() {
-      const cutoff = now() - PRESENCE_WINDOW_MS
-      for (const [k, t] of seen) if (t <= cutoff) seen.delete(k)
+      prune()
       return seen.size
     },
     close: async () => void seen.clear(),
@@ -48,7 +59,7 @@ export function redisPresence(redis: Redis, boardId: string, log: Logger, now = 
   const timer = setInterval(() => void flush(), 1000)
   timer.unref()
   return {
-    // @NOTE bounded while Redis is down: beyond the cap a poller is simply not counted
+    // @NOTE bounded while Redis is down: beyond the cap a new poller is simply not counted
     touch: (k) => void (pending.size < MAX_PENDING && pending.set(createHash('sha256').update(k).digest('base64url').slice(0, 22), now())),
     async count() {
       await flush()
