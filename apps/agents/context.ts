@@ -27,7 +27,7 @@ export interface AgentsOptions {
 export async function createAgentsContext(cfg: Config, log: Logger, infra: Infra, opts: AgentsOptions = {}): Promise<AgentsContext> {
   if (opts.shared) return { cfg, ...opts.shared, ready: async () => ({ ok: true }), close: async () => {} }
   const reads = await createReadSide(cfg, log, infra, { tailSize: Math.min(cfg.reader.tailSize, 1000) })
-  const publisher = createPublisher(cfg, log, infra, { onCommit: (head) => reads.feed.committed(head) }) // read-your-writes
+  const publisher = createPublisher(cfg, log, infra)
   let stopping = false
   return {
     cfg,
