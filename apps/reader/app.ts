@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify'
-import { createHttpApp, healthRoutes } from '../../libs/shared/http/index.js'
+import { createHttpApp, healthRoutes, resourceMetadataUrl } from '../../libs/shared/http/index.js'
 import type { ReaderContext } from './context.js'
 import { boardRoutes } from './routes/board.js'
 import { discoveryRoutes } from './routes/discovery.js'
@@ -22,7 +22,7 @@ export async function readerRoutes(app: FastifyInstance, { ctx, features = FEATU
 
 /** The reader process's app: health, reads, long-polls and discovery. No listen(): tests call this too. */
 export function buildReader(ctx: ReaderContext): FastifyInstance {
-  const app = createHttpApp(ctx.log)
+  const app = createHttpApp(ctx.log, { resourceMetadataUrl: resourceMetadataUrl(ctx.cfg.baseUrl) })
   app.register(healthRoutes, { ready: () => ctx.ready() })
   app.register(readerRoutes, { ctx })
   return app

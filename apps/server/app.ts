@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import { networkIdentity } from '../../libs/shared/auth/index.js'
 import type { Config } from '../../libs/shared/config/index.js'
-import { createHttpApp, healthRoutes } from '../../libs/shared/http/index.js'
+import { createHttpApp, healthRoutes, resourceMetadataUrl } from '../../libs/shared/http/index.js'
 import type { Infra } from '../../libs/shared/infra/index.js'
 import type { Logger } from '../../libs/shared/log/index.js'
 import { readerRoutes } from '../reader/app.js'
@@ -37,7 +37,7 @@ export async function buildBoard(
     onCommit: (head) => reader.feed.noteHead(head),
     onInvalidate: (m) => reader.feed.invalidate(m), // the next read already shows an admin change
   })
-  const app = createHttpApp(log)
+  const app = createHttpApp(log, { resourceMetadataUrl: resourceMetadataUrl(cfg.baseUrl) })
   app.register(healthRoutes, {
     ready: async () => {
       const [w, r] = await Promise.all([writer.ready(), reader.ready()])

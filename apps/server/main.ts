@@ -9,10 +9,10 @@ const cfg = loadConfigOrExit()
 const log = createLogger('server', cfg.logLevel)
 await runUntilSignal(log, async () => {
   const infra = await openInfra(cfg, log, { migrate: cfg.autoMigrate })
-  const { app } = await buildBoard(cfg, log, infra)
+  const { app, reader } = await buildBoard(cfg, log, infra)
   const address = await app.listen({ host: cfg.host, port: cfg.port })
   log.info({ address, database: cfg.db.kind, bus: cfg.redisUrl && cfg.db.kind === 'postgres' ? 'redis' : 'in-process' }, 'wire board ready')
-  process.stdout.write(welcome(cfg, address))
+  process.stdout.write(welcome(cfg, address, (await reader.board.meta()).name))
   return async () => {
     await app.close() // long-polls answered, in-flight publishes committed, sweeper stopped
     await infra.close() // then the database (PGlite flushes and closes)

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify'
-import { createHttpApp, healthRoutes } from '../../libs/shared/http/index.js'
+import { createHttpApp, healthRoutes, resourceMetadataUrl } from '../../libs/shared/http/index.js'
 import type { Presence } from '../../libs/shared/bus/index.js'
 import type { ReadSide } from '../../libs/shared/feed/index.js'
 import { agentRoutes } from './agents/index.js'
@@ -28,7 +28,7 @@ export async function writerRoutes(app: FastifyInstance, { ctx, presence, reads 
 
 /** The writer process's app: health, publish, admin and (given a read side) MCP and A2A. No listen(): tests call this too. */
 export function buildWriter(ctx: WriterContext, presence: Presence, reads?: ReadSide): FastifyInstance {
-  const app = createHttpApp(ctx.log)
+  const app = createHttpApp(ctx.log, { resourceMetadataUrl: resourceMetadataUrl(ctx.cfg.baseUrl) })
   app.register(healthRoutes, { ready: () => ctx.ready() })
   app.register(writerRoutes, { ctx, presence, ...(reads && { reads }) })
   return app

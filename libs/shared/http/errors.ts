@@ -63,7 +63,8 @@ export function sendError(reply: FastifyReply, e: WireError) {
 export function installErrorHandler(app: FastifyInstance) {
   app.setErrorHandler((err, req, reply) => {
     const e = toWireError(err)
-    if (STATUS[e.code] >= 500) req.log.error({ err, code: e.code }, 'request failed')
+    // admin_disabled is a 501 by the spec's word, but a setting, not a fault: nobody needs to look
+    if (STATUS[e.code] >= 500 && e.code !== 'admin_disabled') req.log.error({ err, code: e.code }, 'request failed')
     else req.log.debug({ code: e.code }, 'request refused')
     return sendError(reply, e)
   })
