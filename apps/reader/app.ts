@@ -3,6 +3,8 @@ import { createHttpApp, healthRoutes, resourceMetadataUrl } from '../../libs/sha
 import type { ReaderContext } from './context.js'
 import { boardRoutes } from './routes/board.js'
 import { discoveryRoutes } from './routes/discovery.js'
+import { onboardingRoutes } from './routes/onboarding.js'
+import { openApiRoutes } from './routes/openapi.js'
 import { signalRoutes } from './routes/signals.js'
 import { statsRoutes } from './routes/stats.js'
 
@@ -15,8 +17,10 @@ export async function readerRoutes(app: FastifyInstance, { ctx, features = FEATU
     await app.register(signalRoutes, { prefix, ctx })
     await app.register(boardRoutes, { prefix, ctx })
     await app.register(statsRoutes, { prefix, ctx })
+    await app.register(openApiRoutes, { prefix, ctx })
   }
   await app.register(discoveryRoutes, { ctx, features })
+  await app.register(onboardingRoutes, { ctx })
   app.addHook('preClose', async () => ctx.close())
 }
 

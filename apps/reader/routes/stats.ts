@@ -1,9 +1,7 @@
 import type { FastifyInstance } from 'fastify'
-import { z } from 'zod'
+import { StatsQuery } from '../../../libs/shared/api/index.js'
 import type { ReaderContext } from '../context.js'
 
-const integer = z.string().regex(/^-?\d{1,9}$/, 'must be an integer').optional()
-const StatsQuery = z.object({ bucketSeconds: integer, buckets: integer })
 const clamp = (v: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, v))
 
 /**
