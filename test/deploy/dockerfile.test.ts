@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs'
 import t from 'tap'
 import { projectPath } from '../../libs/shared/paths.js'
 import { dockerfileProblems, imageUser, inContext, parseDockerfile, readDockerfile, readDockerignore } from './dockerfile.js'
-import { render } from './kustomize.js'
+import { render } from './render.js'
 import { roleOf } from './roles.js'
 import { BASE_DIR, byKind, containersOf } from './support.js'
 
