@@ -2,7 +2,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { join, relative, resolve, dirname } from 'node:path'
 import t from 'tap'
 
-// STYLE.md §2 "Who may import whom", checked over every import line in apps/ and libs/.
+// Who may import whom (README "Layout": apps use libs, never each other; domain is pure), checked over every import line in apps/ and libs/.
 const root = resolve(import.meta.dirname, '..')
 const files = (dir: string): string[] =>
   readdirSync(dir).flatMap((f) => {

@@ -12,7 +12,7 @@ export interface RateLimitOptions {
 }
 
 /**
- * Per-identity publish limits (decisions.md "Rate limit"), shared by all writers through Redis.
+ * Per-identity publish limits (docs/protocol.md "Rate limit"), shared by all writers through Redis.
  * While Redis is down each writer falls back to its own in-memory limiter (fail to local, not open).
  */
 export function publishRateLimits(o: RateLimitOptions, redis?: Redis) {

@@ -6,7 +6,7 @@ import { openInfra } from '../../libs/shared/infra/index.js'
 import { createLogger } from '../../libs/shared/log/index.js'
 import { startStack } from '../helpers/stack.js'
 
-// ARCHITECTURE.md "The feed invariant": many concurrent publishers whose insert transactions
+// docs/architecture.md "The feed invariant": many concurrent publishers whose insert transactions
 // stall for random times, spread over four independent writer lanes (each with its own pool, as
 // separate writer processes would be); followers that only keep nextCursor — long-polling and
 // plain polling, on two readers — must see every acknowledged signal exactly once, in seq order.

@@ -5,7 +5,7 @@ import type { ReaderContext } from '../context.js'
 const clamp = (v: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, v))
 
 /**
- * GET /sw/stats (decisions.md "Stats"): `bucketSeconds` clamped to 60..3600 and rounded down to whole
+ * GET /sw/stats (docs/protocol.md "Stats"): `bucketSeconds` clamped to 60..3600 and rounded down to whole
  * minutes (the rollup's grain), `buckets` to 6..120. A read of the rollup plus the few signals it has
  * not reached yet, never a scan of the signals table.
  */

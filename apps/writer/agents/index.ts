@@ -6,7 +6,7 @@ import type { AgentDeps } from './deps.js'
 import { mcpRoutes } from './mcp.js'
 
 /**
- * The agent surfaces (issue #6): MCP at /mcp, A2A at /a2a with its card at
+ * The agent surfaces (docs/agents.md): MCP at /mcp, A2A at /a2a with its card at
  * /.well-known/agent-card.json. They publish through the writer's one publish path and read
  * through `reads` (the writer's own read side, or the reader's in the single process).
  */

@@ -3,7 +3,7 @@ import type { Logger } from '../log/index.js'
 import type { Db, QueryResult } from './types.js'
 
 /**
- * Reads that survive a replica outage (ARCHITECTURE.md "Failure behaviour"): queries go to the
+ * Reads that survive a replica outage (docs/architecture.md "Failure behaviour"): queries go to the
  * replica; when it is unreachable they go to the primary, and the replica is tried again after
  * `retryMs`. Read-only: transactions and exec are not offered.
  */

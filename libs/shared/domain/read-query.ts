@@ -21,7 +21,7 @@ export interface ReadQuery extends ReadFilter {
 
 type Raw = Record<string, unknown>
 
-/** Query string → ReadQuery (decisions.md "Reading"). Garbage → invalid_request, never a throw of another kind. */
+/** Query string → ReadQuery (docs/protocol.md "Reading"). Garbage → invalid_request, never a throw of another kind. */
 export function parseReadQuery(raw: Raw, nowMs: number): ReadQuery {
   const cursor = optionalInt(raw, 'cursor', 0)
   const limit = optionalInt(raw, 'limit', Number.MIN_SAFE_INTEGER)

@@ -29,7 +29,7 @@ const ALL: ReadFilter = { type: null, tags: [], origin: null, q: null, sinceMs: 
 const PULL = 1000
 
 /**
- * The reader's view of the feed (ARCHITECTURE.md "Reader"): an in-memory tail advanced by one
+ * The reader's view of the feed (docs/architecture.md "Reader"): an in-memory tail advanced by one
  * query per wake-up however many requests wait, long-poll waiters matched in memory, and a
  * fallback timer so a lost wake-up costs latency, never a signal.
  */

@@ -15,7 +15,7 @@ export interface HttpAppOptions {
 }
 
 /**
- * The fastify instance every role starts from: JSON errors everywhere, CORS as decisions.md says,
+ * The fastify instance every role starts from: JSON errors everywhere, CORS as docs/protocol.md says,
  * the 64 KiB body cap, and JSON bodies handed to routes as text (publish keeps payloads verbatim;
  * other routes parse with parseJsonBody).
  */

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify'
 import { ZodError } from 'zod'
 import { WireError, type WireErrorCode } from '../domain/index.js'
 
-/** The table in decisions.md; changed only here. */
+/** The table in docs/protocol.md; changed only here. */
 export const STATUS: Record<WireErrorCode, number> = {
   invalid_request: 400,
   reply_requires_ref: 400,
