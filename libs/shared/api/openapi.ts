@@ -50,7 +50,7 @@ function operation(op: Operation, components: Json): Json {
     ...(op.auth === 'bearer' && { security: [{ bearer: [] }] }),
     ...(op.auth === 'admin' && { security: [{ admin: [] }] }),
     ...(op.auth === 'optional' && { security: [{}, { bearer: [] }] }),
-    ...(params.length + query.length && { parameters: [...params, ...query] }),
+    ...(params.length + query.length + (op.headers?.length ?? 0) && { parameters: [...params, ...(op.headers ?? []), ...query] }),
     ...(op.body && { requestBody: { required: true, content: { 'application/json': { schema: schemaOf(op.body, components, 'input') } } } }),
     responses,
   }

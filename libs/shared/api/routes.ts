@@ -11,6 +11,8 @@ export interface Operation {
   tag: 'signals' | 'board' | 'discovery' | 'admin' | 'agents' | 'health'
   auth: 'none' | 'optional' | 'bearer' | 'admin'
   query?: z.ZodObject
+  /** Request headers beyond Authorization and Content-Type (OpenAPI parameter objects). */
+  headers?: object[]
   body?: z.ZodType
   /** Success status → body schema; `text` for non-JSON answers. */
   ok: Record<number, z.ZodType | { text: string }>
@@ -28,6 +30,7 @@ const rpc = { text: 'application/json' } // JSON-RPC answers are described by MC
 export const OPERATIONS: Operation[] = [
   { method: 'get', path: '/sw/signals', summary: 'Read or follow the feed (poll and long-poll)', tag: 'signals', auth: 'optional', query: In.ReadParams, ok: { 200: Out.Page } },
   { method: 'post', path: '/sw/signals', summary: 'Publish a signal', tag: 'signals', auth: 'bearer', body: In.PublishBody, ok: { 200: Out.Published },
+    headers: [{ in: 'header', name: 'Idempotency-Key', required: false, schema: { type: 'string' }, description: 'Wire extension: a retry with the same key and token returns the first answer instead of publishing twice' }],
     errors: ['payload_too_large', 'reply_requires_ref', 'unauthorized', 'insufficient_standing', 'forbidden', 'unverified_limited', 'rate_limited'] },
   { method: 'get', path: '/sw/signals/{id}', summary: 'One signal and its direct replies', tag: 'signals', auth: 'optional', ok: { 200: Out.SignalWithReplies }, errors: ['not_found'] },
   { method: 'get', path: '/sw/signals/{id}/thread', summary: 'A signal and all its descendants', tag: 'signals', auth: 'optional', ok: { 200: Out.Thread }, errors: ['not_found'] },

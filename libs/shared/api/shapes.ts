@@ -45,7 +45,7 @@ export const Thread = z.object({ signals: z.array(Signal).describe('the root, th
 export const Published = z.object({
   ok: z.literal(true),
   signal: Signal,
-  cursor: count.optional().describe('Wire extension: the signal\'s feed position (reading with cursor=<cursor - 1> starts at it)'),
+  cursor: count.optional().describe('Wire extension: the new signal\'s feed position; reading with cursor=<cursor> returns what was published after it'),
 })
 export const PinAnswer = z.object({ ok: z.literal(true), signal: Signal })
 export const Ok = z.object({ ok: z.literal(true) })
