@@ -41,6 +41,7 @@ function startHint(err: unknown): string | null {
   const e = err as { code?: unknown; port?: unknown; address?: unknown } | null
   if (e?.code === 'EADDRINUSE')
     return `port ${String(e.port ?? '')} on ${String(e.address ?? '')} is already in use: stop the other process or set SERVER_PORT to a free port`
+  if (e?.code === 'EWIRE_DATA_DIR_BUSY') return (err as Error).message
   if (e?.code === 'EACCES' && e.port !== undefined)
     return `no permission to listen on port ${String(e.port)}: set SERVER_PORT to a port above 1023`
   return null
