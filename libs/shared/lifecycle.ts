@@ -36,6 +36,26 @@ export async function runUntilSignal(log: Logger, start: () => Promise<() => Pro
   }
 }
 
+/** A started app: its HTTP server (not listening yet) and how to stop it and release what it holds. */
+export interface StartedApp {
+  readonly app: { listen(o: { host: string; port: number }): Promise<string>; close(): Promise<unknown> }
+  close(): Promise<void>
+}
+
+/** A role's main: start it, listen on SERVER_HOST:SERVER_PORT, and stop it on SIGTERM or SIGINT. */
+export function serveUntilSignal(log: Logger, where: { host: string; port: number }, start: () => Promise<StartedApp>) {
+  return runUntilSignal(log, async () => {
+    const started = await start()
+    try {
+      log.info({ address: await started.app.listen({ host: where.host, port: where.port }) }, 'listening') // a fresh object: fastify writes into it
+    } catch (err) {
+      await started.close()
+      throw err
+    }
+    return () => started.close()
+  })
+}
+
 /** A start failure the operator fixes with one setting gets one line naming it, not a stack trace. */
 function startHint(err: unknown): string | null {
   const e = err as { code?: unknown; port?: unknown; address?: unknown } | null

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto'
 import { Role, TaskState, type Message, type Part } from '@a2a-js/sdk'
 import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext } from '@a2a-js/sdk/server'
-import { invalid, serializeSignal } from '../../../libs/shared/domain/index.js'
-import { readPageJson } from '../../../libs/shared/feed/index.js'
-import { STATUS, toWireError } from '../../../libs/shared/http/index.js'
-import { publishSignal } from '../publish.js'
+import { invalid, serializeSignal } from '../../libs/shared/domain/index.js'
+import { readPageJson } from '../../libs/shared/feed/index.js'
+import { errorBody, logFailure, toWireError } from '../../libs/shared/http/index.js'
+import { publishSignal } from '../../libs/shared/publish/index.js'
 import type { AgentDeps, Caller } from './deps.js'
 import { StrictReadArgs, toReadQuery } from './read-args.js'
 
@@ -48,17 +48,15 @@ export class WireAgentExecutor implements AgentExecutor {
       bus.publish(AgentEvent.artifactUpdate({ taskId, contextId, artifact, append: false, lastChunk: true, metadata: undefined }))
     } catch (err) {
       const e = toWireError(err)
-      if (STATUS[e.code] >= 500) caller.log.error({ err, code: e.code }, 'a2a task failed')
-      else caller.log.debug({ code: e.code }, 'a2a task refused')
-      const { code, details } = e
-      const error = { code, message: e.message, ...(details && { details }) }
+      logFailure(caller.log, err, e, { surface: 'a2a' })
+      const { error } = errorBody(e)
       state = TaskState.TASK_STATE_FAILED
       message = {
         messageId: randomUUID(),
         contextId,
         taskId,
         role: Role.ROLE_AGENT,
-        parts: [dataPart({ error }), textPart(`${code}: ${e.message}`)],
+        parts: [dataPart({ error }), textPart(`${e.code}: ${e.message}`)],
         metadata: undefined,
         extensions: [],
         referenceTaskIds: [],
@@ -77,14 +75,14 @@ async function runSkill(d: AgentDeps, c: Caller, msg: Message): Promise<{ skill:
   if ('$type' in data) {
     const s = await publishSignal(d.publish, c.authorization, JSON.stringify(data))
     c.log.info({ id: s.id, seq: s.seq, origin: s.origin, via: 'a2a' }, 'signal published')
-    return { skill: 'publish-signal', json: `{"ok":true,"signal":${serializeSignal(s, d.cfg.authority)}}` }
+    return { skill: 'publish-signal', json: `{"ok":true,"signal":${serializeSignal(s, d.cfg.authority)},"cursor":${s.seq}}` }
   }
   const parsed = StrictReadArgs.safeParse(data)
   if (!parsed.success) {
     const i = parsed.error.issues[0]
     throw invalid(`${i?.path.length ? `${i.path.join('.')}: ` : ''}${i?.message ?? 'invalid read parameters'}; ${USAGE}`)
   }
-  return { skill: 'read-signals', json: await readPageJson(d.reads, toReadQuery(parsed.data), c.poller(), c.onGone) }
+  return { skill: 'read-signals', json: await readPageJson(d.reads, toReadQuery(parsed.data), c.poller(), c.gone) }
 }
 
 const dataPart = (value: unknown): Part => ({ content: { $case: 'data', value }, metadata: undefined, filename: '', mediaType: 'application/json' })
