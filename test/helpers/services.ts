@@ -14,7 +14,7 @@ export async function assertServicesUp(): Promise<void> {
     await c.query('select 1')
   } catch (err) {
     // a fresh server has no `test` database: make it once, then go on
-    if ((err as { code?: unknown }).code === '3D000' && (await createTestDatabase())) return assertServicesUp()
+    if ((err as { code?: unknown }).code === '3D000' && (await createDatabase(TEST_DATABASE_URL))) return assertServicesUp()
     throw new Error(
       `PostgreSQL at ${TEST_DATABASE_URL} is unreachable (${(err as Error).message}). ` +
         `Start it with: pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start`,
@@ -51,9 +51,9 @@ export async function dropSchema(schema: string): Promise<void> {
   }
 }
 
-/** Creates TEST_DATABASE_URL's database through the server's `postgres` database; false if that fails. */
-async function createTestDatabase(): Promise<boolean> {
-  const url = new URL(TEST_DATABASE_URL)
+/** Creates the database a connection string names, through the server's `postgres` database; false if that fails. */
+export async function createDatabase(connectionString: string): Promise<boolean> {
+  const url = new URL(connectionString)
   const name = decodeURIComponent(url.pathname.slice(1))
   url.pathname = '/postgres'
   const c = new pg.Client({ connectionString: url.toString(), connectionTimeoutMillis: 3000 })
