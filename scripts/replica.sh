@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # A PostgreSQL streaming replica of the local primary, for running the fleet and its tests on one
-# machine (ARCHITECTURE.md: readers read from a replica). Debian layout, PostgreSQL 15, run as root.
+# machine (docs/architecture.md: readers read from a replica). Debian layout, PostgreSQL 15+.
+# Needs root: it runs PostgreSQL's tools as the postgres user and may edit the primary's pg_hba.conf.
 #
 #   scripts/replica.sh start [PORT] [DIR]   create and start a hot standby on PORT (default 5433)
 #   scripts/replica.sh stop  [PORT] [DIR]   stop it, drop its replication slot, remove DIR
@@ -34,10 +35,21 @@ stop_replica() {
   rm -rf "$dir"
 }
 
+port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "$0: must run as root (it runs pg_basebackup and pg_ctl as the postgres user); try: sudo $0 $*" >&2
+  exit 1
+fi
+
 case "$cmd" in
   start)
     allow_replication
     stop_replica # a leftover from an earlier run is replaced, never reused
+    if port_in_use "$port"; then
+      echo "$0: port $port is already in use on 127.0.0.1; pick another: $0 start <PORT>" >&2
+      exit 1
+    fi
     mkdir -p "$dir" && chown postgres: "$dir"
     as_pg "$bin/pg_basebackup" -h "$primary_host" -p "$primary_port" -U postgres -D "$dir/data" -R -X stream -C -S "$slot" --checkpoint=fast
     max_conn=$(psql_primary -c 'show max_connections')

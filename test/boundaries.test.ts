@@ -62,6 +62,7 @@ const MAY_IMPORT: Record<string, string[]> = {
   infra: ['db', 'bus', 'auth', 'domain', 'log', 'metrics', 'config (type)'],
   feed: ['db', 'bus', 'domain', 'log', 'metrics', 'config (type)', 'infra (type)'],
   publish: ['db', 'bus', 'auth', 'domain', 'log', 'metrics', 'config (type)', 'infra (type)'],
+  api: ['domain', 'http'],
   views: ['db', 'bus', 'domain', 'log', 'metrics', 'config (type)'],
 }
 

@@ -31,11 +31,10 @@ export async function a2aRoutes(app: FastifyInstance, { deps }: { deps: AgentDep
   const handler = new DefaultRequestHandler(card, store, new WireAgentExecutor(deps))
   const v1 = new JsonRpcTransportHandler(handler)
   const v03 = new LegacyJsonRpcTransportHandler(handler)
-  const cards = { v1: cardJson(card), v03: legacyCardJson(card) }
-
   app.get('/.well-known/agent-card.json', async (req, reply) => {
-    reply.header('vary', A2A_VERSION_HEADER).header('cache-control', 'public, max-age=300')
-    return sendJsonText(reply, isLegacyVersion(headerOf(req.headers, A2A_VERSION_HEADER)) ? cards.v03 : cards.v1)
+    reply.header('vary', A2A_VERSION_HEADER).header('cache-control', 'public, max-age=60')
+    const named = agentCard(deps.cfg, (await deps.readSide.board.meta()).name) // a rename shows at once
+    return sendJsonText(reply, isLegacyVersion(headerOf(req.headers, A2A_VERSION_HEADER)) ? legacyCardJson(named) : cardJson(named))
   })
 
   jsonRpcErrors(app)

@@ -42,9 +42,10 @@ const SKILLS: AgentSkill[] = [
  * 1.0 and, for the many clients still on 0.3, for 0.3 as well. URLs come from config, never from
  * the request's Host header. Reads are public; the bearer scheme applies to publish-signal.
  */
-export function agentCard(cfg: Config): AgentCard {
+export function agentCard(cfg: Config, boardName?: string): AgentCard {
   return {
-    name: `Wire board ${cfg.authority}`,
+    // the board's own name (follows a rename: the card route builds it per request)
+    name: boardName ? `${boardName} (wire board sw://${cfg.authority})` : `Wire board ${cfg.authority}`,
     description:
       'A message board for software agents (wire protocol v1). Agents publish short-lived JSON signals, categorised by tags, ' +
       'and read or long-poll the feed with a cursor. Reading is public; publishing needs a bearer token.',

@@ -3,7 +3,7 @@ import { z } from 'zod'
 /**
  * GET /sw/signals' query parameters as typed JSON, for the MCP tool read_signals and the A2A skill
  * read-signals. Values are handed to parseReadQuery as the query string would be, so meaning,
- * clamps and errors are the HTTP route's (decisions.md "Reading").
+ * clamps and errors are the HTTP route's (docs/protocol.md "Reading").
  */
 export const readArgsShape = {
   cursor: z

@@ -1,12 +1,14 @@
 import type { FastifyInstance } from 'fastify'
 import type { Config } from '../../libs/shared/config/index.js'
-import { createHttpApp, healthRoutes } from '../../libs/shared/http/index.js'
+import { createHttpApp, healthRoutes, resourceMetadataUrl } from '../../libs/shared/http/index.js'
 import { openInfra } from '../../libs/shared/infra/index.js'
 import type { StartedApp } from '../../libs/shared/lifecycle.js'
 import type { Logger } from '../../libs/shared/log/index.js'
 import { createReaderContext, type ReaderContext, type ReaderOptions } from './context.js'
 import { boardRoutes } from './routes/board.js'
 import { discoveryRoutes } from './routes/discovery.js'
+import { onboardingRoutes } from './routes/onboarding.js'
+import { openApiRoutes } from './routes/openapi.js'
 import { signalRoutes } from './routes/signals.js'
 import { statsRoutes } from './routes/stats.js'
 
@@ -19,8 +21,10 @@ export async function readerRoutes(app: FastifyInstance, { ctx, features = FEATU
     await app.register(signalRoutes, { prefix, ctx })
     await app.register(boardRoutes, { prefix, ctx })
     await app.register(statsRoutes, { prefix, ctx })
+    await app.register(openApiRoutes, { prefix, ctx })
   }
   await app.register(discoveryRoutes, { ctx, features })
+  await app.register(onboardingRoutes, { ctx })
   app.addHook('preClose', async () => ctx.close())
 }
 
@@ -29,7 +33,7 @@ export async function startReader(cfg: Config, log: Logger, opts: ReaderOptions 
   const infra = await openInfra(cfg, log, { replica: true })
   try {
     const ctx = await createReaderContext(cfg, log, infra, opts)
-    const app = createHttpApp(log)
+    const app = createHttpApp(log, { resourceMetadataUrl: resourceMetadataUrl(cfg.baseUrl) })
     app.register(healthRoutes, { ready: () => ctx.ready() })
     app.register(readerRoutes, { ctx })
     return { app, ctx, close: async () => (await app.close(), await infra.close()) }

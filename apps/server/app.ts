@@ -8,7 +8,7 @@ import { writerRoutes } from '../writer/app.js'
 import { createWriterContext, type WriterContext, type WriterOptions } from '../writer/context.js'
 import { networkIdentity } from '../../libs/shared/auth/index.js'
 import type { Config } from '../../libs/shared/config/index.js'
-import { createHttpApp, healthRoutes } from '../../libs/shared/http/index.js'
+import { createHttpApp, healthRoutes, resourceMetadataUrl } from '../../libs/shared/http/index.js'
 import { openInfra, type Infra } from '../../libs/shared/infra/index.js'
 import type { StartedApp } from '../../libs/shared/lifecycle.js'
 import type { Logger } from '../../libs/shared/log/index.js'
@@ -29,6 +29,8 @@ export interface BoardOptions {
   sweeper?: boolean
   /** Connections already open (tests that seed the database first); otherwise opened here, migrating. */
   infra?: Infra
+  /** Sees every route as it is registered (tests that list what the board serves). */
+  onRoute?: (route: { method: string | string[]; url: string }) => void
 }
 
 /**
@@ -49,7 +51,8 @@ export async function startBoard(cfg: Config, log: Logger, opts: BoardOptions = 
     const agents = await createAgentsContext(cfg, log, infra, {
       shared: { readSide: reader.readSide, publish: writer.publisher.deps, identity: writer.identity },
     })
-    const app = createHttpApp(log)
+    const app = createHttpApp(log, { resourceMetadataUrl: resourceMetadataUrl(cfg.baseUrl) })
+    if (opts.onRoute) app.addHook('onRoute', opts.onRoute)
     app.register(healthRoutes, {
       ready: async () => {
         const [w, r] = await Promise.all([writer.ready(), reader.ready()])

@@ -13,6 +13,6 @@ await runUntilSignal(log, async () => {
     throw err
   })
   log.info({ address, database: cfg.db.kind, bus: cfg.redisUrl && cfg.db.kind === 'postgres' ? 'redis' : 'in-process' }, 'wire board ready')
-  process.stdout.write(welcome(cfg, address))
+  process.stdout.write(welcome(cfg, address, (await board.reader.board.meta()).name))
   return () => board.close() // long-polls answered, publishes committed, sweeper stopped; then the database (PGlite flushes)
 })

@@ -24,7 +24,7 @@ export interface Sweeper {
 }
 
 /**
- * The sweeper role (ARCHITECTURE.md "Sweeper"): pg-boss in a schema of its own runs the purge and
+ * The sweeper role (docs/architecture.md "Sweeper"): pg-boss in a schema of its own runs the purge and
  * the stats rollup once per SIGNAL_SWEEP_INTERVAL_SECONDS, however many sweepers run. Runs in its
  * own process in the fleet and inside the single process (PostgreSQL or PGlite) otherwise.
  */
@@ -108,7 +108,7 @@ function jobRuns(cfg: Config, infra: Infra, log: Logger, opts: SweeperOptions): 
 function offerEverySlot(boss: PgBoss, workIds: Map<JobName, string>, interval: number, stopping: AbortSignal, log: Logger) {
   // @NOTE one job per queue per slot of `interval` seconds, however many sweepers offer it: pg-boss
   // keeps (name, singleton slot, key) unique among jobs not cancelled, and a job row outlives its
-  // slot (deleteAfterSeconds), so a second send in the same slot returns null (FACTS.md "pg-boss").
+  // slot (deleteAfterSeconds), so a second send in the same slot returns null (pg-boss 12.35; test/sweeper/two-sweepers.test.ts).
   const slot: SendOptions = {
     singletonKey: 'sweep',
     singletonSeconds: interval,
@@ -144,7 +144,7 @@ async function createQueue(boss: PgBoss, name: string) {
     try {
       return await boss.createQueue(name)
     } catch (err) {
-      // @NOTE FACTS.md: two processes creating the same queue for the first time at once can hit
+      // @NOTE pg-boss 12: two processes creating the same queue for the first time at once can hit
       // `deadlock detected` (SQLSTATE 40P01); the loser's transaction rolled back, so trying again is safe
       if ((err as { code?: unknown }).code !== '40P01' || attempt >= 5) throw err
       await sleep(50 * attempt + Math.random() * 100)

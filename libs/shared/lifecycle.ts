@@ -13,7 +13,9 @@ export async function runUntilSignal(log: Logger, start: () => Promise<() => Pro
   try {
     stop = await start()
   } catch (err) {
-    log.fatal({ err }, 'failed to start')
+    const hint = startHint(err)
+    if (hint) process.stderr.write(`wire: ${hint}\n`)
+    else log.fatal({ err }, 'failed to start')
     process.exitCode = 1
     setTimeout(() => process.exit(1), 200).unref()
     return
@@ -52,4 +54,15 @@ export function serveUntilSignal(log: Logger, where: { host: string; port: numbe
     }
     return () => started.close()
   })
+}
+
+/** A start failure the operator fixes with one setting gets one line naming it, not a stack trace. */
+function startHint(err: unknown): string | null {
+  const e = err as { code?: unknown; port?: unknown; address?: unknown } | null
+  if (e?.code === 'EADDRINUSE')
+    return `port ${String(e.port ?? '')} on ${String(e.address ?? '')} is already in use: stop the other process or set SERVER_PORT to a free port`
+  if (e?.code === 'EWIRE_DATA_DIR_BUSY') return (err as Error).message
+  if (e?.code === 'EACCES' && e.port !== undefined)
+    return `no permission to listen on port ${String(e.port)}: set SERVER_PORT to a port above 1023`
+  return null
 }

@@ -2,11 +2,11 @@ import { readFileSync } from 'node:fs'
 import t from 'tap'
 import { projectPath } from '../../libs/shared/paths.js'
 import { dockerfileProblems, imageUser, inContext, parseDockerfile, readDockerfile, readDockerignore } from './dockerfile.js'
-import { render } from './kustomize.js'
+import { render } from './render.js'
 import { roleOf } from './roles.js'
 import { BASE_DIR, byKind, containersOf } from './support.js'
 
-// The image without a Docker engine: the Dockerfile parsed and held to the rules of issue #7, the
+// The image without a Docker engine: the Dockerfile parsed and held to the rules docs/deploy.md sets for the image, the
 // build context it relies on, and its agreement with package.json, tsconfig and the manifests.
 
 const DOCKERFILE = readDockerfile()

@@ -3,7 +3,7 @@ import { DockerfileParser, JSONInstruction, ModifiableInstruction } from 'docker
 import { projectPath } from '../../libs/shared/paths.js'
 
 // The Dockerfile, read with dockerfile-ast (the parser behind VS Code's Docker support), and the
-// rules the image must keep (issue #7). There is no Docker engine here: docs/deploy.md says what
+// rules the image must keep (docs/deploy.md). There is no Docker engine here: docs/deploy.md says what
 // this can and cannot prove.
 
 const KEYWORDS = new Set(['FROM', 'ARG', 'ENV', 'RUN', 'COPY', 'ADD', 'WORKDIR', 'USER', 'LABEL', 'EXPOSE', 'ENTRYPOINT', 'CMD', 'HEALTHCHECK', 'SHELL', 'STOPSIGNAL', 'VOLUME', 'ONBUILD'])

@@ -4,7 +4,7 @@ import { loadConfig } from '../../libs/shared/config/index.js'
 import { LIMITS } from '../../libs/shared/domain/index.js'
 import { projectPath } from '../../libs/shared/paths.js'
 import { imageUser } from './dockerfile.js'
-import { render } from './kustomize.js'
+import { render } from './render.js'
 import { containerEnv, roleOf } from './roles.js'
 import { BASE_DIR, byKind, containersOf, EXAMPLES_DIR, find, loadYaml, OVERLAY_DIR, selects, settingNames, type Resource } from './support.js'
 

@@ -13,7 +13,7 @@ import { startStack } from '../helpers/stack.js'
 import { insertSignals } from '../sweeper/support.js'
 import { loadYaml, EXAMPLES_DIR, parseMetrics, sample } from './support.js'
 
-// The metrics issue #7 adds, read back from /metrics (prom-client's registry, which every role
+// The metrics docs/deploy.md lists, read back from /metrics (prom-client's registry, which every role
 // serves there): tail hits, Redis and identity-network health, sweeper outcomes and purged rows.
 // The registry is per process, so each check compares before and after.
 

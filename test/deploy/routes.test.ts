@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import t from 'tap'
 import { route, type RouteSpec } from './gateway.js'
-import { render } from './kustomize.js'
+import { render } from './render.js'
 import { containerEnv, deploySchema, roleOf, startRoleApp, type Role } from './roles.js'
 import { BASE_DIR, byKind, containersOf, find, OVERLAY_DIR, sample } from './support.js'
 

@@ -2,7 +2,7 @@ import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, relative, resolve } from 'node:path'
 import t, { type Test } from 'tap'
-import { render } from './kustomize.js'
+import { render } from './render.js'
 import { BASE_DIR, EXAMPLES_DIR, find, isKustomization, K8S_DIR, loadYaml, manifestFiles, OVERLAY_DIR, type Resource } from './support.js'
 import { schemaErrors, unknownFieldErrors } from './validate.js'
 
@@ -19,7 +19,7 @@ function renderWithPollersPatch(t: Test): Resource[] {
   copyFileSync(join(EXAMPLES_DIR, 'hpa-waiting-pollers.yaml'), join(dir, 'hpa-waiting-pollers.yaml'))
   writeFileSync(
     join(dir, 'kustomization.yaml'),
-    `apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [${OVERLAY_DIR}]\npatches: [{ path: hpa-waiting-pollers.yaml }]\n`,
+    `apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [${relative(dir, OVERLAY_DIR)}]\npatches: [{ path: hpa-waiting-pollers.yaml }]\n`,
   )
   return render(dir)
 }

@@ -9,7 +9,7 @@ import {
   parseSignalRef,
 } from '../../libs/shared/domain/index.js'
 
-// Pure functions: the publish envelope (decisions.md "Signals"), the verbatim payload, and signal ids.
+// Pure functions: the publish envelope (docs/protocol.md "Signals"), the verbatim payload, and signal ids.
 
 const DEFAULT_TTL = 43200
 const parse = (body: string) => parseEnvelope(body, DEFAULT_TTL)

@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap'
 import { matchesFilter, parseReadQuery, parseSince, WireError, type ReadFilter, type Signal } from '../../libs/shared/domain/index.js'
 
-// Pure functions: GET /sw/signals parameters (decisions.md "Reading") and the in-memory filter.
+// Pure functions: GET /sw/signals parameters (docs/protocol.md "Reading") and the in-memory filter.
 
 const NOW = Date.parse('2030-06-15T12:00:00.000Z')
 const q = (raw: Record<string, unknown>) => parseReadQuery(raw, NOW, 'board.example')

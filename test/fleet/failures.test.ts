@@ -3,7 +3,7 @@ import pg from 'pg'
 import { fleetSchema, json, publish, startRedis, startReplica, startRole, tcpProxy } from '../helpers/fleet.js'
 import { TEST_DATABASE_URL, TEST_REDIS_URL } from '../helpers/services.js'
 
-// ARCHITECTURE.md "Failure behaviour", row by row, with real processes and real faults.
+// docs/architecture.md "Failure behaviour", row by row, with real processes and real faults.
 
 const body = (res: Response): Promise<any> => res.json()
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))

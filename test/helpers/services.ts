@@ -13,6 +13,8 @@ export async function assertServicesUp(): Promise<void> {
     await c.connect()
     await c.query('select 1')
   } catch (err) {
+    // a fresh server has no `test` database: make it once, then go on
+    if ((err as { code?: unknown }).code === '3D000' && (await createDatabase(TEST_DATABASE_URL))) return assertServicesUp()
     throw new Error(
       `PostgreSQL at ${TEST_DATABASE_URL} is unreachable (${(err as Error).message}). ` +
         `Start it with: pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start`,
@@ -46,5 +48,22 @@ export async function dropSchema(schema: string): Promise<void> {
     await c.query(`drop schema if exists "${bossSchemaName(schema)}" cascade`)
   } finally {
     await c.end()
+  }
+}
+
+/** Creates the database a connection string names, through the server's `postgres` database; false if that fails. */
+export async function createDatabase(connectionString: string): Promise<boolean> {
+  const url = new URL(connectionString)
+  const name = decodeURIComponent(url.pathname.slice(1))
+  url.pathname = '/postgres'
+  const c = new pg.Client({ connectionString: url.toString(), connectionTimeoutMillis: 3000 })
+  try {
+    await c.connect()
+    await c.query(`create database "${name.replaceAll('"', '""')}"`)
+    return true
+  } catch (err) {
+    return (err as { code?: unknown }).code === '42P04' // another test file made it first
+  } finally {
+    await c.end().catch(() => {})
   }
 }

@@ -16,6 +16,8 @@ export interface StackOptions {
   reader?: ReaderOptions
   /** Run the sweeper (pg-boss) in the stack, as `npm start` does. Off by default: it slows every start. */
   sweeper?: boolean
+  /** Sees every route as it is registered (fastify's onRoute hook), e.g. to list what the board serves. */
+  onRoute?: (route: { method: string | string[]; url: string }) => void
   /** Runs once the schema is migrated, before the board starts (rows seeded here are in the feed from the start). */
   seed?: (infra: Infra, schema: string) => Promise<void>
 }
@@ -61,7 +63,7 @@ export async function startStack(t: Test, o: StackOptions = {}): Promise<Stack> 
       await infra.close()
       throw err
     })
-  const board = await startBoard(cfg, log, { infra, writer: o.writer ?? {}, reader: o.reader ?? {}, sweeper: o.sweeper ?? false })
+  const board = await startBoard(cfg, log, { infra, writer: o.writer ?? {}, reader: o.reader ?? {}, sweeper: o.sweeper ?? false, ...(o.onRoute && { onRoute: o.onRoute }) })
   t.teardown(async () => {
     await board.close()
     await dropSchema(schema) // and its pg-boss schema

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { startStack } from '../helpers/stack.js'
 
-// STYLE.md §9: log ids, codes, counts, durations; never tokens, secrets or signal payloads.
+// The logging rule: log ids, codes, counts, durations; never tokens, secrets or signal payloads.
 // Everything below runs at LOG_LEVEL=trace, then every captured line is searched.
 
 const ADMIN_TOKEN = 'admin-token-SECRET-7f3a9c'

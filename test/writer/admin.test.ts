@@ -12,7 +12,7 @@ import { createLogger } from '../../libs/shared/log/index.js'
 import { TEST_DATABASE_URL } from '../helpers/services.js'
 import { startStack, type Stack } from '../helpers/stack.js'
 
-// The admin API on /sw/admin and /sw/v1/admin (decisions.md "Lifecycle and operators") and the
+// The admin API on /sw/admin and /sw/v1/admin (docs/protocol.md "Lifecycle and operators") and the
 // board file (WIRE_CONFIG).
 
 const TOKEN = 'admin-secret-token'
@@ -258,7 +258,7 @@ t.test('the admin API', async (t) => {
 })
 
 /**
- * Pins, unpins and removals must show in the very next read of the feed (decisions.md: removal is
+ * Pins, unpins and removals must show in the very next read of the feed (docs/protocol.md: removal is
  * "at once everywhere"; an unpinned expired signal "leaves the feed at once"). Run against the
  * reader's in-memory tail (the default) and against the database path (a tail of 0 sends reads to
  * SQL). Each step is repeated so a lucky race cannot pass it.

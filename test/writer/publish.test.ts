@@ -6,7 +6,7 @@ import { TEST_DATABASE_URL } from '../helpers/services.js'
 import { startStack, type Stack } from '../helpers/stack.js'
 
 // POST /sw/signals over HTTP: the emitted signal, every publish error, the check order of
-// decisions.md, references, board rules, rate limits and the unverified tier of local mode.
+// docs/protocol.md, references, board rules, rate limits and the unverified tier of local mode.
 
 const ADMIN = { authorization: 'Bearer admin-secret-token' }
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
@@ -222,7 +222,7 @@ t.test('a successful publish', async (t) => {
     })
   })
 
-  t.test('the check order of decisions.md', async (t) => {
+  t.test('the check order of docs/protocol.md', async (t) => {
     const bad = { authorization: 'Bearer short' }
     t.test('body size comes before auth: an oversized body without a token is payload_too_large', async (t) => {
       const res = await post(s, JSON.stringify({ $type: 'x', t: 'a'.repeat(70 * 1024) }))

@@ -1,17 +1,8 @@
 import type { FastifyInstance } from 'fastify'
-import { z } from 'zod'
+import { TagsQuery } from '../../../libs/shared/api/index.js'
 import { normaliseTags } from '../../../libs/shared/domain/index.js'
 import { describeBoard } from '../../../libs/shared/views/index.js'
 import type { ReaderContext } from '../context.js'
-
-const TagsQuery = z.object({
-  q: z
-    .string()
-    .max(64)
-    .refine((v) => !v.includes('\u0000') && v.isWellFormed(), 'contains invalid characters') // PostgreSQL text cannot hold them
-    .optional(),
-  limit: z.string().regex(/^\d{1,6}$/, 'must be an integer').optional(),
-})
 
 /** GET /sw/wire (board metadata and stats) and GET /sw/tags (type-ahead over active signals). */
 export async function boardRoutes(app: FastifyInstance, { ctx }: { ctx: ReaderContext }) {

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import { LIMITS } from '../../../libs/shared/domain/index.js'
+import { resourceMetadataUrl } from '../../../libs/shared/http/index.js'
 import type { ReaderContext } from '../context.js'
 
 /** GET /.well-known/wire: the discovery document. `features` lists only what this server serves. */
@@ -18,6 +19,11 @@ export async function discoveryRoutes(app: FastifyInstance, { ctx, features }: {
       identityMode: cfg.identity.mode,
       features,
       limits: { ttlMin: LIMITS.ttlMin, ttlMax: LIMITS.ttlMax, maxPayloadBytes: LIMITS.maxPayloadBytes, maxLimit: LIMITS.maxLimit },
+      // onboarding documents, named as the reference server names them
+      authmd: `${cfg.baseUrl}/auth.md`,
+      oauthProtectedResource: resourceMetadataUrl(cfg.baseUrl),
+      openapi: `${cfg.baseUrl}/sw/openapi.json`,
+      ...(cfg.aggregatorUrl && { aggregator: cfg.aggregatorUrl }),
     }
   })
 }

@@ -1,13 +1,11 @@
 import type { FastifyInstance } from 'fastify'
-import { z } from 'zod'
+import { StatsQuery } from '../../../libs/shared/api/index.js'
 import type { ReaderContext } from '../context.js'
 
-const integer = z.string().regex(/^-?\d{1,9}$/, 'must be an integer').optional()
-const StatsQuery = z.object({ bucketSeconds: integer, buckets: integer })
 const clamp = (v: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, v))
 
 /**
- * GET /sw/stats (decisions.md "Stats"): `bucketSeconds` clamped to 60..3600 and rounded down to whole
+ * GET /sw/stats (docs/protocol.md "Stats"): `bucketSeconds` clamped to 60..3600 and rounded down to whole
  * minutes (the rollup's grain), `buckets` to 6..120. A read of the rollup plus the few signals it has
  * not reached yet, never a scan of the signals table.
  */

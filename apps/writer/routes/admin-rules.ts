@@ -1,12 +1,8 @@
 import type { FastifyInstance } from 'fastify'
-import { z } from 'zod'
+import { NewRule } from '../../../libs/shared/api/index.js'
 import { WireError } from '../../../libs/shared/domain/index.js'
 import { parseJsonBody } from '../../../libs/shared/http/index.js'
 import type { WriterContext } from '../context.js'
-
-const NewRule = z
-  .object({ ruleType: z.enum(['allow', 'deny']), identityId: z.string().trim().min(1).max(256) })
-  .strict()
 
 const RULE_ID = /^[\x21-\x7e]{1,256}$/
 

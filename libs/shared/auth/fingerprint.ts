@@ -7,7 +7,7 @@ export const fingerprint = (key: string, token: string) =>
   'fp_' + createHmac('sha256', key).update(token).digest('hex').slice(0, 20)
 
 /**
- * The fingerprint key (decisions.md "Identity"): FINGERPRINT_SECRET if set; else, on PostgreSQL,
+ * The fingerprint key (docs/protocol.md "Identity"): FINGERPRINT_SECRET if set; else, on PostgreSQL,
  * hex SHA-256 of `wire-fp:` + DATABASE_URL; on the embedded database, a random key made once
  * and kept beside the data.
  */

@@ -6,7 +6,7 @@ import { bearerToken } from './bearer.js'
 import type { Identity, IdentityResolver } from './identity.js'
 import { tokenKey, verifyCache, type Verdict } from './verify-cache.js'
 
-/** decisions.md "Identity": the verify call. */
+/** docs/protocol.md "Identity": the verify call. */
 const VERIFY_PATH = '/identity/verify'
 // @NOTE the spec shows no registration call ("not shown"). This path and `Registered` below are our
 // guess, made here and in test/helpers/fake-identity.ts only: POST {authority} → {token, identityId}.

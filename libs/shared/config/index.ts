@@ -16,20 +16,21 @@ const Env = z.object({
   REDIS_URL: optionalText, // ours; unset: in-process wake bus (plus LISTEN/NOTIFY on PostgreSQL)
   WIRE_PG_NOTIFY: flag('1'), // ours: on PostgreSQL, wake-ups also travel by LISTEN/NOTIFY on the primary
   WIRE_PG_SCHEMA: z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/, 'must be a lower-case SQL identifier').default('public'),
-  WIRE_AUTO_MIGRATE: flag('1'),
+  WIRE_AUTO_MIGRATE: z.string().default('1').transform((v) => v.trim() !== '0'), // the spec: `0` disables, anything else migrates
   WIRE_CONFIG: z.string().min(1).default('./subwire.config.json'),
   WIRE_DATA_DIR: z.string().min(1).default('./.wire'),
   SERVER_PORT: int(0, 65535, 4000),
   SERVER_HOST: z.string().min(1).default('0.0.0.0'),
   PUBLIC_WIRE_HOST: z.string().trim().regex(/^[A-Za-z0-9.-]+(:\d{1,5})?$/, 'must be host or host:port').optional(),
   PUBLIC_WIRE_URL: z.string().url().optional(),
+  AGGREGATOR_URL: z.string().url().regex(/^https?:\/\//i, 'must be an http(s) URL').optional(), // metadata for discovery only; never called
   IDENTITY_URL: z.string().url().regex(/^https?:\/\//i, 'must be an http(s) URL').optional(), // set: network identity mode
   LOCAL_IDENTITY_VERIFIED: flag('1'),
   FINGERPRINT_SECRET: optionalText,
   SERVER_ADMIN_TOKEN: optionalText,
   SIGNAL_DEFAULT_TTL_SECONDS: int(10, 86400, 43200),
   THREAD_BIT_FLOOR: int(0, Number.MAX_SAFE_INTEGER, 1),
-  PUBLISH_RATE_LIMIT_MAX: int(1, 1_000_000, 120),
+  PUBLISH_RATE_LIMIT_MAX: int(0, 1_000_000, 120), // 0: no limit, as in the reference server
   PUBLISH_RATE_LIMIT_WINDOW_MS: int(1000, 86_400_000, 60_000),
   UNVERIFIED_RATE_LIMIT_MAX: int(1, 1_000_000, 10),
   UNVERIFIED_THREADS_PER_DAY: int(0, 1_000_000, 1),
@@ -37,9 +38,18 @@ const Env = z.object({
   SIGNAL_SWEEP_GRACE_SECONDS: int(0, 30 * 86400, 86400),
   WAKE_FALLBACK_POLL_MS: int(50, 60_000, 1000),
   READER_TAIL_SIZE: int(0, 1_000_000, 5000), // ours: recent signals each reader keeps in memory (0: every read queries)
-  PUBLISH_MAX_BATCH: int(1, 5000, 500), // ours: most signals one group commit may carry (1 = a commit per signal) // ours: readers re-check the head this often without a wake
+  PUBLISH_MAX_BATCH: int(1, 5000, 500), // ours: most signals one group commit may carry (1 = a commit per signal)
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 })
+
+/**
+ * A loopback name or an IP address is nobody's TLS certificate: links to it default to http://
+ * (PUBLIC_WIRE_HOST=127.0.0.1:4000 would otherwise advertise an https:// URL that nothing serves).
+ */
+function isLocalOrIp(authority: string): boolean {
+  const host = authority.replace(/:\d+$/, '')
+  return host === 'localhost' || host.endsWith('.localhost') || /^\d{1,3}(\.\d{1,3}){3}$/.test(host)
+}
 
 
 /** Reads and validates the environment once; throws one ConfigError naming every bad variable. */
@@ -53,13 +63,15 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const e = parsed.data
   const port = e.SERVER_PORT
   const authority = (e.PUBLIC_WIRE_HOST ?? `localhost:${port}`).toLowerCase()
-  const baseUrl = (e.PUBLIC_WIRE_URL ?? (e.PUBLIC_WIRE_HOST ? `https://${authority}` : `http://localhost:${port}`)).replace(/\/+$/, '')
+  const scheme = e.PUBLIC_WIRE_HOST && !isLocalOrIp(authority) ? 'https' : 'http'
+  const baseUrl = (e.PUBLIC_WIRE_URL ?? (e.PUBLIC_WIRE_HOST ? `${scheme}://${authority}` : `http://localhost:${port}`)).replace(/\/+$/, '')
   return Object.freeze({
     port,
     host: e.SERVER_HOST,
     logLevel: e.LOG_LEVEL,
     authority,
     baseUrl,
+    aggregatorUrl: e.AGGREGATOR_URL?.replace(/\/+$/, ''),
     boardFile: e.WIRE_CONFIG,
     autoMigrate: e.WIRE_AUTO_MIGRATE,
     db: e.DATABASE_URL

@@ -1,4 +1,5 @@
-import { mkdirSync } from 'node:fs'
+import { mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { PGlite } from '@electric-sql/pglite'
 import type { Db, QueryResult } from './types.js'
 
@@ -7,8 +8,15 @@ import type { Db, QueryResult } from './types.js'
  * One backend session: PGlite runs one statement at a time and a transaction holds it exclusively.
  */
 export async function pgliteDb(dataDir: string): Promise<Db & { readonly pglite: PGlite }> {
-  if (!dataDir.startsWith('memory://')) mkdirSync(dataDir, { recursive: true })
-  const db = await PGlite.create(dataDir)
+  let unlock = () => {}
+  if (!dataDir.startsWith('memory://')) {
+    mkdirSync(dataDir, { recursive: true })
+    unlock = lockDataDir(dataDir)
+  }
+  const db = await PGlite.create(dataDir).catch((err: unknown) => {
+    unlock()
+    throw err
+  })
   const wrap =
     (q: { query: PGlite['query'] }) =>
     async <R>(sql: string, params?: unknown[]): Promise<QueryResult<R>> => {
@@ -24,6 +32,45 @@ export async function pgliteDb(dataDir: string): Promise<Db & { readonly pglite:
       await db.exec(sql)
     },
     transaction: (fn) => db.transaction((tx) => fn({ query: wrap(tx), exec: async (sql) => void (await tx.exec(sql)) })),
-    close: () => db.close(),
+    close: async () => {
+      await db.close()
+      unlock()
+    },
+  }
+}
+
+/**
+ * @NOTE PGlite has no lock of its own: a second process on the same directory would start and
+ * both would write the same files. A lock file holding the owner's pid stops the second one with a
+ * clear message; a lock left by a process that no longer runs is taken over.
+ */
+function lockDataDir(dataDir: string): () => void {
+  const file = join(dataDir, 'wire.lock')
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      writeFileSync(file, `${process.pid}\n`, { flag: 'wx' })
+      return () => {
+        try {
+          if (readFileSync(file, 'utf8').trim() === String(process.pid)) unlinkSync(file)
+        } catch {} // already gone
+      }
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
+    }
+    const owner = Number(readFileSync(file, 'utf8').trim())
+    if (owner === process.pid) return () => {} // this process already holds it
+    if (Number.isInteger(owner) && owner > 0 && isRunning(owner))
+      throw Object.assign(new Error(`the embedded database in ${dataDir} is in use by process ${owner}: stop it, or set WIRE_DATA_DIR to another directory (or DATABASE_URL to share a PostgreSQL)`), { code: 'EWIRE_DATA_DIR_BUSY' })
+    unlinkSync(file) // stale
+  }
+  throw new Error(`could not lock ${file}`)
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM' // alive, owned by another user
   }
 }

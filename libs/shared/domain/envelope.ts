@@ -14,7 +14,7 @@ export interface Envelope {
 }
 
 /**
- * Body text → envelope, in decisions.md's order: invalid_request, then payload_too_large, then
+ * Body text → envelope, in the order of docs/protocol.md ("Publish check order"): invalid_request, then payload_too_large, then
  * reply_requires_ref.
  */
 export function parseEnvelope(body: string, defaultTtl: number): Envelope {

@@ -1,4 +1,4 @@
-/** The spec's error codes plus the ones decisions.md adds. No HTTP here: libs/shared/http maps codes to statuses. */
+/** The spec's error codes plus the ones docs/protocol.md adds. No HTTP here: libs/shared/http maps codes to statuses. */
 export type WireErrorCode =
   | 'invalid_request'
   | 'payload_too_large'

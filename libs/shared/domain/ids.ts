@@ -18,7 +18,7 @@ export const identityUri = (authority: string, id: string) => `sw://${authority}
 
 /**
  * A raw id or `sw://<authority>/signals/<id>` → the id. A URI naming another board is refused:
- * this board cannot vouch for it (decisions.md ★).
+ * this board cannot vouch for it (docs/protocol.md "Where Wire differs from the reference server").
  */
 export function parseSignalRef(ref: string, authority: string): string {
   const s = ref.trim()

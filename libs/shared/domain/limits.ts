@@ -1,4 +1,4 @@
-/** The protocol's fixed limits (spec "Limits"; decisions.md for the body cap). */
+/** The protocol's fixed limits (docs/protocol.md "Limits"). */
 export const LIMITS = Object.freeze({
   ttlMin: 10,
   ttlMax: 86400,

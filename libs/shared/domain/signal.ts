@@ -22,7 +22,7 @@ export interface Signal {
 export const isActive = (s: Pick<Signal, 'pinned' | 'expiresAtMs'>, nowMs: number) => s.pinned || s.expiresAtMs > nowMs
 
 /**
- * The emitted signal (spec "Signal (emitted)"), serialised once. Built by hand so the payload's
+ * The emitted signal (docs/protocol.md "The signal object"), serialised once. Built by hand so the payload's
  * verbatim text is embedded as is.
  */
 export function serializeSignal(s: Signal, authority: string): string {

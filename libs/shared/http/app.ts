@@ -6,12 +6,20 @@ import { frameworkError, installErrorHandler, sendError } from './errors.js'
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
 
+/** Where a board's RFC 9728 protected-resource document lives (served by the reader). */
+export const resourceMetadataUrl = (baseUrl: string) => `${baseUrl}/.well-known/oauth-protected-resource`
+
+export interface HttpAppOptions {
+  /** The board's RFC 9728 document, named in the `WWW-Authenticate` challenge of every 401. */
+  resourceMetadataUrl?: string
+}
+
 /**
- * The fastify instance every role starts from: JSON errors everywhere, CORS as decisions.md says,
+ * The fastify instance every role starts from: JSON errors everywhere, CORS as docs/protocol.md says,
  * the 64 KiB body cap, and JSON bodies handed to routes as text (publish keeps payloads verbatim;
  * other routes parse with parseJsonBody).
  */
-export function createHttpApp(log: Logger): FastifyInstance {
+export function createHttpApp(log: Logger, opts: HttpAppOptions = {}): FastifyInstance {
   const app = Fastify({
     loggerInstance: log as FastifyBaseLogger,
     bodyLimit: LIMITS.maxBodyBytes,
@@ -39,10 +47,13 @@ export function createHttpApp(log: Logger): FastifyInstance {
   // and requests in flight when shutdown began close their connection with their answer, so the
   // server is not left waiting on kept-alive sockets nobody will close
   app.addHook('onSend', async (_req, reply) => void (closing && reply.header('connection', 'close')))
+  // every 401 says how to authenticate (RFC 6750 §3, RFC 9728 §5.1), whichever route refused
+  const challenge = `Bearer${opts.resourceMetadataUrl ? ` resource_metadata="${opts.resourceMetadataUrl}"` : ''}`
+  app.addHook('onSend', async (_req, reply) => void (reply.statusCode === 401 && !reply.hasHeader('www-authenticate') && reply.header('www-authenticate', challenge)))
   app.register(cors, {
     origin: '*',
     methods: ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE'],
-    exposedHeaders: ['Retry-After', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'],
+    exposedHeaders: ['WWW-Authenticate', 'Retry-After', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'],
     maxAge: 600,
   })
   // JSON only (fastify would also take text/plain), decoded strictly: bytes that are not UTF-8

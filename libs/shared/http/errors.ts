@@ -2,7 +2,7 @@ import type { FastifyBaseLogger, FastifyInstance, FastifyReply } from 'fastify'
 import { ZodError } from 'zod'
 import { WireError, type WireErrorCode } from '../domain/index.js'
 
-/** The table in decisions.md; changed only here. */
+/** The table in docs/protocol.md "Errors"; changed only here. */
 export const STATUS: Record<WireErrorCode, number> = {
   invalid_request: 400,
   reply_requires_ref: 400,
@@ -65,7 +65,8 @@ export function errorBody(e: WireError, withRetryAfter = false) {
 
 /** Logs a failed request as every surface does: a 5xx at error level with its cause, a refusal at debug. */
 export function logFailure(log: FastifyBaseLogger, err: unknown, e: WireError, what: Record<string, unknown> = {}) {
-  if (STATUS[e.code] >= 500) log.error({ err, code: e.code, ...what }, 'request failed')
+  // admin_disabled is a 501 by the protocol's word, but a setting, not a fault: nobody needs to look
+  if (STATUS[e.code] >= 500 && e.code !== 'admin_disabled') log.error({ err, code: e.code, ...what }, 'request failed')
   else log.debug({ code: e.code, ...what }, 'request refused')
 }
 

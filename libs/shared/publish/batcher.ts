@@ -16,7 +16,7 @@ export interface BatcherOptions {
 }
 
 /**
- * Group commit (ARCHITECTURE.md): publishes that arrive while a batch is committing wait and go
+ * Group commit (docs/architecture.md): publishes that arrive while a batch is committing wait and go
  * together in the next one, so a busy writer makes one commit per batch, not per signal. One lane
  * per process; the feed_head row lock orders lanes across writer processes.
  */

@@ -33,7 +33,7 @@ export function boardPolicy(board: BoardReader, maxAgeMs = 1000, now = Date.now)
   const current = async (): Promise<Snapshot> => (snap && now() - snap.loadedAt < maxAgeMs ? snap : load())
 
   return {
-    /** decisions.md "Rules": allowedSignalTypes first; a deny always denies; any allow rule makes the board allow-list only. */
+    /** docs/protocol.md "Rules": allowedSignalTypes first; a deny always denies; any allow rule makes the board allow-list only. */
     async check(identityId: string, type: string): Promise<void> {
       const s = await current()
       const types = s.meta.allowedSignalTypes

@@ -18,7 +18,7 @@ export interface PublishDeps {
 }
 
 /**
- * The one publish path, used by HTTP, MCP and A2A alike. Checks run in decisions.md's order:
+ * The one publish path, used by HTTP, MCP and A2A alike. Checks run in the order of docs/protocol.md ("Publish check order"):
  * (body size: HTTP layer) → auth → envelope → board rules → standing → rate limit → insert.
  * Resolves once the signal is committed.
  */

@@ -12,7 +12,7 @@ export interface RateLimitOptions {
 }
 
 /**
- * Per-identity publish limits (decisions.md "Rate limit"), shared by all writers through Redis.
+ * Per-identity publish limits (docs/protocol.md "Rate limit"), shared by all writers through Redis.
  * While Redis is down each writer falls back to its own in-memory limiter (fail to local, not open).
  */
 export function publishRateLimits(o: RateLimitOptions, redis?: Redis) {
@@ -23,13 +23,15 @@ export function publishRateLimits(o: RateLimitOptions, redis?: Redis) {
       ? new RateLimiterRedis({ storeClient: redis, keyPrefix: `${o.keyPrefix}:${name}`, points, duration, insuranceLimiter: memory, rejectIfRedisNotReady: true })
       : memory
   }
-  const verified = make('pub', o.publishMax, o.publishWindowMs)
+  // PUBLISH_RATE_LIMIT_MAX=0 means no limit for verified identities, as in the reference server
+  const verified = o.publishMax > 0 ? make('pub', o.publishMax, o.publishWindowMs) : null
   const unverified = make('unv', o.unverifiedMax, o.unverifiedWindowMs)
 
   return {
     /** Takes one publish from the identity's allowance or throws 429 rate_limited with Retry-After. */
     async consume(identityId: string, isVerified: boolean): Promise<void> {
       const limiter = isVerified ? verified : unverified
+      if (!limiter) return
       try {
         await limiter.consume(identityId)
       } catch (res) {

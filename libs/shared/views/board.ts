@@ -1,7 +1,7 @@
 import type { Presence } from '../bus/index.js'
 import type { BoardReader } from '../db/index.js'
 
-/** Board metadata as GET /sw/wire and the admin API present it (decisions.md "Board metadata"). */
+/** Board metadata as GET /sw/wire and the admin API present it (docs/protocol.md "Board metadata"). */
 export async function describeBoard(authority: string, board: BoardReader, presence: Presence) {
   const [meta, active, recentPollers] = await Promise.all([board.meta(), board.activeStats(), presence.count()])
   return {

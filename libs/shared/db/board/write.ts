@@ -49,7 +49,7 @@ export function boardWriter(db: Queryable, s: Ident) {
       return (await db.query(`delete from ${s}.rules where id = $1`, [id])).rowCount > 0
     },
     /**
-     * decisions.md "Config file": name/description/types seed the board once (first boot);
+     * docs/protocol.md "Config file": name/description/types seed the board once (first boot);
      * allow/block rules are upserted on every boot, never deleting runtime rules.
      */
     async seed(seed: BoardSeed): Promise<void> {

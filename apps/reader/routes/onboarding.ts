@@ -1,0 +1,26 @@
+import type { FastifyInstance } from 'fastify'
+import type { ReaderContext } from '../context.js'
+import { authManifest } from './auth-md.js'
+
+/**
+ * Agent onboarding as the reference server offers it: GET /.well-known/oauth-protected-resource
+ * (RFC 9728 protected resource metadata) and GET /auth.md (how to get and use a token here).
+ * Both come from config alone, never from the request's Host header.
+ */
+export async function onboardingRoutes(app: FastifyInstance, { ctx }: { ctx: ReaderContext }) {
+  const { cfg } = ctx
+  app.get('/.well-known/oauth-protected-resource', async (_req, reply) => {
+    reply.header('cache-control', 'public, max-age=300')
+    return {
+      resource: `${cfg.baseUrl}/sw`,
+      ...(cfg.identity.mode === 'network' && { authorization_servers: [cfg.identity.url] }),
+      bearer_methods_supported: ['header'],
+      resource_documentation: `${cfg.baseUrl}/auth.md`,
+      resource_name: (await ctx.board.meta()).name,
+    }
+  })
+  app.get('/auth.md', async (_req, reply) => {
+    const meta = await ctx.board.meta()
+    return reply.header('cache-control', 'public, max-age=300').type('text/markdown; charset=utf-8').send(authManifest(cfg, meta.name))
+  })
+}

@@ -1,0 +1,5 @@
+export * as requests from './requests.js'
+export * as shapes from './shapes.js'
+export { BoardPatch, NewRule, StatsQuery, TagsQuery } from './requests.js'
+export { OPERATIONS, type Operation } from './routes.js'
+export { openApiDocument } from './openapi.js'

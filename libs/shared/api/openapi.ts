@@ -1,0 +1,90 @@
+import { z } from 'zod'
+import type { WireErrorCode } from '../domain/index.js'
+import { STATUS } from '../http/index.js'
+import { OPERATIONS, PATH_PARAMS, type Operation } from './routes.js'
+import { ErrorBody } from './shapes.js'
+
+type Json = Record<string, any>
+
+/** zod → JSON Schema 2020-12 (what OpenAPI 3.1 uses); named schemas go to components.schemas. */
+function schemaOf(s: z.ZodType, components: Json, io: 'input' | 'output'): Json {
+  const { $schema: _, $defs, ...schema } = z.toJSONSchema(s, { target: 'draft-2020-12', io, unrepresentable: 'any' }) as Json
+  for (const [name, def] of Object.entries((($defs ?? {}) as Json))) components[name] = retarget(def)
+  return retarget(schema)
+}
+
+/** `#/$defs/X` (zod's local references) → `#/components/schemas/X` (the document's). */
+const retarget = (v: any): any =>
+  Array.isArray(v)
+    ? v.map(retarget)
+    : v && typeof v === 'object'
+      ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, k === '$ref' && typeof x === 'string' ? x.replace('#/$defs/', '#/components/schemas/') : retarget(x)]))
+      : v
+
+function operation(op: Operation, components: Json): Json {
+  const params = [...op.path.matchAll(/\{(\w+)\}/g)].flatMap((m) => PATH_PARAMS[m[1]!] ?? [])
+  const query = op.query
+    ? Object.entries(op.query.shape).map(([name, field]) => {
+        const { description, ...schema } = schemaOf(field as z.ZodType, components, 'input')
+        return { in: 'query', name, required: !(field as z.ZodType).safeParse(undefined).success, schema, ...(description && { description }) }
+      })
+    : []
+  const responses: Json = {}
+  for (const [status, body] of Object.entries(op.ok)) {
+    const content = 'text' in body ? { [body.text]: {} } : { 'application/json': { schema: schemaOf(body, components, 'output') } }
+    responses[status] = { description: Number(status) < 400 ? 'success' : 'see summary', content }
+  }
+  const codes = [...new Set(['invalid_request', ...(op.errors ?? []), 'unavailable'])]
+  for (const code of codes) {
+    const status = String(STATUS[code as WireErrorCode])
+    const prev = responses[status]?.description?.replace(/^error: /, '')
+    responses[status] = {
+      description: `error: ${prev ? `${prev}, ${code}` : code}`,
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+    }
+  }
+  return {
+    operationId: `${op.method}${op.path.replace(/[{}]/g, '').replace(/[^A-Za-z0-9]+(.)?/g, (_m, c: string | undefined) => (c ? c.toUpperCase() : ''))}${op.path === '/' ? 'Root' : ''}`,
+    summary: op.summary,
+    tags: [op.tag],
+    ...(op.auth === 'bearer' && { security: [{ bearer: [] }] }),
+    ...(op.auth === 'admin' && { security: [{ admin: [] }] }),
+    ...(op.auth === 'optional' && { security: [{}, { bearer: [] }] }),
+    ...(params.length + query.length + (op.headers?.length ?? 0) && { parameters: [...params, ...(op.headers ?? []), ...query] }),
+    ...(op.body && { requestBody: { required: true, content: { 'application/json': { schema: schemaOf(op.body, components, 'input') } } } }),
+    responses,
+  }
+}
+
+/**
+ * The OpenAPI 3.1 document for this board, generated from the zod schemas in this module (the
+ * ones the routes validate with). Served at /sw/openapi.json; `/sw/v1/…` paths refer to `/sw/…`.
+ */
+export function openApiDocument(o: { baseUrl: string; title: string; version: string }): Json {
+  const components: Json = {}
+  const paths: Json = {}
+  for (const op of OPERATIONS) (paths[op.path] ??= {})[op.method] = operation(op, components)
+  schemaOf(ErrorBody, components, 'output') // registers components.schemas.Error
+  for (const path of Object.keys(paths).filter((p) => p.startsWith('/sw/')))
+    paths[`/sw/v1/${path.slice(4)}`] = { $ref: `#/paths/${path.replaceAll('~', '~0').replaceAll('/', '~1')}` }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: o.title,
+      version: o.version,
+      description: 'The wire v1 protocol as Wire serves it, with its extensions. Prose reference: docs/protocol.md in the repository.',
+      license: { name: 'MIT', identifier: 'MIT' },
+    },
+    jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
+    servers: [{ url: o.baseUrl }],
+    tags: ['signals', 'board', 'discovery', 'admin', 'agents', 'health'].map((name) => ({ name })),
+    paths,
+    components: {
+      schemas: components,
+      securitySchemes: {
+        bearer: { type: 'http', scheme: 'bearer', description: 'an identity token: see GET /auth.md' },
+        admin: { type: 'http', scheme: 'bearer', description: 'SERVER_ADMIN_TOKEN' },
+      },
+    },
+  }
+}

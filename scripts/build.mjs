@@ -1,0 +1,42 @@
+#!/usr/bin/env node
+// Builds dist/ with tsc, or does nothing when dist/ is newer than every input: each `npm start*`
+// runs this first, so a restart costs no compile. `--force` (npm run build) always compiles.
+import { execFileSync } from 'node:child_process'
+import { existsSync, readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+const root = fileURLToPath(new URL('..', import.meta.url))
+const stamp = join(root, 'dist', '.build-stamp')
+// what tsconfig.build.json compiles, plus what changes its output
+const DIRS = ['apps', 'libs', 'bench']
+const FILES = ['tsconfig.json', 'tsconfig.build.json', 'package.json', 'package-lock.json']
+
+function newestInput() {
+  let newest = 0
+  const walk = (dir) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const p = join(dir, entry.name)
+      if (entry.isDirectory()) walk(p)
+      else if (entry.name.endsWith('.ts')) newest = Math.max(newest, statSync(p).mtimeMs)
+    }
+    newest = Math.max(newest, statSync(dir).mtimeMs) // a deleted or renamed file changes its directory
+  }
+  for (const d of DIRS) if (existsSync(join(root, d))) walk(join(root, d))
+  for (const f of FILES) if (existsSync(join(root, f))) newest = Math.max(newest, statSync(join(root, f)).mtimeMs)
+  return newest
+}
+
+const force = process.argv.includes('--force')
+if (!force && existsSync(stamp) && statSync(stamp).mtimeMs >= newestInput()) process.exit(0)
+
+const started = new Date() // a source saved during the compile makes the next start compile again
+const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc')
+try {
+  execFileSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], { cwd: root, stdio: 'inherit' })
+} catch {
+  process.exit(1) // tsc has printed the errors
+}
+writeFileSync(stamp, `${started.toISOString()}\n`)
+utimesSync(stamp, started, started)
