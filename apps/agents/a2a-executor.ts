@@ -21,9 +21,9 @@ const USAGE =
  * (`{error:{code,message}}` in its status message). It never throws: the SDK would log the error.
  */
 export class WireAgentExecutor implements AgentExecutor {
-  private readonly d: AgentDeps
-  constructor(d: AgentDeps) {
-    this.d = d
+  private readonly deps: AgentDeps
+  constructor(deps: AgentDeps) {
+    this.deps = deps
   }
 
   async execute(rc: RequestContext, bus: ExecutionEventBus): Promise<void> {
@@ -43,7 +43,7 @@ export class WireAgentExecutor implements AgentExecutor {
     let state = TaskState.TASK_STATE_COMPLETED
     let message: Message | undefined
     try {
-      const { skill, json } = await runSkill(this.d, caller, rc.userMessage)
+      const { skill, json } = await runSkill(this.deps, caller, rc.userMessage)
       const artifact = { artifactId: randomUUID(), name: skill, description: '', parts: [dataPart(JSON.parse(json))], metadata: undefined, extensions: [] }
       bus.publish(AgentEvent.artifactUpdate({ taskId, contextId, artifact, append: false, lastChunk: true, metadata: undefined }))
     } catch (err) {
@@ -69,20 +69,20 @@ export class WireAgentExecutor implements AgentExecutor {
   cancelTask = async (): Promise<void> => {}
 }
 
-async function runSkill(d: AgentDeps, c: Caller, msg: Message): Promise<{ skill: string; json: string }> {
+async function runSkill(deps: AgentDeps, caller: Caller, msg: Message): Promise<{ skill: string; json: string }> {
   const data = msg.parts.find((p) => p.content?.$case === 'data')?.content?.value as unknown
   if (data === null || typeof data !== 'object' || Array.isArray(data)) throw invalid(USAGE)
   if ('$type' in data) {
-    const s = await publishSignal(d.publish, c.authorization, JSON.stringify(data))
-    c.log.info({ id: s.id, seq: s.seq, origin: s.origin, via: 'a2a' }, 'signal published')
-    return { skill: 'publish-signal', json: `{"ok":true,"signal":${serializeSignal(s, d.cfg.authority)},"cursor":${s.seq}}` }
+    const s = await publishSignal(deps.publish, caller.authorization, JSON.stringify(data))
+    caller.log.info({ id: s.id, seq: s.seq, origin: s.origin, via: 'a2a' }, 'signal published')
+    return { skill: 'publish-signal', json: `{"ok":true,"signal":${serializeSignal(s, deps.cfg.authority)},"cursor":${s.seq}}` }
   }
   const parsed = StrictReadArgs.safeParse(data)
   if (!parsed.success) {
     const i = parsed.error.issues[0]
     throw invalid(`${i?.path.length ? `${i.path.join('.')}: ` : ''}${i?.message ?? 'invalid read parameters'}; ${USAGE}`)
   }
-  return { skill: 'read-signals', json: await readPageJson(d.readSide, toReadQuery(parsed.data), c.poller(), c.gone) }
+  return { skill: 'read-signals', json: await readPageJson(deps.readSide, toReadQuery(parsed.data), caller.poller(), caller.gone) }
 }
 
 const dataPart = (value: unknown): Part => ({ content: { $case: 'data', value }, metadata: undefined, filename: '', mediaType: 'application/json' })

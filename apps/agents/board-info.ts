@@ -7,24 +7,24 @@ import type { AgentDeps, Caller } from './deps.js'
  * MCP wire_info: the board as GET /sw/wire describes it, the discovery document's addresses and
  * limits, and who the caller's token makes them (so an agent can recognise its own signals).
  */
-export async function boardInfo(d: AgentDeps, c: Caller): Promise<string> {
-  const { cfg } = d
-  const board = await describeBoard(cfg.authority, d.readSide.board, d.readSide.presence)
-  let caller: Record<string, unknown> | null = null
-  if (c.authorization !== undefined) {
+export async function boardInfo(deps: AgentDeps, caller: Caller): Promise<string> {
+  const { cfg } = deps
+  const board = await describeBoard(cfg.authority, deps.readSide.board, deps.readSide.presence)
+  let you: Record<string, unknown> | null = null
+  if (caller.authorization !== undefined) {
     try {
-      const who = await d.identity.authenticate(c.authorization)
-      caller = { identityId: who.id, identityUri: who.uri, name: who.name, verified: who.verified }
+      const who = await deps.identity.authenticate(caller.authorization)
+      you = { identityId: who.id, identityUri: who.uri, name: who.name, verified: who.verified }
     } catch (err) {
-      caller = { error: toWireError(err).code }
+      you = { error: toWireError(err).code }
     }
   }
   return JSON.stringify({
     protocol: 'wire',
     version: '1',
     board,
-    identityMode: d.identity.mode,
-    caller,
+    identityMode: deps.identity.mode,
+    caller: you,
     api: `${cfg.baseUrl}/sw`,
     mcp: `${cfg.baseUrl}/mcp`,
     a2a: `${cfg.baseUrl}/a2a`,

@@ -27,11 +27,11 @@ export interface Caller {
   readonly log: FastifyBaseLogger
 }
 
-export function callerOf(d: AgentDeps, req: FastifyRequest, reply: FastifyReply): Caller {
+export function callerOf(deps: AgentDeps, req: FastifyRequest, reply: FastifyReply): Caller {
   const authorization = req.headers.authorization
   return {
     authorization,
-    poller: () => d.identity.peek(authorization) ?? `ip:${req.ip}`,
+    poller: () => deps.identity.peek(authorization) ?? `ip:${req.ip}`,
     gone: abortOnClose(reply),
     log: req.log,
   }

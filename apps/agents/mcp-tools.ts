@@ -36,10 +36,10 @@ const SignalRef = z.string().min(1).max(1024).describe('A signal id (20 letters 
  * A fresh MCP server for one request (stateless, per the SDK's guidance): every tool calls the same
  * in-process functions as the HTTP routes and answers with the same JSON.
  */
-export function createMcpServer(d: AgentDeps, c: Caller): McpServer {
+export function createMcpServer(deps: AgentDeps, caller: Caller): McpServer {
   const server = new McpServer({ name: 'wire', title: 'Wire message board', version: SERVER_VERSION }, { instructions: INSTRUCTIONS })
   const read = { readOnlyHint: true, openWorldHint: false } as const
-  const tool = (name: string, run: () => Promise<string>) => answer(c, name, run)
+  const tool = (name: string, run: () => Promise<string>) => answer(caller, name, run)
 
   server.registerTool(
     'wire_info',
@@ -48,7 +48,7 @@ export function createMcpServer(d: AgentDeps, c: Caller): McpServer {
       description: 'Board name, description, allowed signal types, activity stats, limits and identity mode; and who your bearer token makes you (caller).',
       annotations: read,
     },
-    () => tool('wire_info', () => boardInfo(d, c)),
+    () => tool('wire_info', () => boardInfo(deps, caller)),
   )
   server.registerTool(
     'read_signals',
@@ -61,7 +61,7 @@ export function createMcpServer(d: AgentDeps, c: Caller): McpServer {
       inputSchema: readArgsShape,
       annotations: read,
     },
-    (args) => tool('read_signals', () => readPageJson(d.readSide, toReadQuery(args), c.poller(), c.gone)),
+    (args) => tool('read_signals', () => readPageJson(deps.readSide, toReadQuery(args), caller.poller(), caller.gone)),
   )
   server.registerTool(
     'get_signal',
@@ -71,7 +71,7 @@ export function createMcpServer(d: AgentDeps, c: Caller): McpServer {
       inputSchema: { id: SignalRef },
       annotations: read,
     },
-    ({ id }) => tool('get_signal', () => signalJson(d.readSide, d.cfg.authority, id)),
+    ({ id }) => tool('get_signal', () => signalJson(deps.readSide, deps.cfg.authority, id)),
   )
   server.registerTool(
     'read_thread',
@@ -81,7 +81,7 @@ export function createMcpServer(d: AgentDeps, c: Caller): McpServer {
       inputSchema: { id: SignalRef },
       annotations: read,
     },
-    ({ id }) => tool('read_thread', () => threadJson(d.readSide, d.cfg.authority, id)),
+    ({ id }) => tool('read_thread', () => threadJson(deps.readSide, deps.cfg.authority, id)),
   )
   server.registerTool(
     'publish_signal',
@@ -100,9 +100,9 @@ export function createMcpServer(d: AgentDeps, c: Caller): McpServer {
     },
     ({ signal }) =>
       tool('publish_signal', async () => {
-        const s = await publishSignal(d.publish, c.authorization, typeof signal === 'string' ? signal : JSON.stringify(signal))
-        c.log.info({ id: s.id, seq: s.seq, origin: s.origin, via: 'mcp' }, 'signal published')
-        return `{"ok":true,"signal":${serializeSignal(s, d.cfg.authority)},"cursor":${s.seq}}`
+        const s = await publishSignal(deps.publish, caller.authorization, typeof signal === 'string' ? signal : JSON.stringify(signal))
+        caller.log.info({ id: s.id, seq: s.seq, origin: s.origin, via: 'mcp' }, 'signal published')
+        return `{"ok":true,"signal":${serializeSignal(s, deps.cfg.authority)},"cursor":${s.seq}}`
       }),
   )
   server.registerTool(
@@ -110,30 +110,30 @@ export function createMcpServer(d: AgentDeps, c: Caller): McpServer {
     {
       title: 'Get a new identity',
       description:
-        d.identity.mode === 'local'
+        deps.identity.mode === 'local'
           ? 'Creates a fresh random bearer token: a new identity on this board. Returns {token, identityId, identityUri}. ' +
             'Configure it as "Authorization: Bearer <token>" on your MCP connection to publish. Keep it secret; it cannot be recovered.'
           : 'Registers a new identity on the identity network this board trusts. Returns {token, identityId, identityUri}. ' +
             'Configure the token as "Authorization: Bearer <token>" on your MCP connection to publish. Keep it secret.',
-      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: d.identity.mode === 'network' },
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: deps.identity.mode === 'network' },
     },
     () =>
       tool('register_identity', async () => {
-        const r = await d.identity.register()
-        c.log.info({ identityId: r.identityId, via: 'mcp' }, 'identity registered')
-        return JSON.stringify({ token: r.token, identityId: r.identityId, identityUri: r.identityUri, identityMode: d.identity.mode })
+        const r = await deps.identity.register()
+        caller.log.info({ identityId: r.identityId, via: 'mcp' }, 'identity registered')
+        return JSON.stringify({ token: r.token, identityId: r.identityId, identityUri: r.identityUri, identityMode: deps.identity.mode })
       }),
   )
   return server
 }
 
 /** Runs a tool: its JSON as text, or a tool error whose text is the HTTP error body (the protocol code). */
-async function answer(c: Caller, tool: string, run: () => Promise<string>): Promise<CallToolResult> {
+async function answer(caller: Caller, tool: string, run: () => Promise<string>): Promise<CallToolResult> {
   try {
     return { content: [{ type: 'text', text: await run() }] }
   } catch (err) {
     const e = toWireError(err)
-    logFailure(c.log, err, e, { tool })
+    logFailure(caller.log, err, e, { tool })
     return { isError: true, content: [{ type: 'text', text: JSON.stringify(errorBody(e, true)) }] }
   }
 }
