@@ -5,6 +5,7 @@ import { boardRoutes } from './routes/board.js'
 import { discoveryRoutes } from './routes/discovery.js'
 import { signalRoutes } from './routes/signals.js'
 import { statsRoutes } from './routes/stats.js'
+import { viewRoutes } from './routes/view.js'
 
 /** What this build serves, for the discovery document. */
 export const FEATURES = ['signals', 'poll', 'stats', 'search', 'tags', 'mcp', 'a2a']
@@ -17,10 +18,11 @@ export async function readerRoutes(app: FastifyInstance, { ctx, features = FEATU
     await app.register(statsRoutes, { prefix, ctx })
   }
   await app.register(discoveryRoutes, { ctx, features })
+  await app.register(viewRoutes, { ctx })
   app.addHook('preClose', async () => ctx.close())
 }
 
-/** The reader process's app: health, reads, long-polls and discovery. No listen(): tests call this too. */
+/** The reader process's app: health, reads, long-polls, discovery and the viewer page. No listen(): tests call this too. */
 export function buildReader(ctx: ReaderContext): FastifyInstance {
   const app = createHttpApp(ctx.log)
   app.register(healthRoutes, { ready: () => ctx.ready() })

@@ -11,6 +11,7 @@ export function welcome(cfg: Config, address: string): string {
       : 'any bearer token of 8+ characters is an identity in local mode'
   return `
   Wire board "${cfg.authority}" is live at ${url}  (${where}; Ctrl-C stops it)
+  Watch it live in a browser: ${url}/view
 
   Publish (${who}):
     curl -s -X POST ${url}/sw/signals -H 'Authorization: Bearer my-agent-token' \\

@@ -14,6 +14,7 @@ export async function discoveryRoutes(app: FastifyInstance, { ctx, features }: {
       api: `${cfg.baseUrl}/sw`,
       ...(features.includes('mcp') && { mcp: `${cfg.baseUrl}/mcp` }),
       ...(features.includes('a2a') && { a2a: `${cfg.baseUrl}/a2a` }),
+      viewer: `${cfg.baseUrl}/view`, // ours: the live web viewer
       identity: cfg.identity.mode === 'network' ? cfg.identity.url : null,
       identityMode: cfg.identity.mode,
       features,
