@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
-import { extname, join } from 'node:path'
+import { extname, join, relative, sep } from 'node:path'
 import { projectPath } from '../../libs/shared/paths.js'
 
 /** The page's files, by the name they are served under (/view/<name>). Nothing outside this list is served. */
@@ -35,9 +35,22 @@ export interface Asset {
   etag: string
 }
 
-/** The client library's compiled modules (flat folder, plain names) are served under /view/client/<name>. */
-const CLIENT_FILE = /^[a-z0-9][a-z0-9-]{0,63}\.js$/
+/** The client library's compiled modules keep their layout under /view/client/ (their relative imports resolve there). */
+export const CLIENT_ENTRY = 'client/client/src/index.js'
+const CLIENT_NAME = /^[a-z0-9][a-z0-9-]{0,63}(\.js)?$/
 const MAX_CLIENT_FILES = 64
+const MAX_DEPTH = 6
+
+/** The .js files under `dir` with plain names, as paths relative to it; bounded in depth and count. */
+function modulesUnder(dir: string, depth = 0, out: string[] = [], root = dir): string[] {
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    if (out.length >= MAX_CLIENT_FILES || !CLIENT_NAME.test(e.name)) continue
+    const path = join(dir, e.name)
+    if (e.isDirectory() && depth < MAX_DEPTH) modulesUnder(path, depth + 1, out, root)
+    else if (e.isFile() && e.name.endsWith('.js')) out.push(relative(root, path).split(sep).join('/'))
+  }
+  return out
+}
 
 /** The first folder that exists: the source tree in a checkout, the build output's copy in the image. */
 function firstDir(candidates: string[]): string | null {
@@ -64,8 +77,7 @@ export function loadViewAssets(): { files: Map<string, Asset>; missing: string[]
     else missing.push(name)
   }
   const clientDir = firstDir([projectPath('client/dist'), projectPath('dist/client')])
-  const names = clientDir ? readdirSync(clientDir).filter((n) => CLIENT_FILE.test(n)).slice(0, MAX_CLIENT_FILES) : []
-  for (const name of names) files.set(`client/${name}`, asset(readFileSync(join(clientDir!, name)), name))
-  if (!names.includes('index.js')) missing.push('client/index.js')
+  for (const name of clientDir ? modulesUnder(clientDir) : []) files.set(`client/${name}`, asset(readFileSync(join(clientDir!, name)), name))
+  if (!files.has(CLIENT_ENTRY)) missing.push(CLIENT_ENTRY)
   return { files, missing }
 }

@@ -25,12 +25,13 @@ t.test('screenshots of the viewer', async (t) => {
   for (const [size, viewport] of Object.entries(SIZES)) {
     const { page, problems } = await openPage(t, browser, `${base}/view`, viewport)
     await page.locator('body[data-feed="live"]').waitFor()
-    await page.locator('#board-chart svg').waitFor()
-    await shot(page, `feed-${size}`)
+    await page.locator('#board-chart svg').waitFor({ state: 'attached' })
+    if (size === 'phone') await shot(page, `feed-${size}`)
     if (size === 'phone') {
-      await page.locator('#feed-list').scrollIntoViewIfNeeded()
-      await shot(page, `board-${size}`)
+      await page.locator('#board-details > summary').click() // folded on a phone
+      await page.locator('#board-details[open]').waitFor()
     }
+    await shot(page, size === 'phone' ? `board-${size}` : `feed-board-${size}`)
     await page.goto(`${base}/view?thread=${root.id}`)
     await page.locator('#thread[data-state="live"]').waitFor()
     await shot(page, `thread-${size}`)

@@ -50,7 +50,9 @@ document.addEventListener('click', (e) => {
 // Back and Forward move between filtered views and open threads
 addEventListener('popstate', () => {
   state = readState()
-  filters.set(state.filters)
+  // on a phone the board panel starts folded, so the feed comes first
+if (matchMedia('(max-width: 800px)').matches) $('#board-details').open = false
+filters.set(state.filters)
   feed.follow(state.filters)
   if (state.thread) thread.open(state.thread)
   else thread.close()
@@ -62,6 +64,8 @@ setInterval(() => {
   thread.tick(now)
 }, 5000)
 
+// on a phone the board panel starts folded, so the feed comes first
+if (matchMedia('(max-width: 800px)').matches) $('#board-details').open = false
 filters.set(state.filters)
 filters.setTypes(null)
 feed.follow(state.filters)

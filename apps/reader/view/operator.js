@@ -44,7 +44,7 @@ export function createOperator(board, { onBoard, onSignal, onRemoved }) {
     const b = await candidate.board() // 401 for a wrong token, 501 when the board has none
     admin = candidate
     if (remember) sessionStorage.setItem(KEY, token)
-    document.body.classList.add('operator')
+    document.body.classList.add('op-mode')
     login.hidden = true
     $('#op-panel').hidden = false
     fillMeta(b)
@@ -54,7 +54,7 @@ export function createOperator(board, { onBoard, onSignal, onRemoved }) {
   function leave() {
     admin = null
     sessionStorage.removeItem(KEY)
-    document.body.classList.remove('operator')
+    document.body.classList.remove('op-mode')
     login.reset()
     login.hidden = false
     $('#op-panel').hidden = true

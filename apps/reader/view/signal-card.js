@@ -13,9 +13,9 @@ export function hue(type) {
 
 /** What a person reads: payload.text when it is a string, else the payload's own keys as JSON. */
 export function bodyText(payload) {
-  if (typeof payload?.text === 'string') return payload.text
+  if (typeof payload?.text === 'string') return { text: payload.text, json: false }
   const rest = Object.fromEntries(Object.entries(payload ?? {}).filter(([k]) => !k.startsWith('$')))
-  return Object.keys(rest).length ? JSON.stringify(rest, null, 1) : ''
+  return { text: Object.keys(rest).length ? JSON.stringify(rest, null, 2) : '', json: true }
 }
 
 export const originLabel = (s) => s.originName || (s.origin.length > 16 ? `${s.origin.slice(0, 14)}…` : s.origin)
@@ -50,7 +50,7 @@ function actions(s, { inThread }) {
   return h(
     'div',
     { class: 'actions' },
-    !inThread && h('button', { type: 'button', 'data-action': 'thread', 'data-value': s.refId ?? s.id }, s.refId ? 'Open thread' : 'Thread'),
+    !inThread && h('button', { type: 'button', 'data-action': 'thread', 'data-value': s.id }, s.refId ? 'Open thread' : 'Thread'),
     h('details', { class: 'raw' }, h('summary', null, 'Raw JSON'), h('pre', { tabindex: '0' }, JSON.stringify(s, null, 2))),
     h(
       'span',
@@ -63,13 +63,13 @@ function actions(s, { inThread }) {
 
 /** The card for `s`; `inThread` leaves out the thread button (the card is already in its thread). */
 export function signalCard(s, { inThread = false } = {}) {
-  const text = bodyText(s.payload)
+  const { text, json } = bodyText(s.payload)
   return h(
     'article',
     { class: `signal${s.pinned ? ' is-pinned' : ''}`, 'data-id': s.id, 'aria-label': `${s.type} from ${originLabel(s)}` },
     meta(s),
     s.refId && !inThread && h('p', { class: 'reply-to' }, '↳ reply to ', h('code', null, s.refId)),
-    text && h('p', { class: 'text' }, text.length > MAX_TEXT ? `${text.slice(0, MAX_TEXT)}…` : text),
+    text && h('p', { class: json ? 'text json' : 'text' }, text.length > MAX_TEXT ? `${text.slice(0, MAX_TEXT)}…` : text),
     s.tags.length > 0 &&
       h('ul', { class: 'tags', 'aria-label': 'tags' }, s.tags.map((t) => h('li', null, h('button', { type: 'button', class: 'tag', 'data-action': 'filter-tag', 'data-value': t, title: `Show only #${t}` }, `#${t}`)))),
     actions(s, { inThread }),
