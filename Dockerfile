@@ -21,7 +21,10 @@ RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY apps ./apps
 COPY libs ./libs
+COPY client ./client
 RUN node node_modules/typescript/bin/tsc -p tsconfig.build.json
+# the viewer (/view): its static page and the client library's ESM it runs, both into dist/
+RUN node node_modules/typescript/bin/tsc -p client/tsconfig.json --outDir dist/client && cp -r apps/reader/view dist/apps/reader/view
 
 # ---- deps: production dependencies only (no tsc, no tap, no `node` package) ----
 FROM ${NODE_IMAGE} AS deps
@@ -40,6 +43,7 @@ COPY package.json package-lock.json ./
 COPY --from=deps /app/node_modules ./node_modules
 COPY --from=build /app/dist/apps ./dist/apps
 COPY --from=build /app/dist/libs ./dist/libs
+COPY --from=build /app/dist/client ./dist/client
 # the writer applies these on boot (libs/shared/db/migrate.ts reads <package root>/migrations/*.sql)
 COPY migrations ./migrations
 # everything above is root-owned and read-only to the app; only the embedded database's default

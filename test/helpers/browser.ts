@@ -1,10 +1,21 @@
+import { execFileSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import type { Test } from 'tap'
 import { chromium, type Browser, type Page } from 'playwright-core'
+import { projectPath } from '../../libs/shared/paths.js'
 import type { Stack } from './stack.js'
 
 /** Debian's chromium (apt-get install chromium); CHROMIUM_PATH points elsewhere. Never a downloaded browser. */
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
+
+/**
+ * The viewer runs the client library's compiled ESM (client/dist, which `npm run build` writes).
+ * Builds it when missing, so a viewer test file also runs on its own; call before starting the stack.
+ */
+export function buildClientIfMissing(): void {
+  if (existsSync(projectPath('client/dist/client/src/index.js'))) return
+  execFileSync(process.execPath, [projectPath('node_modules/typescript/bin/tsc'), '-p', projectPath('client/tsconfig.json')], { stdio: 'inherit' })
+}
 
 /** A headless Chromium for this test file, closed with it. Fails (never skips) when the browser is missing. */
 export async function launchBrowser(t: Test): Promise<Browser> {

@@ -1,12 +1,14 @@
 import t from 'tap'
 import { VIEW_CSP } from '../../apps/reader/routes/view.js'
 import { CLIENT_ENTRY, PAGE_FILES } from '../../apps/reader/view-assets.js'
+import { buildClientIfMissing } from '../helpers/browser.js'
 import { startStack } from '../helpers/stack.js'
 
 // What the reader serves under /view: the page, its files and the client library's modules, each
 // with a strict CSP and nosniff; nothing outside the fixed list, whatever the path says.
 
 t.test('the viewer files', async (t) => {
+  buildClientIfMissing()
   const s = await startStack(t)
   const get = (url: string, headers: Record<string, string> = {}) => s.app.inject({ url, headers })
 

@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs'
 import t from 'tap'
 import type { Page } from 'playwright-core'
 import { projectPath } from '../../libs/shared/paths.js'
-import { launchBrowser, listen, openPage } from '../helpers/browser.js'
+import { buildClientIfMissing, launchBrowser, listen, openPage } from '../helpers/browser.js'
 import { startFakeIdentity } from '../helpers/fake-identity.js'
 import { startStack } from '../helpers/stack.js'
 import { AGENTS, seedBoard } from './fixture.js'
@@ -16,6 +16,7 @@ const SIZES = { desktop: { width: 1280, height: 860 }, phone: { width: 390, heig
 t.test('screenshots of the viewer', async (t) => {
   mkdirSync(OUT, { recursive: true })
   const fake = await startFakeIdentity(t, AGENTS)
+  buildClientIfMissing()
   const s = await startStack(t, { env: { IDENTITY_URL: fake.url } })
   const base = await listen(s)
   const { root } = await seedBoard(s)

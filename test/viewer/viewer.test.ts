@@ -1,6 +1,6 @@
 import t from 'tap'
 import type { Page } from 'playwright-core'
-import { launchBrowser, listen, openPage } from '../helpers/browser.js'
+import { buildClientIfMissing, launchBrowser, listen, openPage } from '../helpers/browser.js'
 import { startStack } from '../helpers/stack.js'
 
 // The viewer in a real Chromium against a real board: the page follows the feed live, filters
@@ -9,6 +9,7 @@ import { startStack } from '../helpers/stack.js'
 const ADMIN = 'admin-secret-token'
 
 t.test('the viewer', async (t) => {
+  buildClientIfMissing()
   const s = await startStack(t)
   const base = await listen(s)
   const browser = await launchBrowser(t)
