@@ -34,8 +34,14 @@ export async function listen(s: Stack): Promise<string> {
 }
 
 /** A page on `url`, with every script error and CSP violation it reports collected in `problems`. */
-export async function openPage(t: Test, browser: Browser, url: string, viewport = { width: 1280, height: 900 }): Promise<{ page: Page; problems: string[] }> {
-  const context = await browser.newContext({ viewport })
+export async function openPage(
+  t: Test,
+  browser: Browser,
+  url: string,
+  viewport = { width: 1280, height: 900 },
+  colorScheme: 'light' | 'dark' = 'light',
+): Promise<{ page: Page; problems: string[] }> {
+  const context = await browser.newContext({ viewport, colorScheme })
   t.teardown(() => context.close())
   const page = await context.newPage()
   const problems: string[] = []

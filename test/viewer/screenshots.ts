@@ -48,4 +48,9 @@ t.test('screenshots of the viewer', async (t) => {
     await shot(page, `filtered-${size}`)
     t.same(problems, [], `${size}: no page errors`)
   }
+
+  const { page } = await openPage(t, browser, `${base}/view`, SIZES.desktop, 'dark')
+  await page.locator('body[data-feed="live"]').waitFor()
+  await page.locator('#board-chart svg').waitFor({ state: 'attached' })
+  await shot(page, 'feed-board-dark-desktop')
 })

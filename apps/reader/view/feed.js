@@ -12,7 +12,11 @@ export function createFeed(board) {
   let ctrl = null
 
   const setState = (state) => (document.body.dataset.feed = state)
-  const refreshEmpty = () => (empty.hidden = shown.size > 0)
+  const count = $('#feed-count')
+  const refreshEmpty = () => {
+    empty.hidden = shown.size > 0
+    count.textContent = `${shown.size} shown · newest first`
+  }
 
   function add(s, fresh) {
     if (shown.has(s.id)) return
@@ -43,7 +47,13 @@ export function createFeed(board) {
       if (signal.aborted) return
       for (const s of page.signals) add(s, false) // oldest first, each on top of the last
       setState('live')
-      for await (const s of board.follow(filters, { cursor: page.nextCursor, signal })) add(s, true)
+      const follower = board.follow(filters, {
+        cursor: page.nextCursor,
+        signal,
+        onRetry: () => setState('reconnecting'), // the client waits (Retry-After or backoff), then polls again
+        onCursor: () => setState('live'),
+      })
+      for await (const s of follower) add(s, true)
     } catch (err) {
       if (signal.aborted) return
       setState('error')
