@@ -28,7 +28,10 @@ t.test('the viewer', async (t) => {
     const { page, problems } = await openPage(t, browser, `${base}/view`)
     await live(page)
     t.equal(await card(page, before.id).locator('.text').textContent(), 'already here', 'the newest page is shown on load')
+    await page.locator('#board-chart svg').waitFor({ state: 'attached', timeout: 5000 }) // the board panel has loaded
     t.equal(await page.locator('#board-name').textContent(), 'main', 'the board panel names the board')
+    t.match(await page.locator('#stat-signals').textContent(), /^\d+$/, 'with its active signal count')
+    t.match(await page.locator('#board-chart svg').getAttribute('aria-label'), /^\d+ signals in the last 30 minutes/, 'and an activity chart with a text alternative')
 
     const t0 = Date.now()
     const fresh = await publish({ $type: 'offer', $tags: ['gpu'], text: 'two idle GPUs' })
