@@ -67,7 +67,7 @@ t.test('followers see every acknowledged signal exactly once and in seq order', 
   const viaHttp = (wait: number) => async (cursor: number) =>
     (await s.app.inject({ url: cursor < 0 ? '/sw/signals?limit=1' : `/sw/signals?cursor=${cursor}&limit=37&wait=${wait}` })).json()
   const viaReader2 = async (cursor: number) => {
-    const q = { cursor: cursor < 0 ? null : cursor, limit: 23, waitMs: 1000, type: null, tags: [], origin: null, q: null, sinceMs: null, includeExpired: false }
+    const q = { cursor: cursor < 0 ? null : cursor, limit: 23, waitMs: 1000, type: null, tags: [], origin: null, q: null, sinceMs: null, includeExpired: false, refId: null }
     const page = await reader2.feed.read(q, () => {})
     return { signals: page.jsons.map((j) => JSON.parse(j) as { id: string }), nextCursor: page.nextCursor }
   }

@@ -7,7 +7,7 @@ import type { ReaderContext } from '../context.js'
 /** GET /sw/signals (poll and long-poll), /sw/signals/{id} and /sw/signals/{id}/thread. */
 export async function signalRoutes(app: FastifyInstance, { ctx }: { ctx: ReaderContext }) {
   app.get('/signals', async (req, reply) => {
-    const q = parseReadQuery(req.query as Record<string, unknown>, Date.now())
+    const q = parseReadQuery(req.query as Record<string, unknown>, Date.now(), ctx.cfg.authority)
     ctx.presence.touch(ctx.identity.peek(req.headers.authorization) ?? `ip:${req.ip}`)
     const page = await ctx.feed.read(q, (gone) => reply.raw.once('close', () => !reply.raw.writableEnded && gone()))
     reply.header('cache-control', 'no-store')

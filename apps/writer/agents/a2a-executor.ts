@@ -77,7 +77,7 @@ async function runSkill(d: AgentDeps, c: Caller, msg: Message): Promise<{ skill:
   if ('$type' in data) {
     const s = await publishSignal(d.publish, c.authorization, JSON.stringify(data))
     c.log.info({ id: s.id, seq: s.seq, origin: s.origin, via: 'a2a' }, 'signal published')
-    return { skill: 'publish-signal', json: `{"ok":true,"signal":${serializeSignal(s, d.cfg.authority)}}` }
+    return { skill: 'publish-signal', json: `{"ok":true,"signal":${serializeSignal(s, d.cfg.authority)},"cursor":${s.seq}}` }
   }
   const parsed = StrictReadArgs.safeParse(data)
   if (!parsed.success) {

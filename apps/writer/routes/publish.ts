@@ -15,6 +15,6 @@ export async function publishRoutes(app: FastifyInstance, { ctx }: { ctx: Writer
     const body = typeof req.body === 'string' ? req.body : undefined
     const signal = await publishSignal(ctx.publish, req.headers.authorization, body)
     req.log.debug({ id: signal.id, seq: signal.seq, origin: signal.origin }, 'signal published')
-    return sendJsonText(reply, `{"ok":true,"signal":${serializeSignal(signal, ctx.cfg.authority)}}`)
+    return sendJsonText(reply, `{"ok":true,"signal":${serializeSignal(signal, ctx.cfg.authority)},"cursor":${signal.seq}}`)
   })
 }

@@ -25,7 +25,7 @@ export interface FeedOptions {
   lagWaitMs?: number
 }
 
-const ALL: ReadFilter = { type: null, tags: [], origin: null, q: null, sinceMs: null, includeExpired: true }
+const ALL: ReadFilter = { type: null, tags: [], origin: null, q: null, sinceMs: null, includeExpired: true, refId: null }
 const PULL = 1000
 
 /**

@@ -11,6 +11,8 @@ import { Feed } from './feed.js'
  * (MCP, A2A) hold one on the primary, or share the reader's in the single process.
  */
 export interface ReadSide {
+  /** This board's sw:// authority. */
+  readonly authority: string
   readonly feed: Feed
   readonly signals: SignalReader
   readonly board: BoardReader
@@ -37,6 +39,7 @@ export async function createReadSide(cfg: Config, log: Logger, infra: Infra, db:
   })
   await feed.start()
   return {
+    authority: cfg.authority,
     feed,
     signals,
     board,

@@ -19,7 +19,7 @@ export async function readPageJson(
   poller: string,
   onGone: (cb: () => void) => void,
 ): Promise<string> {
-  const q = parseReadQuery(raw, Date.now())
+  const q = parseReadQuery(raw, Date.now(), reads.authority)
   reads.presence.touch(poller)
   return pageBody(await reads.feed.read(q, onGone)).toString()
 }

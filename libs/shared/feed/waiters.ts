@@ -37,7 +37,7 @@ export class Waiters {
       let done = false
       const w: Waiter = {
         q,
-        key: JSON.stringify([q.type, q.tags, q.origin, q.q, q.sinceMs, q.includeExpired, q.limit]),
+        key: JSON.stringify([q.type, q.tags, q.origin, q.q, q.sinceMs, q.includeExpired, q.refId, q.limit]),
         cursor,
         finish: (page) => {
           if (done) return

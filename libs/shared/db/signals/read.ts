@@ -26,7 +26,7 @@ export interface SignalReaderOptions {
 /** The read side of the signals table; runs on a replica as well as the primary. */
 export function signalReader(db: Queryable, s: Ident, opts: SignalReaderOptions) {
   const grace = opts.graceSeconds
-  // Filters take fixed parameter slots ($3…$9) so the statement text never changes; a null or an
+  // Filters take fixed parameter slots ($3…$10) so the statement text never changes; a null or an
   // empty array means "no filter", which the planner folds away with the actual values.
   const filterSql = `
     and ($3::text is null or x.type = $3)
@@ -36,7 +36,8 @@ export function signalReader(db: Queryable, s: Ident, opts: SignalReaderOptions)
          || chr(1) || coalesce(x.origin_name, '') || chr(1) || x.payload), $6) > 0)
     and ($7::int8 is null or x.created_at > timestamptz 'epoch' + $7::int8 * interval '1 millisecond')
     and ($8::bool or x.pinned or x.expires_at > timestamptz 'epoch' + $9::int8 * interval '1 millisecond')
-    and (x.pinned or x.expires_at > timestamptz 'epoch' + $9::int8 * interval '1 millisecond' - ${grace}::int * interval '1 second')`
+    and (x.pinned or x.expires_at > timestamptz 'epoch' + $9::int8 * interval '1 millisecond' - ${grace}::int * interval '1 second')
+    and ($10::text is null or x.ref_id = $10)`
   const pageSql = (order: 'asc' | 'desc') => `
     select h.head, h.changes, p.* from (select seq as head, changes from ${s}.feed_head limit 1) h left join lateral (
       select ${SIGNAL_COLUMNS.split(', ').map((c) => `x.${c}`).join(', ')} from ${s}.signals x
@@ -72,7 +73,7 @@ export function signalReader(db: Queryable, s: Ident, opts: SignalReaderOptions)
   const threadsSinceSql = `select count(*)::int as n from ${s}.signals where origin = $1 and ref_id is null and created_at > now() - interval '24 hours'`
 
   const params = (cursor: number, limit: number, f: ReadFilter, nowMs: number) => [
-    cursor, limit, f.type, f.origin, f.tags, f.q, f.sinceMs, f.includeExpired, nowMs,
+    cursor, limit, f.type, f.origin, f.tags, f.q, f.sinceMs, f.includeExpired, nowMs, f.refId,
   ]
   type PageRow = SignalRow & { head: string; changes: string }
   const toPage = (rows: PageRow[]): Page => ({
