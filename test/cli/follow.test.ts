@@ -1,7 +1,10 @@
+import { spawn } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
+import { welcome } from '../../apps/server/welcome.js'
+import { projectPath } from '../../libs/shared/paths.js'
 import { startProcess } from '../helpers/process.js'
 import { listeningBoard, TOKEN } from '../client/support.js'
 import { CLI, NODE } from './run.js'
@@ -71,4 +74,36 @@ t.test('follow prints one plain line per signal when not on a terminal, and stop
   t.match(out[0], new RegExp(`^${s.createdAt}  broadcast  fp_\\w+  #ops  deploy started  ${s.id}$`), 'ISO time, type, origin, tags, text on one line, id')
   t.match(out[1], /offer .* \{"price":3\}/, 'a payload without text shows as JSON')
   t.notMatch(proc.output(), /\u001b\[/, 'no colour codes in a pipe')
+})
+
+t.test('the welcome text\'s npx wire commands work as printed', async (t) => {
+  const { s, wire: client } = await listeningBoard(t)
+  const url = client.urls[0]!
+  const text = welcome(s.cfg, url)
+  const commands = text.split('\n').map((l) => l.trim()).filter((l) => /npx wire /.test(l))
+  t.equal(commands.length, 2, text)
+  // `VAR=value … npx wire args…` as a shell would split it (the examples use only "double quotes")
+  const parse = (line: string) => {
+    const words = [...line.matchAll(/"([^"]*)"|(\S+)/g)].map((m) => m[1] ?? m[2]!)
+    const env = Object.fromEntries(words.filter((w) => /^[A-Z_]+=/.test(w)).map((w) => [w.slice(0, w.indexOf('=')), w.slice(w.indexOf('=') + 1)]))
+    return { env, args: words.slice(words.indexOf('wire') + 1) }
+  }
+  const follow = parse(commands.find((c) => c.includes('follow'))!)
+  const publish = parse(commands.find((c) => c.includes('publish'))!)
+  t.equal(follow.env.WIRE_URL, url.replace('127.0.0.1', 'localhost'), 'the examples name this board')
+  const npx = (args: string[]) => ['exec', '--no', '--offline', '--', 'wire', ...args]
+  const proc = await startProcess(t, 'npm', npx(follow.args), { ...process.env, ...follow.env }, /wire: following /, 60_000)
+  const out = await new Promise<string>((resolve, reject) => {
+    const child = spawn('npm', npx(publish.args), { env: { ...process.env, ...publish.env }, cwd: projectPath() })
+    let o = ''
+    child.stdout.on('data', (d) => (o += d))
+    child.on('error', reject).on('close', (code) => (code === 0 ? resolve(o) : reject(new Error(`exit ${code}`))))
+  })
+  const published = JSON.parse(out).signal
+  t.same([published.payload.text, published.tags], ['hi, wire', ['hello']])
+  await until('the follower shows it', () => proc.output().includes(published.id))
+  proc.signal('SIGINT')
+  const end = await proc.exited
+  t.ok(end.code === 0 || end.signal === 'SIGINT', `Ctrl-C ends it (npm passes the signal on): ${JSON.stringify(end)}`)
+  t.notMatch(proc.output(), /Error|at .*\.js:\d+/, 'without an error')
 })
