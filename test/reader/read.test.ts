@@ -1,6 +1,5 @@
 import t, { type Test } from 'tap'
-import { buildReader } from '../../apps/reader/app.js'
-import { createReaderContext } from '../../apps/reader/context.js'
+import { startReader } from '../../apps/reader/app.js'
 import { createLogger } from '../../libs/shared/log/index.js'
 import { startStack, type Stack } from '../helpers/stack.js'
 
@@ -168,10 +167,8 @@ async function filterSuite(t: Test, s: Stack, label: string) {
 
 /** A second reader on the same database, started now, so its tail holds the rows as they are now. */
 async function freshReader(t: Test, s: Stack) {
-  const ctx = await createReaderContext(s.cfg, createLogger('reader', 'silent'), s.infra)
-  const app = buildReader(ctx)
-  await app.ready()
-  t.teardown(() => app.close())
+  const { app, close } = await startReader(s.cfg, createLogger('reader', 'silent'))
+  t.teardown(close)
   return app
 }
 

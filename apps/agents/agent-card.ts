@@ -1,6 +1,6 @@
 import { A2A_PROTOCOL_VERSION, AgentCard, type AgentSkill } from '@a2a-js/sdk'
 import { A2A_LEGACY_PROTOCOL_VERSION, duplicateInterfacesForLegacy } from '@a2a-js/sdk/compat/v0_3'
-import type { Config } from '../../../libs/shared/config/index.js'
+import type { Config } from '../../libs/shared/config/index.js'
 import { SERVER_VERSION } from './deps.js'
 
 const BEARER = 'bearer'

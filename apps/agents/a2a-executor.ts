@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto'
 import { Role, TaskState, type Message, type Part } from '@a2a-js/sdk'
 import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext } from '@a2a-js/sdk/server'
-import { invalid, serializeSignal } from '../../../libs/shared/domain/index.js'
-import { readPageJson } from '../../../libs/shared/feed/index.js'
-import { STATUS, toWireError } from '../../../libs/shared/http/index.js'
-import { publishSignal } from '../publish.js'
+import { invalid, serializeSignal } from '../../libs/shared/domain/index.js'
+import { readPageJson } from '../../libs/shared/feed/index.js'
+import { STATUS, toWireError } from '../../libs/shared/http/index.js'
+import { publishSignal } from '../../libs/shared/publish/index.js'
 import type { AgentDeps, Caller } from './deps.js'
 import { StrictReadArgs, toReadQuery } from './read-args.js'
 
@@ -84,7 +84,7 @@ async function runSkill(d: AgentDeps, c: Caller, msg: Message): Promise<{ skill:
     const i = parsed.error.issues[0]
     throw invalid(`${i?.path.length ? `${i.path.join('.')}: ` : ''}${i?.message ?? 'invalid read parameters'}; ${USAGE}`)
   }
-  return { skill: 'read-signals', json: await readPageJson(d.reads, toReadQuery(parsed.data), c.poller(), c.onGone) }
+  return { skill: 'read-signals', json: await readPageJson(d.reads, toReadQuery(parsed.data), c.poller(), c.gone) }
 }
 
 const dataPart = (value: unknown): Part => ({ content: { $case: 'data', value }, metadata: undefined, filename: '', mediaType: 'application/json' })
