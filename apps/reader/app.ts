@@ -1,6 +1,10 @@
 import type { FastifyInstance } from 'fastify'
+import type { Config } from '../../libs/shared/config/index.js'
 import { createHttpApp, healthRoutes } from '../../libs/shared/http/index.js'
-import type { ReaderContext } from './context.js'
+import { openInfra } from '../../libs/shared/infra/index.js'
+import type { StartedApp } from '../../libs/shared/lifecycle.js'
+import type { Logger } from '../../libs/shared/log/index.js'
+import { createReaderContext, type ReaderContext, type ReaderOptions } from './context.js'
 import { boardRoutes } from './routes/board.js'
 import { discoveryRoutes } from './routes/discovery.js'
 import { signalRoutes } from './routes/signals.js'
@@ -22,10 +26,18 @@ export async function readerRoutes(app: FastifyInstance, { ctx, features = FEATU
   app.addHook('preClose', async () => ctx.close())
 }
 
-/** The reader process's app: health, reads, long-polls, discovery and the viewer page. No listen(): tests call this too. */
-export function buildReader(ctx: ReaderContext): FastifyInstance {
-  const app = createHttpApp(ctx.log)
-  app.register(healthRoutes, { ready: () => ctx.ready() })
-  app.register(readerRoutes, { ctx })
-  return app
+/** The reader process: health, reads, long-polls, discovery and the viewer page, on the replica. Readers never migrate. */
+export async function startReader(cfg: Config, log: Logger, opts: ReaderOptions = {}): Promise<StartedApp & { app: FastifyInstance; ctx: ReaderContext }> {
+  const infra = await openInfra(cfg, log, { replica: true })
+  try {
+    const ctx = await createReaderContext(cfg, log, infra, opts)
+    const app = createHttpApp(log)
+    app.register(healthRoutes, { ready: () => ctx.ready() })
+    app.register(readerRoutes, { ctx })
+    await app.ready()
+    return { app, ctx, close: async () => (await app.close(), await infra.close()) }
+  } catch (err) {
+    await infra.close()
+    throw err
+  }
 }

@@ -32,7 +32,7 @@ export interface ReaderOptions {
 }
 
 export async function createReaderContext(cfg: Config, log: Logger, infra: Infra, opts: ReaderOptions = {}): Promise<ReaderContext> {
-  const reads = await createReadSide(cfg, log, infra, infra.replica, opts)
+  const reads = await createReadSide(cfg, log, infra, opts)
   const { feed, signals, board } = reads
   // local mode: the fingerprint needs no network; network mode peeks at its verify cache and, for a
   // token it has not seen, verifies in the background while this read goes on (docs/identity.md)
@@ -54,12 +54,12 @@ export async function createReaderContext(cfg: Config, log: Logger, infra: Infra
     signals,
     board,
     presence: infra.presence,
-    stats: statsReader(infra.replica, infra.schema),
+    stats: statsReader(infra.readDb, infra.schema),
     reads,
     identity,
     async ready() {
       if (stopping) return { ok: false }
-      await infra.replica.query('select 1')
+      await infra.readDb.query('select 1')
       return { ok: true, head: feed.head, waiting: feed.waiting }
     },
     async close() {

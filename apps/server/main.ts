@@ -1,20 +1,18 @@
 import { loadConfigOrExit } from '../../libs/shared/config/index.js'
-import { openInfra } from '../../libs/shared/infra/index.js'
 import { runUntilSignal } from '../../libs/shared/lifecycle.js'
 import { createLogger } from '../../libs/shared/log/index.js'
-import { buildBoard } from './app.js'
+import { startBoard } from './app.js'
 import { welcome } from './welcome.js'
 
 const cfg = loadConfigOrExit()
 const log = createLogger('server', cfg.logLevel)
 await runUntilSignal(log, async () => {
-  const infra = await openInfra(cfg, log, { migrate: cfg.autoMigrate })
-  const { app } = await buildBoard(cfg, log, infra)
-  const address = await app.listen({ host: cfg.host, port: cfg.port })
+  const board = await startBoard(cfg, log)
+  const address = await board.app.listen({ host: cfg.host, port: cfg.port }).catch(async (err: unknown) => {
+    await board.close()
+    throw err
+  })
   log.info({ address, database: cfg.db.kind, bus: cfg.redisUrl && cfg.db.kind === 'postgres' ? 'redis' : 'in-process' }, 'wire board ready')
   process.stdout.write(welcome(cfg, address))
-  return async () => {
-    await app.close() // long-polls answered, in-flight publishes committed, sweeper stopped
-    await infra.close() // then the database (PGlite flushes and closes)
-  }
+  return () => board.close() // long-polls answered, publishes committed, sweeper stopped; then the database (PGlite flushes)
 })

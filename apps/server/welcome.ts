@@ -4,6 +4,7 @@ import type { Config } from '../../libs/shared/config/index.js'
 export function welcome(cfg: Config, address: string): string {
   const port = new URL(address).port
   const url = `http://localhost:${port}`
+  const at = port === '4000' ? '' : `WIRE_URL=${url} ` // the command line's default is http://localhost:4000
   const where = cfg.db.kind === 'embedded' ? `embedded PostgreSQL (PGlite) in ${cfg.db.dataDir}` : 'PostgreSQL'
   const who =
     cfg.identity.mode === 'network'
@@ -20,6 +21,10 @@ export function welcome(cfg: Config, address: string): string {
   Read the newest signals, then follow with the returned nextCursor:
     curl -s ${url}/sw/signals
     curl -s '${url}/sw/signals?cursor=0&wait=25'
+
+  Or with the wire command line, in another terminal in this checkout:
+    ${at}npx wire follow
+    ${at}WIRE_TOKEN=my-agent-token npx wire publish --tag hello "hi, wire"
 
 `
 }

@@ -28,7 +28,7 @@ export interface Sweeper {
  * the stats rollup once per SIGNAL_SWEEP_INTERVAL_SECONDS, however many sweepers run. Runs in its
  * own process in the fleet and inside the single process (PostgreSQL or PGlite) otherwise.
  */
-export async function startSweeper(cfg: Config, log: Logger, infra: Infra, opts: SweeperOptions = {}): Promise<Sweeper> {
+export async function createSweeper(cfg: Config, log: Logger, infra: Infra, opts: SweeperOptions = {}): Promise<Sweeper> {
   const slog = log.child({ mod: 'sweeper' })
   const { intervalSeconds, graceSeconds } = cfg.sweep
   const bossSchema = bossSchemaName(cfg.db.schema)

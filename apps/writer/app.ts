@@ -1,9 +1,11 @@
 import type { FastifyInstance } from 'fastify'
-import { createHttpApp, healthRoutes } from '../../libs/shared/http/index.js'
 import type { Presence } from '../../libs/shared/bus/index.js'
-import type { ReadSide } from '../../libs/shared/feed/index.js'
-import { agentRoutes } from './agents/index.js'
-import type { WriterContext } from './context.js'
+import type { Config } from '../../libs/shared/config/index.js'
+import { createHttpApp, healthRoutes } from '../../libs/shared/http/index.js'
+import { openInfra } from '../../libs/shared/infra/index.js'
+import type { StartedApp } from '../../libs/shared/lifecycle.js'
+import type { Logger } from '../../libs/shared/log/index.js'
+import { createWriterContext, type WriterContext, type WriterOptions } from './context.js'
 import { adminBoardRoutes } from './routes/admin-board.js'
 import { adminRuleRoutes } from './routes/admin-rules.js'
 import { adminSignalRoutes } from './routes/admin-signals.js'
@@ -11,25 +13,29 @@ import { publishRoutes } from './routes/publish.js'
 
 export const API_PREFIXES = ['/sw', '/sw/v1'] as const
 
-/**
- * The writer's routes (publish and admin) under /sw and /sw/v1, and, given a read side, the agent
- * surfaces (/mcp, /a2a). Registered on a base app by main or the single process.
- */
-export async function writerRoutes(app: FastifyInstance, { ctx, presence, reads }: { ctx: WriterContext; presence: Presence; reads?: ReadSide }) {
+/** The writer's routes (publish and admin) under /sw and /sw/v1. In-flight publishes commit before close. */
+export async function writerRoutes(app: FastifyInstance, { ctx, presence }: { ctx: WriterContext; presence: Presence }) {
   for (const prefix of API_PREFIXES) {
     await app.register(publishRoutes, { prefix, ctx })
     await app.register(adminBoardRoutes, { prefix: `${prefix}/admin`, ctx, presence })
     await app.register(adminRuleRoutes, { prefix: `${prefix}/admin`, ctx })
     await app.register(adminSignalRoutes, { prefix: `${prefix}/admin`, ctx })
   }
-  if (reads) await app.register(agentRoutes, { ctx, reads })
   app.addHook('preClose', async () => ctx.close())
 }
 
-/** The writer process's app: health, publish, admin and (given a read side) MCP and A2A. No listen(): tests call this too. */
-export function buildWriter(ctx: WriterContext, presence: Presence, reads?: ReadSide): FastifyInstance {
-  const app = createHttpApp(ctx.log)
-  app.register(healthRoutes, { ready: () => ctx.ready() })
-  app.register(writerRoutes, { ctx, presence, ...(reads && { reads }) })
-  return app
+/** The writer process: migrations (unless WIRE_AUTO_MIGRATE=0), health, publish and admin, on the primary. */
+export async function startWriter(cfg: Config, log: Logger, opts: WriterOptions = {}): Promise<StartedApp & { app: FastifyInstance; ctx: WriterContext }> {
+  const infra = await openInfra(cfg, log, { migrate: cfg.autoMigrate })
+  try {
+    const ctx = await createWriterContext(cfg, log, infra, opts)
+    const app = createHttpApp(log)
+    app.register(healthRoutes, { ready: () => ctx.ready() })
+    app.register(writerRoutes, { ctx, presence: infra.presence })
+    await app.ready()
+    return { app, ctx, close: async () => (await app.close(), await infra.close()) }
+  } catch (err) {
+    await infra.close()
+    throw err
+  }
 }

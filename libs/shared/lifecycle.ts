@@ -33,3 +33,23 @@ export async function runUntilSignal(log: Logger, start: () => Promise<() => Pro
     process.exitCode = 1
   }
 }
+
+/** A started app: its HTTP server (not listening yet) and how to stop it and release what it holds. */
+export interface StartedApp {
+  readonly app: { listen(o: { host: string; port: number }): Promise<string>; close(): Promise<unknown> }
+  close(): Promise<void>
+}
+
+/** A role's main: start it, listen on SERVER_HOST:SERVER_PORT, and stop it on SIGTERM or SIGINT. */
+export function serveUntilSignal(log: Logger, where: { host: string; port: number }, start: () => Promise<StartedApp>) {
+  return runUntilSignal(log, async () => {
+    const started = await start()
+    try {
+      log.info({ address: await started.app.listen(where) }, 'listening')
+    } catch (err) {
+      await started.close()
+      throw err
+    }
+    return () => started.close()
+  })
+}

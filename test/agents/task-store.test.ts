@@ -1,7 +1,7 @@
 import { ListTasksRequest, TaskState, type Task } from '@a2a-js/sdk'
 import { ServerCallContext, UnauthenticatedUser } from '@a2a-js/sdk/server'
 import t from 'tap'
-import { BoundedTaskStore } from '../../apps/writer/agents/task-store.js'
+import { BoundedTaskStore } from '../../apps/agents/task-store.js'
 
 const ctx = new ServerCallContext({ user: new UnauthenticatedUser() })
 const owner = (c: ServerCallContext) => c.tenant ?? 'anyone'

@@ -1,9 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import t, { type Test } from 'tap'
-import { createReaderContext } from '../../apps/reader/context.js'
-import { buildReader } from '../../apps/reader/app.js'
-import { createWriterContext } from '../../apps/writer/context.js'
-import { buildWriter } from '../../apps/writer/app.js'
+import { startReader } from '../../apps/reader/app.js'
+import { startWriter } from '../../apps/writer/app.js'
 import { loadConfig } from '../../libs/shared/config/index.js'
 import { openInfra } from '../../libs/shared/infra/index.js'
 import { createLogger } from '../../libs/shared/log/index.js'
@@ -125,21 +123,14 @@ async function startFleet(t: Test, env: Record<string, string>) {
     ...env,
   })
   const log = createLogger('server', cfg.logLevel)
-  const wInfra = await openInfra(cfg, log, { migrate: true })
-  const rInfra = await openInfra(cfg, log, { replica: true })
-  const writerCtx = await createWriterContext(cfg, log, wInfra)
-  const readerCtx = await createReaderContext(cfg, log, rInfra, { fallbackPollMs: 200 })
-  const writer = buildWriter(writerCtx, wInfra.presence)
-  const reader = buildReader(readerCtx)
-  await Promise.all([writer.ready(), reader.ready()])
+  const w = await startWriter(cfg, log)
+  const r = await startReader(cfg, log, { fallbackPollMs: 200 })
   t.teardown(async () => {
-    await reader.close()
-    await writer.close()
-    await rInfra.close()
-    await wInfra.close()
+    await r.close()
+    await w.close()
     await dropSchema(schema)
   })
-  return { writer, reader, readerCtx }
+  return { writer: w.app, reader: r.app, readerCtx: r.ctx }
 }
 
 t.test('network mode in the fleet: separate writer and reader processes', async (t) => {

@@ -1,19 +1,15 @@
 import type { FastifyInstance } from 'fastify'
 import type { Test } from 'tap'
-import { buildReader } from '../../apps/reader/app.js'
-import { createReaderContext } from '../../apps/reader/context.js'
-import { startSweeper } from '../../apps/sweeper/sweeper.js'
-import { buildWriter } from '../../apps/writer/app.js'
-import { createWriterContext } from '../../apps/writer/context.js'
+import { startAgents } from '../../apps/agents/app.js'
+import { startReader } from '../../apps/reader/app.js'
+import { startSweeper } from '../../apps/sweeper/app.js'
+import { startWriter } from '../../apps/writer/app.js'
 import { loadConfig, type Config } from '../../libs/shared/config/index.js'
-import { createReadSide } from '../../libs/shared/feed/index.js'
-import { createHttpApp, healthRoutes } from '../../libs/shared/http/index.js'
-import { openInfra } from '../../libs/shared/infra/index.js'
 import { createLogger } from '../../libs/shared/log/index.js'
 import { assertServicesUp, dropSchema, TEST_DATABASE_URL, TEST_REDIS_URL, uniqueSchema } from '../helpers/services.js'
 import { containersOf, find, type Resource } from './support.js'
 
-export type Role = 'writer' | 'reader' | 'sweeper'
+export type Role = 'writer' | 'reader' | 'agents' | 'sweeper'
 
 /** What each Secret key the manifests reference stands for on this machine. */
 const SECRET_STAND_INS: Record<string, string> = {
@@ -47,7 +43,7 @@ export function containerEnv(rs: Resource[], deployment: string): Record<string,
 /** The role a container runs: node dist/apps/<role>/main.js. */
 export function roleOf(container: { command?: string[]; args?: string[] }): Role {
   const argv = [...(container.command ?? []), ...(container.args ?? [])]
-  const m = argv.length === 2 && argv[0] === 'node' ? /^dist\/apps\/(writer|reader|sweeper)\/main\.js$/.exec(argv[1]!) : null
+  const m = argv.length === 2 && argv[0] === 'node' ? /^dist\/apps\/(writer|reader|agents|sweeper)\/main\.js$/.exec(argv[1]!) : null
   if (!m) throw new Error(`not a Wire role command: ${argv.join(' ')}`)
   return m[1] as Role
 }
@@ -59,31 +55,15 @@ export function roleOf(container: { command?: string[]; args?: string[] }): Role
 export async function startRoleApp(t: Test, role: Role, env: Record<string, string>, schema: string): Promise<{ app: FastifyInstance; cfg: Config }> {
   const cfg = loadConfig({ ...env, WIRE_PG_SCHEMA: schema, WIRE_CONFIG: '/nonexistent/subwire.config.json', LOG_LEVEL: 'silent' })
   const log = createLogger(role, cfg.logLevel)
-  let app: FastifyInstance
-  if (role === 'writer') {
-    const infra = await openInfra(cfg, log, { migrate: cfg.autoMigrate })
-    t.teardown(() => infra.close())
-    const reads = await createReadSide(cfg, log, infra, infra.primary, { tailSize: 1000 })
-    const ctx = await createWriterContext(cfg, log, infra, { onCommit: (h) => reads.feed.noteHead(h), onInvalidate: (m) => reads.feed.invalidate(m) })
-    app = buildWriter(ctx, infra.presence, reads)
-  } else if (role === 'reader') {
-    const infra = await openInfra(cfg, log, { replica: true })
-    t.teardown(() => infra.close())
-    app = buildReader(await createReaderContext(cfg, log, infra))
-  } else {
-    const infra = await openInfra(cfg, log)
-    t.teardown(() => infra.close())
-    const sweeper = await startSweeper(cfg, log, infra)
-    t.teardown(async () => {
-      await sweeper.stop()
-      await dropSchema(sweeper.bossSchema)
-    })
-    app = createHttpApp(log)
-    app.register(healthRoutes, { ready: () => sweeper.ready() })
-  }
-  t.teardown(() => app.close()) // teardowns run last-first: the app closes before its connections
-  return { app, cfg }
+  const started = await START[role](cfg, log)
+  t.teardown(async () => {
+    await started.close()
+    if ('sweeper' in started) await dropSchema(started.sweeper.bossSchema)
+  })
+  return { app: started.app, cfg }
 }
+
+const START = { writer: startWriter, reader: startReader, agents: startAgents, sweeper: startSweeper }
 
 /** A schema for one test file, migrated by the writer (started first), dropped at the end. */
 export async function deploySchema(t: Test): Promise<string> {

@@ -4,7 +4,7 @@ import { matchesFilter, parseReadQuery, parseSince, WireError, type ReadFilter, 
 // Pure functions: GET /sw/signals parameters (decisions.md "Reading") and the in-memory filter.
 
 const NOW = Date.parse('2030-06-15T12:00:00.000Z')
-const q = (raw: Record<string, unknown>) => parseReadQuery(raw, NOW)
+const q = (raw: Record<string, unknown>) => parseReadQuery(raw, NOW, 'board.example')
 
 function refuses(t: Test, raw: Record<string, unknown>, name?: string) {
   try {
@@ -28,7 +28,18 @@ t.test('no parameters: bootstrap page of 100, no wait, no filters', async (t) =>
     q: null,
     sinceMs: null,
     includeExpired: false,
+    refId: null,
   })
+})
+
+t.test('ref (a Wire extension) takes a signal id or an sw:// URI of this board', async (t) => {
+  const id = 'Ab3dEf7hIj1lMn0pQr5t'
+  t.equal(q({ ref: id }).refId, id)
+  t.equal(q({ ref: `sw://board.example/signals/${id}` }).refId, id)
+  t.equal(q({ ref: '' }).refId, null, 'empty means no filter')
+  refuses(t, { ref: 'short' }, 'signal id')
+  refuses(t, { ref: `sw://other.example/signals/${id}` }, 'another board')
+  refuses(t, { ref: [id, id] }, 'once')
 })
 
 t.test('cursor', async (t) => {
@@ -189,11 +200,15 @@ t.test('the in-memory filter', async (t) => {
     createdAtMs: NOW - 30_000,
     expiresAtMs: NOW + 30_000,
   }
-  const none: ReadFilter = { type: null, tags: [], origin: null, q: null, sinceMs: null, includeExpired: false }
+  const none: ReadFilter = { type: null, tags: [], origin: null, q: null, sinceMs: null, includeExpired: false, refId: null }
   const f = (o: Partial<ReadFilter>) => ({ ...none, ...o })
 
   t.test('matches everything active with no filter', async (t) => {
     t.ok(matchesFilter(base, none, NOW))
+  })
+  t.test('ref matches direct replies only', async (t) => {
+    t.notOk(matchesFilter(base, f({ refId: 'Ab3dEf7hIj1lMn0pQr5t' }), NOW), 'not a reply')
+    t.ok(matchesFilter({ ...base, refId: 'Ab3dEf7hIj1lMn0pQr5t' }, f({ refId: 'Ab3dEf7hIj1lMn0pQr5t' }), NOW))
   })
   t.test('type and origin match exactly', async (t) => {
     t.ok(matchesFilter(base, f({ type: 'offer' }), NOW))

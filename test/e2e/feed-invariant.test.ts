@@ -1,13 +1,14 @@
 import t from 'tap'
 import { createReaderContext } from '../../apps/reader/context.js'
 import { createWriterContext } from '../../apps/writer/context.js'
-import { publishSignal } from '../../apps/writer/publish.js'
 import { openInfra } from '../../libs/shared/infra/index.js'
 import { createLogger } from '../../libs/shared/log/index.js'
+import { publishSignal } from '../../libs/shared/publish/index.js'
 import { startStack } from '../helpers/stack.js'
 
-// ARCHITECTURE.md "The feed invariant": many concurrent publishers whose insert transactions
-// stall for random times, spread over four independent writer lanes (each with its own pool, as
+// docs/architecture.md "The feed invariant": many concurrent publishers whose insert transactions
+// stall for random times (a trigger in the test's schema sleeps 0–4 ms before each commit), spread
+// over four independent writer lanes (each with its own pool, as
 // separate writer processes would be); followers that only keep nextCursor — long-polling and
 // plain polling, on two readers — must see every acknowledged signal exactly once, in seq order.
 
@@ -16,8 +17,7 @@ const PER_PUBLISHER = 30
 const LANES = 4
 
 t.test('followers see every acknowledged signal exactly once and in seq order', async (t) => {
-  const jitter = async () => new Promise<void>((r) => setTimeout(r, Math.random() * 4))
-  const s = await startStack(t, { env: { PUBLISH_RATE_LIMIT_MAX: '100000' }, writer: { signalWriter: { beforeCommit: jitter } } })
+  const s = await startStack(t, { env: { PUBLISH_RATE_LIMIT_MAX: '100000' }, seed: (infra, schema) => jitterCommits(infra.primary, schema) })
   const log = createLogger('server', 'silent')
 
   // three more writer lanes and a second reader, each on its own connections
@@ -27,7 +27,7 @@ t.test('followers see every acknowledged signal exactly once and in seq order', 
     for (const i of extra) await i.close()
   })
   for (const infra of extra.slice(0, LANES - 1))
-    lanes.push(await createWriterContext(s.cfg, log, infra, { signalWriter: { beforeCommit: jitter } }))
+    lanes.push(await createWriterContext(s.cfg, log, infra))
   const reader2 = await createReaderContext(s.cfg, log, extra[LANES - 1]!, { fallbackPollMs: 200 })
   t.teardown(() => reader2.close())
 
@@ -38,7 +38,7 @@ t.test('followers see every acknowledged signal exactly once and in seq order', 
     const publishers = Array.from({ length: PUBLISHERS }, async (_, p) => {
     for (let i = 0; i < PER_PUBLISHER; i++) {
       const lane = lanes[(p + i) % lanes.length]!
-      const sig = await publishSignal(lane.publish, `Bearer publisher-${p}-token`, JSON.stringify({ $type: 'broadcast', p, i }))
+      const sig = await publishSignal(lane.publisher.deps, `Bearer publisher-${p}-token`, JSON.stringify({ $type: 'broadcast', p, i }))
       acked.push(sig.id)
       if (Math.random() < 0.3) await new Promise((r) => setTimeout(r, Math.random() * 5))
     }
@@ -67,9 +67,9 @@ t.test('followers see every acknowledged signal exactly once and in seq order', 
   const viaHttp = (wait: number) => async (cursor: number) =>
     (await s.app.inject({ url: cursor < 0 ? '/sw/signals?limit=1' : `/sw/signals?cursor=${cursor}&limit=37&wait=${wait}` })).json()
   const viaReader2 = async (cursor: number) => {
-    const q = { cursor: cursor < 0 ? null : cursor, limit: 23, waitMs: 1000, type: null, tags: [], origin: null, q: null, sinceMs: null, includeExpired: false }
-    const page = await reader2.feed.read(q, () => {})
-    return { signals: page.jsons.map((j) => JSON.parse(j) as { id: string }), nextCursor: page.nextCursor }
+    const q = { cursor: cursor < 0 ? null : cursor, limit: 23, waitMs: 1000, type: null, tags: [], origin: null, q: null, sinceMs: null, includeExpired: false, refId: null }
+    const page = await reader2.feed.read(q)
+    return { signals: page.signals.map((j) => JSON.parse(j) as { id: string }), nextCursor: page.nextCursor }
   }
   const kinds: Array<[string, Read]> = [['long-poll follower', viaHttp(2)], ['wait=0 follower', viaHttp(0)], ['second reader', viaReader2]]
   // every follower bootstraps (no cursor) before the first publish: the feed is empty, its head 0
@@ -91,3 +91,10 @@ t.test('followers see every acknowledged signal exactly once and in seq order', 
     t.ok(order.every((q, i) => i === 0 || q > order[i - 1]!), `${f.name} saw them in seq order`)
   }
 })
+
+/** Every insert transaction sleeps 0–4 ms after writing its rows, holding them uncommitted: commits interleave at random. */
+async function jitterCommits(db: { query(sql: string): Promise<unknown> }, schema: string) {
+  await db.query(`
+    create function "${schema}".jitter() returns trigger language plpgsql as $$ begin perform pg_sleep(random() * 0.004); return null; end $$;
+    create trigger jitter after insert on "${schema}".signals for each statement execute function "${schema}".jitter()`)
+}

@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream'
 import type { Test } from 'tap'
-import { buildBoard, type Board } from '../../apps/server/app.js'
+import { startBoard, type Board } from '../../apps/server/app.js'
 import type { ReaderOptions } from '../../apps/reader/context.js'
 import type { WriterOptions } from '../../apps/writer/context.js'
 import { loadConfig, type Config } from '../../libs/shared/config/index.js'
@@ -61,11 +61,9 @@ export async function startStack(t: Test, o: StackOptions = {}): Promise<Stack> 
       await infra.close()
       throw err
     })
-  const board = await buildBoard(cfg, log, infra, { writer: o.writer ?? {}, reader: o.reader ?? {}, sweeper: o.sweeper ?? false })
-  await board.app.ready()
+  const board = await startBoard(cfg, log, { infra, writer: o.writer ?? {}, reader: o.reader ?? {}, sweeper: o.sweeper ?? false })
   t.teardown(async () => {
-    await board.app.close()
-    await infra.close()
+    await board.close()
     await dropSchema(schema) // and its pg-boss schema
   })
   const bearer = (token = 'agent-one-token') => ({ authorization: `Bearer ${token}` })

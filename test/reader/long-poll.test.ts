@@ -1,20 +1,22 @@
 import t from 'tap'
 import { createWriterContext } from '../../apps/writer/context.js'
-import { publishSignal } from '../../apps/writer/publish.js'
 import { openInfra } from '../../libs/shared/infra/index.js'
 import { createLogger } from '../../libs/shared/log/index.js'
+import { publishSignal } from '../../libs/shared/publish/index.js'
 import { startStack } from '../helpers/stack.js'
+import { until } from '../helpers/wait.js'
 
 t.test('long-polls', async (t) => {
   // a 10 s fallback timer: a prompt answer can only come from the wake-up
   const s = await startStack(t, { reader: { fallbackPollMs: 10_000 } })
   const head = async () => (await s.read()).nextCursor as number
+  const waiting = (n: number) => until(() => s.reader.feed.waiting === n, 5000, `${n} waiting long-poll(s)`)
 
   t.test('a publish wakes a waiting long-poll promptly', async (t) => {
     const cursor = await head()
     const t0 = Date.now()
     const poll = s.app.inject({ url: `/sw/signals?cursor=${cursor}&wait=5` }).then((r) => r.json())
-    await new Promise((r) => setTimeout(r, 100))
+    await waiting(1)
     t.equal((await s.publish({ $type: 'broadcast', text: 'wake' })).statusCode, 200)
     const page = await poll
     t.match(page, { signals: [{ type: 'broadcast', payload: { text: 'wake' } }] })
@@ -25,8 +27,10 @@ t.test('long-polls', async (t) => {
   t.test('a long-poll ignores signals that do not match and answers the first that does', async (t) => {
     const cursor = await head()
     const poll = s.app.inject({ url: `/sw/signals?cursor=${cursor}&wait=5&tag=wanted` }).then((r) => r.json())
+    await waiting(1)
     await s.publish({ $type: 'broadcast', $tags: ['other'], text: 'noise' })
-    await new Promise((r) => setTimeout(r, 200))
+    await until(() => s.reader.feed.head === cursor + 1, 5000, 'the tail to take in the noise')
+    t.equal(s.reader.feed.waiting, 1, 'the noise did not answer the long-poll')
     await s.publish({ $type: 'broadcast', $tags: ['Wanted'], text: 'match' })
     const page = await poll
     t.equal(page.signals.length, 1, 'only the matching signal')
@@ -70,8 +74,8 @@ t.test('long-polls', async (t) => {
     const cursor = await head()
     const t0 = Date.now()
     const poll = s.app.inject({ url: `/sw/signals?cursor=${cursor}&wait=5` }).then((r) => r.json())
-    await new Promise((r) => setTimeout(r, 100))
-    await publishSignal(other.publish, 'Bearer other-writer-token', '{"$type":"broadcast","via":"redis"}')
+    await waiting(1)
+    await publishSignal(other.publisher.deps, 'Bearer other-writer-token', '{"$type":"broadcast","via":"redis"}')
     const page = await poll
     t.equal(page.signals[0]?.payload.via, 'redis')
     t.ok(Date.now() - t0 < 1500, `woken in ${Date.now() - t0} ms (fallback timer is 10 s)`)
@@ -82,7 +86,7 @@ t.test('closing the server answers waiting long-polls at once', async (t) => {
   const s = await startStack(t)
   const { nextCursor } = await s.read()
   const polls = [1, 2, 3].map(() => s.app.inject({ url: `/sw/signals?cursor=${nextCursor}&wait=20` }).then((r) => r.json()))
-  await new Promise((r) => setTimeout(r, 200))
+  await until(() => s.reader.feed.waiting === 3)
   const t0 = Date.now()
   await s.app.close()
   const pages = await Promise.all(polls)

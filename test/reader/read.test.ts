@@ -1,6 +1,5 @@
 import t, { type Test } from 'tap'
-import { buildReader } from '../../apps/reader/app.js'
-import { createReaderContext } from '../../apps/reader/context.js'
+import { startReader } from '../../apps/reader/app.js'
 import { createLogger } from '../../libs/shared/log/index.js'
 import { startStack, type Stack } from '../helpers/stack.js'
 
@@ -28,10 +27,12 @@ async function filterSuite(t: Test, s: Stack, label: string) {
   const A = 'reader-agent-aaaa'
   const B = 'reader-agent-bbbb'
   const sigs: Sig[] = []
+  const cursors: number[] = []
   const pub = async (body: object, token: string) => {
     const res = await s.publish(body, token)
     t.equal(res.statusCode, 200)
     sigs.push(res.json().signal)
+    cursors.push(res.json().cursor)
     await sleep(3) // distinct createdAt milliseconds, for `since`
   }
   await pub({ $type: 'offer', $tags: ['GPU', 'ops'], text: 'Selling 100% Pure_Compute' }, A) // 0
@@ -122,6 +123,17 @@ async function filterSuite(t: Test, s: Stack, label: string) {
     t.same(await ids(`origin=${sigs[1]!.origin}`), [1, 3])
     t.same(await ids(`origin=${sigs[0]!.origin.slice(0, 10)}`), [])
   })
+  t.test(`${label}: ref selects the direct replies of a signal, by id or sw:// URI`, async (t) => {
+    t.same(await ids(`ref=${sigs[0]!.id}`), [4])
+    t.same(await ids(`ref=${encodeURIComponent(String(sigs[0]!.uri))}`), [4], 'a URI of this board')
+    t.same(await ids(`ref=${sigs[1]!.id}`), [], 'a signal without replies')
+    t.same(await ids(`ref=${sigs[0]!.id}&cursor=${cursors[3]}`), [4], 'combines with a cursor')
+    t.same(await ids(`ref=${sigs[0]!.id}&cursor=${cursors[4]}`), [], 'nothing after the reply')
+    for (const bad of ['not-an-id', 'sw://other.board/signals/' + sigs[0]!.id]) {
+      const res = await s.app.inject({ url: `/sw/signals?ref=${encodeURIComponent(bad)}` })
+      t.same(errorOf(res), { status: 400, code: 'invalid_request' }, bad)
+    }
+  })
   t.test(`${label}: since takes an ISO timestamp, Unix seconds or a duration, strictly after`, async (t) => {
     const c2 = sigs[2]!.createdAt
     t.same(await ids(`since=${c2}`), [3, 4], 'ISO 8601')
@@ -155,10 +167,8 @@ async function filterSuite(t: Test, s: Stack, label: string) {
 
 /** A second reader on the same database, started now, so its tail holds the rows as they are now. */
 async function freshReader(t: Test, s: Stack) {
-  const ctx = await createReaderContext(s.cfg, createLogger('reader', 'silent'), s.infra)
-  const app = buildReader(ctx)
-  await app.ready()
-  t.teardown(() => app.close())
+  const { app, close } = await startReader(s.cfg, createLogger('reader', 'silent'))
+  t.teardown(close)
   return app
 }
 
@@ -410,6 +420,17 @@ t.test('reading from the in-memory tail', async (t) => {
       t.equal(res.headers['cache-control'], 'no-store')
       t.same(res.json().signals.map((x: Sig) => x.id), [sig.id])
       t.equal(res.json().nextCursor, head + 2)
+    })
+    t.test('a publish answers its feed position: reading replies from it waits for exactly them', async (t) => {
+      const req = (await s.publish({ $type: 'request', text: 'who can help?' })).json()
+      t.type(req.cursor, 'number')
+      t.equal(req.cursor, (await s.read()).nextCursor, 'the cursor is the new head')
+      const poll = s.app.inject({ url: `/sw/signals?ref=${req.signal.id}&cursor=${req.cursor}&wait=5` }).then((r) => r.json())
+      await s.publish({ $type: 'broadcast', text: 'unrelated' })
+      const reply = (await s.publish({ $type: 'reply', $refId: req.signal.id, text: 'me' })).json()
+      t.equal(reply.cursor, req.cursor + 2)
+      const page = await poll
+      t.same(page.signals.map((x: Sig) => x.id), [reply.signal.id])
     })
     t.test('wait above 25 is clamped, not refused', async (t) => {
       const res = await s.app.inject({ url: '/sw/signals?cursor=0&limit=1&wait=100' })

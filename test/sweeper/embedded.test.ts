@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream'
 import t from 'tap'
-import { buildBoard } from '../../apps/server/app.js'
+import { startBoard } from '../../apps/server/app.js'
 import { JOBS } from '../../apps/sweeper/sweeper.js'
 import { loadConfig } from '../../libs/shared/config/index.js'
 import { openInfra } from '../../libs/shared/infra/index.js'
@@ -27,7 +27,7 @@ t.test('the embedded board (PGlite) runs the same sweeper jobs, and stops them b
   t.teardown(async () => {
     if (!closed) await infra.close()
   })
-  const board = await buildBoard(cfg, log, infra) // the sweeper is on unless asked otherwise, as in `npm start`
+  const board = await startBoard(cfg, log, { infra }) // the sweeper is on unless asked otherwise, as in `npm start`
   const { app } = board
   const db = infra.primary
   const schema = cfg.db.schema

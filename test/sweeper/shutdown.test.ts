@@ -1,5 +1,5 @@
 import t from 'tap'
-import { JOBS, startSweeper } from '../../apps/sweeper/sweeper.js'
+import { JOBS, createSweeper } from '../../apps/sweeper/sweeper.js'
 import { createLogger } from '../../libs/shared/log/index.js'
 import { dropSchema } from '../helpers/services.js'
 import { startStack } from '../helpers/stack.js'
@@ -10,7 +10,7 @@ t.test('stopping the sweeper mid-purge lets the job finish its batch and complet
   const db = s.infra.primary
   await insertSignals(db, s.schema, { type: 'gone', count: 20_000, createdSecondsAgo: 2 * 86_400, ttl: 60 })
   // batches of 20: the purge runs for many seconds, so a stop finds it in flight
-  const sweeper = await startSweeper(s.cfg, createLogger('sweeper', 'silent'), s.infra, { purgeBatchSize: 20 })
+  const sweeper = await createSweeper(s.cfg, createLogger('sweeper', 'silent'), s.infra, { purgeBatchSize: 20 })
   t.teardown(() => dropSchema(sweeper.bossSchema))
   const boss = `"${sweeper.bossSchema}"`
   const activePurge = async () =>

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
-import { buildReader } from '../../apps/reader/app.js'
+import { startReader } from '../../apps/reader/app.js'
 import { createReaderContext } from '../../apps/reader/context.js'
 import { createWriterContext } from '../../apps/writer/context.js'
 import { fingerprint } from '../../libs/shared/auth/index.js'
@@ -300,14 +300,8 @@ t.test('a reader that missed an invalidation still drops a removed or unpinned s
   // learns of new signals by its fallback poll only, like a reader that lost its subscription
   const cfg = loadConfig({ ...envOf(s), REDIS_URL: 'redis://127.0.0.1:1', WAKE_FALLBACK_POLL_MS: '50' })
   const log = createLogger('reader', 'silent')
-  const infra = await openInfra(cfg, log)
-  const ctx = await createReaderContext(cfg, log, infra)
-  const reader = buildReader(ctx)
-  await reader.ready()
-  t.teardown(async () => {
-    await reader.close()
-    await infra.close()
-  })
+  const { app: reader, close } = await startReader(cfg, log)
+  t.teardown(close)
   const feedOf = async () => (await reader.inject({ url: '/sw/signals?includeExpired=1' })).json().signals as Array<{ id: string; pinned: boolean }>
   const until = async (what: () => Promise<boolean>) => {
     for (let i = 0; i < 20 && !(await what()); i++) await new Promise((r) => setTimeout(r, 50))

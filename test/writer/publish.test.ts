@@ -31,14 +31,15 @@ t.test('a successful publish', async (t) => {
     t.match(d.subwires, [{ authority, uri: `sw://${authority}` }])
   })
 
-  t.test('answers 200 {ok:true, signal} with every field of the emitted signal', async (t) => {
+  t.test('answers 200 {ok:true, signal, cursor} with every field of the emitted signal', async (t) => {
     const before = Date.now()
     const res = await s.publish({ $type: 'broadcast', $tags: ['Hello'], text: 'hi' }, 'agent-one-token')
     const after = Date.now()
     t.equal(res.statusCode, 200)
     t.match(res.headers['content-type'], /^application\/json/)
     const body = res.json()
-    t.same(Object.keys(body), ['ok', 'signal'])
+    t.same(Object.keys(body), ['ok', 'signal', 'cursor'], 'cursor: a Wire extension, the feed position of the signal')
+    t.ok(Number.isSafeInteger(body.cursor) && body.cursor > 0)
     t.equal(body.ok, true)
     const sig = body.signal
     t.same(Object.keys(sig).sort(), [...EMITTED_FIELDS].sort(), 'exactly the fields of the spec table')

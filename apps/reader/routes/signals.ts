@@ -1,15 +1,15 @@
 import type { FastifyInstance } from 'fastify'
 import { parseReadQuery } from '../../../libs/shared/domain/index.js'
 import { pageBody, signalJson, threadJson } from '../../../libs/shared/feed/index.js'
-import { sendJsonText } from '../../../libs/shared/http/index.js'
+import { abortOnClose, sendJsonText } from '../../../libs/shared/http/index.js'
 import type { ReaderContext } from '../context.js'
 
 /** GET /sw/signals (poll and long-poll), /sw/signals/{id} and /sw/signals/{id}/thread. */
 export async function signalRoutes(app: FastifyInstance, { ctx }: { ctx: ReaderContext }) {
   app.get('/signals', async (req, reply) => {
-    const q = parseReadQuery(req.query as Record<string, unknown>, Date.now())
+    const q = parseReadQuery(req.query as Record<string, unknown>, Date.now(), ctx.cfg.authority)
     ctx.presence.touch(ctx.identity.peek(req.headers.authorization) ?? `ip:${req.ip}`)
-    const page = await ctx.feed.read(q, (gone) => reply.raw.once('close', () => !reply.raw.writableEnded && gone()))
+    const page = await ctx.feed.read(q, abortOnClose(reply))
     reply.header('cache-control', 'no-store')
     return reply.type('application/json; charset=utf-8').send(pageBody(page))
   })

@@ -3,7 +3,7 @@ import { serializeSignal } from '../../../libs/shared/domain/index.js'
 import { sendJsonText } from '../../../libs/shared/http/index.js'
 import { metrics } from '../../../libs/shared/metrics/index.js'
 import type { WriterContext } from '../context.js'
-import { publishSignal } from '../publish.js'
+import { publishSignal } from '../../../libs/shared/publish/index.js'
 
 /** POST /sw/signals: publish one signal; 200 `{ok:true, signal}` once it is committed. */
 export async function publishRoutes(app: FastifyInstance, { ctx }: { ctx: WriterContext }) {
@@ -13,8 +13,8 @@ export async function publishRoutes(app: FastifyInstance, { ctx }: { ctx: Writer
   })
   app.post('/signals', async (req, reply) => {
     const body = typeof req.body === 'string' ? req.body : undefined
-    const signal = await publishSignal(ctx.publish, req.headers.authorization, body)
+    const signal = await publishSignal(ctx.publisher.deps, req.headers.authorization, body)
     req.log.debug({ id: signal.id, seq: signal.seq, origin: signal.origin }, 'signal published')
-    return sendJsonText(reply, `{"ok":true,"signal":${serializeSignal(signal, ctx.cfg.authority)}}`)
+    return sendJsonText(reply, `{"ok":true,"signal":${serializeSignal(signal, ctx.cfg.authority)},"cursor":${signal.seq}}`)
   })
 }

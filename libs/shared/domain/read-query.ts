@@ -1,6 +1,7 @@
 import { invalid } from './errors.js'
 import { LIMITS } from './limits.js'
 import { charLength, normaliseTags } from './envelope.js'
+import { parseSignalRef } from './ids.js'
 import { isActive, type Signal } from './signal.js'
 
 /** What a read selects. Evaluated in SQL (db/signals/read.ts) and in memory (matchesFilter) alike. */
@@ -11,6 +12,8 @@ export interface ReadFilter {
   q: string | null // lower-cased; literal substring
   sinceMs: number | null // strictly after
   includeExpired: boolean
+  /** Wire extension: only direct replies to this signal id. */
+  refId: string | null
 }
 
 export interface ReadQuery extends ReadFilter {
@@ -21,8 +24,11 @@ export interface ReadQuery extends ReadFilter {
 
 type Raw = Record<string, unknown>
 
-/** Query string → ReadQuery (decisions.md "Reading"). Garbage → invalid_request, never a throw of another kind. */
-export function parseReadQuery(raw: Raw, nowMs: number): ReadQuery {
+/**
+ * Query string → ReadQuery (docs/protocol.md "Reading"). Garbage → invalid_request, never a throw of
+ * another kind. `authority` is this board's: a `ref` given as an sw:// URI must name it.
+ */
+export function parseReadQuery(raw: Raw, nowMs: number, authority: string): ReadQuery {
   const cursor = optionalInt(raw, 'cursor', 0)
   const limit = optionalInt(raw, 'limit', Number.MIN_SAFE_INTEGER)
   const wait = single(raw, 'wait')
@@ -35,6 +41,7 @@ export function parseReadQuery(raw: Raw, nowMs: number): ReadQuery {
   if (includeExpired !== null && !['0', '1', 'true', 'false'].includes(includeExpired)) throw invalid('includeExpired must be 1 or 0')
   const since = single(raw, 'since')
   const q = single(raw, 'q')
+  const ref = nonEmpty(single(raw, 'ref'))
   return {
     cursor,
     limit: limit === null ? LIMITS.maxLimit : Math.min(LIMITS.maxLimit, Math.max(1, limit)),
@@ -45,6 +52,7 @@ export function parseReadQuery(raw: Raw, nowMs: number): ReadQuery {
     q: q && q.trim() ? checkText(q.trim(), 'q').toLowerCase() : null,
     sinceMs: since === null || since.trim() === '' ? null : parseSince(since.trim(), nowMs),
     includeExpired: includeExpired === '1' || includeExpired === 'true',
+    refId: ref === null ? null : parseSignalRef(ref, authority),
   }
 }
 
@@ -122,6 +130,7 @@ export function matchesFilter(s: Signal, f: ReadFilter, nowMs: number, graceMs =
   if (f.origin !== null && s.origin !== f.origin) return false
   if (f.tags.length && !f.tags.some((t) => s.tags.includes(t))) return false
   if (f.sinceMs !== null && !(s.createdAtMs > f.sinceMs)) return false
+  if (f.refId !== null && s.refId !== f.refId) return false
   if (f.q !== null && !searchText(s).includes(f.q)) return false
   return true
 }

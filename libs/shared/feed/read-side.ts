@@ -7,10 +7,12 @@ import { Feed } from './feed.js'
 
 /**
  * Everything a read needs: the feed (tail + long-poll waiters), SQL reads for by-id and thread,
- * board metadata and presence. The reader holds one on its replica; the writer's agent surfaces
- * (MCP, A2A) hold one on the primary, or share the reader's in the single process.
+ * board metadata and presence. Readers and the agents app each hold one on the replica; the single
+ * process holds one and shares it.
  */
 export interface ReadSide {
+  /** This board's sw:// authority. */
+  readonly authority: string
   readonly feed: Feed
   readonly signals: SignalReader
   readonly board: BoardReader
@@ -24,25 +26,27 @@ export interface ReadSideOptions {
   fallbackPollMs?: number
 }
 
-export async function createReadSide(cfg: Config, log: Logger, infra: Infra, db: Queryable, opts: ReadSideOptions = {}): Promise<ReadSide> {
-  const signals = signalReader(db, infra.schema, { graceSeconds: cfg.sweep.graceSeconds })
-  const board = boardReader(db, infra.schema)
+/** A read side on `infra.readDb`; on a replica, what it has not replayed yet is asked of the primary. */
+export async function createReadSide(cfg: Config, log: Logger, infra: Infra, opts: ReadSideOptions = {}): Promise<ReadSide> {
+  const db: Queryable = infra.readDb
+  const grace = { graceSeconds: cfg.sweep.graceSeconds }
+  const signals = signalReader(db, infra.schema, grace)
   const feed = new Feed(signals, infra.bus, log.child({ mod: 'feed' }), {
     authority: cfg.authority,
     tailSize: opts.tailSize ?? cfg.reader.tailSize,
     graceMs: cfg.sweep.graceSeconds * 1000,
     fallbackPollMs: opts.fallbackPollMs ?? cfg.reader.fallbackPollMs,
-    // on a replica, a request it is still behind on is answered by the primary
-    ...(db !== infra.primary && { primary: signalReader(infra.primary, infra.schema, { graceSeconds: cfg.sweep.graceSeconds }) }),
+    ...(db !== infra.primary && { primary: signalReader(infra.primary, infra.schema, grace) }),
   })
   await feed.start()
   return {
+    authority: cfg.authority,
     feed,
     signals,
-    board,
+    board: boardReader(db, infra.schema),
     presence: infra.presence,
     async close() {
-      feed.releaseAll()
+      feed.close()
     },
   }
 }

@@ -1,5 +1,5 @@
 import { parseReadQuery, parseSignalRef, serializeSignal, WireError, type Signal } from '../domain/index.js'
-import type { PageOut } from './feed.js'
+import type { FeedPage } from './page.js'
 import type { ReadSide } from './read-side.js'
 
 // The read responses of GET /sw/signals, /sw/signals/{id} and /sw/signals/{id}/thread as JSON text:
@@ -11,25 +11,25 @@ const now = () => JSON.stringify(new Date().toISOString())
 
 /**
  * `{signals, nextCursor, serverNow}` for read parameters given as GET /sw/signals' query
- * (strings; `tag` may be an array). Waits when `wait` asks to, until `onGone`'s callback fires.
+ * (strings; `tag` may be an array). Waits when `wait` asks to, until then or until `gone` aborts.
  */
 export async function readPageJson(
   reads: ReadSide,
   raw: Record<string, unknown>,
   poller: string,
-  onGone: (cb: () => void) => void,
+  gone?: AbortSignal,
 ): Promise<string> {
-  const q = parseReadQuery(raw, Date.now())
+  const q = parseReadQuery(raw, Date.now(), reads.authority)
   reads.presence.touch(poller)
-  return pageBody(await reads.feed.read(q, onGone)).toString()
+  return pageBody(await reads.feed.read(q, gone)).toString()
 }
 
 /**
  * The GET /sw/signals body for a page, encoded once: long-polls woken by the same signal share
  * one page object, so thousands of responses send the same bytes.
  */
-export function pageBody(page: PageOut): Buffer {
-  return (page.body ??= Buffer.from(`{"signals":${list(page.jsons)},"nextCursor":${page.nextCursor},"serverNow":${now()}}`))
+export function pageBody(page: FeedPage): Buffer {
+  return (page.body ??= Buffer.from(`{"signals":${list(page.signals)},"nextCursor":${page.nextCursor},"serverNow":${now()}}`))
 }
 
 /** `{signal, replies, serverNow}` for a raw id or sw:// URI; not_found when unknown, removed or swept. */

@@ -1,67 +1,64 @@
 import type { ReadQuery } from '../domain/index.js'
 import { metrics } from '../metrics/index.js'
-import type { PageOut } from './feed.js'
+import type { FeedPage } from './page.js'
 
-export interface Waiter {
+/** How a wait ended: woken with a page, or at `cursor` (deadline, disconnect, shutdown) with the caller to answer. */
+export type WaitOutcome = { page: FeedPage } | { cursor: number }
+
+/** Looks for matches after `cursor`: a page with signals ends the wait; an empty one moves the cursor on. */
+export type Check = (q: ReadQuery, cursor: number) => FeedPage | Promise<FeedPage>
+
+interface Waiter {
   readonly q: ReadQuery
   /** Waiters with the same key and cursor get the same page: it is computed and encoded once. */
   readonly key: string
   /** Everything up to here was considered and did not match. */
   cursor: number
-  finish(page: PageOut): void
+  end(outcome: WaitOutcome): void
 }
 
 const YIELD_EVERY = 500
 
 /**
  * Long-poll requests waiting for a matching signal. Idle waiters cost a timer and no database
- * work; when the tail moves, each is checked in memory (yielding to the event loop every few
- * hundred so 20,000 waiters do not stall it).
+ * work. The waiters know nothing of the tail or the database: `wake` is handed the check to run.
  */
 export class Waiters {
   private readonly all = new Set<Waiter>()
-  private readonly settle: (w: Waiter) => Promise<PageOut | null>
-  private readonly atDeadline: (w: Waiter) => Promise<PageOut>
-  constructor(settle: (w: Waiter) => Promise<PageOut | null>, atDeadline: (w: Waiter) => Promise<PageOut>) {
-    this.settle = settle
-    this.atDeadline = atDeadline
-  }
 
   get size() {
     return this.all.size
   }
 
-  /** Registers a waiter; `onGone` hooks the client's disconnect so a dropped request stops waiting at once. */
-  add(q: ReadQuery, cursor: number, waitMs: number, onGone: (cb: () => void) => void): Promise<PageOut> {
-    return new Promise<PageOut>((resolve) => {
-      let done = false
+  /** Waits at `cursor` until a wake finds a match, `waitMs` passes, `signal` aborts or `releaseAll`. */
+  add(q: ReadQuery, cursor: number, waitMs: number, signal?: AbortSignal): Promise<WaitOutcome> {
+    return new Promise<WaitOutcome>((resolve) => {
       const w: Waiter = {
         q,
-        key: JSON.stringify([q.type, q.tags, q.origin, q.q, q.sinceMs, q.includeExpired, q.limit]),
+        key: JSON.stringify([q.type, q.tags, q.origin, q.q, q.sinceMs, q.includeExpired, q.refId, q.limit]),
         cursor,
-        finish: (page) => {
-          if (done) return
-          done = true
+        end: (outcome) => {
+          if (!this.all.delete(w)) return
           clearTimeout(timer)
-          this.all.delete(w)
+          signal?.removeEventListener('abort', onAbort)
           metrics.waiting.dec()
-          resolve(page)
+          resolve(outcome)
         },
       }
-      const timer = setTimeout(() => {
-        this.atDeadline(w).then(w.finish, () => w.finish({ jsons: [], nextCursor: w.cursor }))
-      }, waitMs)
+      const onAbort = () => w.end({ cursor: w.cursor })
+      const timer = setTimeout(onAbort, waitMs)
       this.all.add(w)
       metrics.waiting.inc()
-      onGone(() => w.finish({ jsons: [], nextCursor: w.cursor }))
+      if (signal?.aborted) onAbort()
+      else signal?.addEventListener('abort', onAbort, { once: true })
     })
   }
 
   /**
-   * The tail moved: settle each group of identical waiters (same filters, limit and cursor — the
+   * The tail moved: check each group of identical waiters (same filters, limit and cursor: the
    * common case of many followers of one feed) once, and answer all its members with that page.
    */
-  async wakeAll() {
+  async wake(check: Check) {
     const groups = new Map<string, Waiter[]>()
     for (const w of this.all) {
       const k = `${w.cursor}|${w.key}`
@@ -70,22 +67,27 @@ export class Waiters {
       else groups.set(k, [w])
     }
     let n = 0
-    const end = metrics.wakeToResponse.startTimer()
-    const all = metrics.fanOutSeconds.startTimer()
+    const endTimer = metrics.wakeToResponse.startTimer()
+    const fanOut = metrics.fanOutSeconds.startTimer()
     for (const group of groups.values()) {
       const first = group[0]!
-      const page = await this.settle(first)
+      let page: FeedPage
+      try {
+        page = await check(first.q, first.cursor)
+      } catch {
+        continue // they keep waiting: the next wake-up or their deadline answers them
+      }
       for (const w of group) {
-        if (page) (w.finish(page), end())
-        else w.cursor = first.cursor // settle moved the first one's cursor past what did not match
+        if (page.signals.length || page.partial) (w.end({ page }), endTimer())
+        else w.cursor = Math.max(w.cursor, page.nextCursor)
         if (++n % YIELD_EVERY === 0) await new Promise((r) => setImmediate(r))
       }
     }
-    if (n) all()
+    if (n) fanOut()
   }
 
-  /** Answers every waiter now (shutdown). */
-  releaseAll(page: (w: Waiter) => PageOut) {
-    for (const w of [...this.all]) w.finish(page(w))
+  /** Ends every wait now (shutdown); each caller answers from its cursor. */
+  releaseAll() {
+    for (const w of [...this.all]) w.end({ cursor: w.cursor })
   }
 }

@@ -17,3 +17,10 @@ export function parseJsonBody(body: unknown): Record<string, unknown> {
 /** Sends JSON text that was assembled by hand (signals are serialised once and reused). */
 export const sendJsonText = (reply: import('fastify').FastifyReply, json: string, status = 200) =>
   reply.code(status).type('application/json; charset=utf-8').send(json)
+
+/** Aborts when the client goes away before its answer was sent (a long-poll stops waiting at once). */
+export function abortOnClose(reply: import('fastify').FastifyReply): AbortSignal {
+  const gone = new AbortController()
+  reply.raw.once('close', () => !reply.raw.writableEnded && gone.abort())
+  return gone.signal
+}

@@ -8,8 +8,8 @@ import type { Logger } from '../log/index.js'
 /** The connections a process holds. Each role's context takes what it needs from here. */
 export interface Infra {
   primary: Db
-  /** Where reads go: the replica in the fleet, the primary itself otherwise. */
-  replica: Db
+  /** Where reads go: the replica for readers in the fleet (falling back to the primary while it is down), else the primary itself. */
+  readDb: Db
   schema: Ident
   bus: WakeBus
   presence: Presence
@@ -35,12 +35,12 @@ export async function openInfra(cfg: Config, log: Logger, opts: InfraOptions = {
   try {
     const schema = ident(cfg.db.schema)
     let primary: Db
-    let replica: Db
+    let readDb: Db
     if (cfg.db.kind === 'embedded') {
       if (cfg.redisUrl) log.warn('REDIS_URL is ignored by the embedded database: run the fleet on PostgreSQL')
       primary = await pgliteDb(cfg.db.dataDir)
       opened.push(() => primary.close())
-      replica = primary
+      readDb = primary
       if (opts.migrate) await runMigrations(primary, cfg, log)
     } else {
       if (opts.migrate) {
@@ -53,12 +53,12 @@ export async function openInfra(cfg: Config, log: Logger, opts: InfraOptions = {
       }
       primary = postgresDb(cfg.db.url, { applicationName: 'wire', max: opts.replica ? 3 : 10 }) // a reader only falls back to it
       opened.push(() => primary.close())
-      replica = primary
+      readDb = primary
       if (opts.replica && cfg.db.replicaUrl !== cfg.db.url) {
         const standby = postgresDb(cfg.db.replicaUrl, { applicationName: 'wire-reader' })
         opened.push(() => standby.close())
         // a down replica sends reads to the primary until it answers again
-        replica = failoverDb(standby, primary, log.child({ mod: 'replica' }))
+        readDb = failoverDb(standby, primary, log.child({ mod: 'replica' }))
       }
     }
     const useRedis = cfg.redisUrl !== undefined && cfg.db.kind === 'postgres'
@@ -72,7 +72,7 @@ export async function openInfra(cfg: Config, log: Logger, opts: InfraOptions = {
       secret: cfg.secrets.fingerprintSecret,
       ...(cfg.db.kind === 'postgres' ? { databaseUrl: cfg.db.url } : { dataDir: cfg.db.dataDir }),
     })
-    return { primary, replica, schema, bus, presence, redis, fingerprintKey: key, close }
+    return { primary, readDb, schema, bus, presence, redis, fingerprintKey: key, close }
   } catch (err) {
     await close()
     throw err

@@ -1,17 +1,12 @@
 import type { Signal } from '../../domain/index.js'
-import type { Db, Ident, Queryable, Tx } from '../types.js'
-import { SIGNAL_COLUMNS, toSignal, type SignalRow } from './row.js'
+import type { Db, Ident, Queryable } from '../types.js'
+import { signalColumns, toSignal, type SignalRow } from './row.js'
 
 /** A signal ready to insert: everything but its seq. */
 export type NewSignal = Omit<Signal, 'seq' | 'pinned'>
 
-export interface SignalWriterOptions {
-  /** Runs inside every insert transaction after the rows are written; tests use it to delay commits. */
-  beforeCommit?: (tx: Tx) => Promise<void>
-}
-
 /** The write side of the signals table (primary only). */
-export function signalWriter(db: Db, s: Ident, opts: SignalWriterOptions = {}) {
+export function signalWriter(db: Db, s: Ident) {
   // @NOTE one statement takes the block of seqs and inserts the batch; the feed_head row lock is
   // held to commit, so batches commit in seq order (the feed invariant). The head is read as a
   // scalar, never joined: a join with feed_head's (unanalysed) row estimate made the planner
@@ -32,7 +27,7 @@ export function signalWriter(db: Db, s: Ident, opts: SignalWriterOptions = {}) {
   // every pin, unpin and removal takes the next change number (0004_signal_changes.sql)
   const change = `with c as (update ${s}.feed_head set changes = changes + 1 returning changes)`
   const setPinnedSql = `${change} update ${s}.signals set pinned = $2, changed = (select changes from c)
-    where id = $1 and removed_at is null returning ${SIGNAL_COLUMNS}`
+    where id = $1 and removed_at is null returning ${signalColumns()}`
   const removeSql = `${change} update ${s}.signals set removed_at = now(), changed = (select changes from c)
     where id = $1 and removed_at is null returning id`
 
@@ -55,15 +50,8 @@ export function signalWriter(db: Db, s: Ident, opts: SignalWriterOptions = {}) {
         col('createdAtMs'),
         col('expiresAtMs'),
       ]
-      // one statement is one transaction: a single round trip per batch. With a beforeCommit hook
-      // (tests delaying commits) the same statement runs in an explicit transaction instead.
-      const rows = opts.beforeCommit
-        ? await db.transaction(async (tx) => {
-            const r = await tx.query<{ seq: string; id: string }>(insertBatchSql, params)
-            await opts.beforeCommit!(tx)
-            return r.rows
-          })
-        : (await db.query<{ seq: string; id: string }>(insertBatchSql, params)).rows
+      // one statement is one transaction: a single round trip per batch
+      const { rows } = await db.query<{ seq: string; id: string }>(insertBatchSql, params)
       const seqById = new Map(rows.map((r) => [r.id, Number(r.seq)]))
       return batch.map((x) => ({ ...x, seq: seqById.get(x.id)!, pinned: false }))
     },

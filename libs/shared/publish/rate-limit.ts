@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis'
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible'
-import { WireError } from '../../libs/shared/domain/index.js'
+import { WireError } from '../domain/index.js'
 
 export interface RateLimitOptions {
   publishMax: number

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply } from 'fastify'
-import { STATUS, toWireError } from '../../../libs/shared/http/index.js'
+import { STATUS, toWireError } from '../../libs/shared/http/index.js'
 
 export const PARSE_ERROR = -32700
 export const INVALID_REQUEST = -32600

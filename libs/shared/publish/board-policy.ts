@@ -1,5 +1,5 @@
-import type { BoardMeta, BoardReader, Rule } from '../../libs/shared/db/index.js'
-import { WireError } from '../../libs/shared/domain/index.js'
+import type { BoardMeta, BoardReader, Rule } from '../db/index.js'
+import { WireError } from '../domain/index.js'
 
 interface Snapshot {
   meta: BoardMeta

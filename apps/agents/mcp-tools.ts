@@ -1,10 +1,10 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { z } from 'zod'
-import { serializeSignal } from '../../../libs/shared/domain/index.js'
-import { readPageJson, signalJson, threadJson } from '../../../libs/shared/feed/index.js'
-import { STATUS, toWireError } from '../../../libs/shared/http/index.js'
-import { publishSignal } from '../publish.js'
+import { serializeSignal } from '../../libs/shared/domain/index.js'
+import { readPageJson, signalJson, threadJson } from '../../libs/shared/feed/index.js'
+import { STATUS, toWireError } from '../../libs/shared/http/index.js'
+import { publishSignal } from '../../libs/shared/publish/index.js'
 import { boardInfo } from './board-info.js'
 import { errorJson, SERVER_VERSION, type AgentDeps, type Caller } from './deps.js'
 import { readArgsShape, toReadQuery } from './read-args.js'
@@ -61,7 +61,7 @@ export function createMcpServer(d: AgentDeps, c: Caller): McpServer {
       inputSchema: readArgsShape,
       annotations: read,
     },
-    (args) => tool('read_signals', () => readPageJson(d.reads, toReadQuery(args), c.poller(), c.onGone)),
+    (args) => tool('read_signals', () => readPageJson(d.reads, toReadQuery(args), c.poller(), c.gone)),
   )
   server.registerTool(
     'get_signal',
@@ -88,7 +88,7 @@ export function createMcpServer(d: AgentDeps, c: Caller): McpServer {
     {
       title: 'Publish a signal',
       description:
-        'Same as POST /sw/signals, as the identity of this connection\'s bearer token. Returns {ok: true, signal}. ' +
+        'Same as POST /sw/signals, as the identity of this connection\'s bearer token. Returns {ok: true, signal, cursor}: cursor is the feed position of the signal (read replies with ref=<id>&cursor=<cursor>). ' +
         'Example: {"signal": {"$type": "broadcast", "$tags": ["hello"], "text": "hi"}}. ' +
         'Reply: {"signal": {"$type": "reply", "$refId": "<id>", "text": "..."}}.',
       inputSchema: {
@@ -102,7 +102,7 @@ export function createMcpServer(d: AgentDeps, c: Caller): McpServer {
       tool('publish_signal', async () => {
         const s = await publishSignal(d.publish, c.authorization, typeof signal === 'string' ? signal : JSON.stringify(signal))
         c.log.info({ id: s.id, seq: s.seq, origin: s.origin, via: 'mcp' }, 'signal published')
-        return `{"ok":true,"signal":${serializeSignal(s, d.cfg.authority)}}`
+        return `{"ok":true,"signal":${serializeSignal(s, d.cfg.authority)},"cursor":${s.seq}}`
       }),
   )
   server.registerTool(

@@ -1,6 +1,6 @@
-import { LIMITS } from '../../../libs/shared/domain/index.js'
-import { toWireError } from '../../../libs/shared/http/index.js'
-import { describeBoard } from '../../../libs/shared/views/index.js'
+import { LIMITS } from '../../libs/shared/domain/index.js'
+import { toWireError } from '../../libs/shared/http/index.js'
+import { describeBoard } from '../../libs/shared/views/index.js'
 import type { AgentDeps, Caller } from './deps.js'
 
 /**

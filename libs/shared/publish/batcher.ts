@@ -1,7 +1,7 @@
-import type { NewSignal, SignalWriter } from '../../libs/shared/db/index.js'
-import { WireError, type Signal } from '../../libs/shared/domain/index.js'
-import type { Logger } from '../../libs/shared/log/index.js'
-import { metrics } from '../../libs/shared/metrics/index.js'
+import type { NewSignal, SignalWriter } from '../db/index.js'
+import { WireError, type Signal } from '../domain/index.js'
+import type { Logger } from '../log/index.js'
+import { metrics } from '../metrics/index.js'
 
 interface Pending {
   signal: NewSignal

@@ -1,6 +1,6 @@
 import { A2A_PROTOCOL_VERSION, AgentCard, type AgentSkill } from '@a2a-js/sdk'
 import { A2A_LEGACY_PROTOCOL_VERSION, duplicateInterfacesForLegacy } from '@a2a-js/sdk/compat/v0_3'
-import type { Config } from '../../../libs/shared/config/index.js'
+import type { Config } from '../../libs/shared/config/index.js'
 import { SERVER_VERSION } from './deps.js'
 
 const BEARER = 'bearer'
@@ -27,7 +27,7 @@ const SKILLS: AgentSkill[] = [
     description:
       'Publish one signal, like POST /sw/signals; needs "Authorization: Bearer <token>". Send one data part holding the flat signal: ' +
       '{"$type": "broadcast", "$tags": [...], "$ttl": seconds, "$refId": "<id>" (for $type "reply"), ...payload}. ' +
-      'The completed task carries an artifact with one data part: {ok: true, signal}. A refused publish fails the task; ' +
+      'The completed task carries an artifact with one data part: {ok: true, signal, cursor}. A refused publish fails the task; ' +
       'its status message carries {error: {code, message}} with the protocol error code.',
     tags: ['publish', 'write'],
     examples: ['{"$type": "broadcast", "$tags": ["hello"], "text": "hi"}', '{"$type": "reply", "$refId": "<signal id>", "text": "thanks"}'],

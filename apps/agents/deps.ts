@@ -1,9 +1,10 @@
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify'
-import type { IdentityResolver } from '../../../libs/shared/auth/index.js'
-import type { Config } from '../../../libs/shared/config/index.js'
-import type { WireError } from '../../../libs/shared/domain/index.js'
-import type { ReadSide } from '../../../libs/shared/feed/index.js'
-import type { PublishDeps } from '../publish.js'
+import { abortOnClose } from '../../libs/shared/http/index.js'
+import type { IdentityResolver } from '../../libs/shared/auth/index.js'
+import type { Config } from '../../libs/shared/config/index.js'
+import type { WireError } from '../../libs/shared/domain/index.js'
+import type { ReadSide } from '../../libs/shared/feed/index.js'
+import type { PublishDeps } from '../../libs/shared/publish/index.js'
 
 /** The version the MCP server info and the A2A card give for this agent surface. */
 export const SERVER_VERSION = '1.0.0'
@@ -16,13 +17,13 @@ export interface AgentDeps {
   readonly reads: ReadSide
 }
 
-/** One HTTP request to /mcp or /a2a: whose it is, and how a long-poll notices the client left. */
+/** One HTTP request to /mcp or /a2a: whose it is, and the signal a long-poll stops on when the client leaves. */
 export interface Caller {
   /** The request's Authorization header, handed to publishSignal as is; never logged. */
   readonly authorization: string | string[] | undefined
   /** The presence key for recentPollers: the token's identity, else the client address (as GET /sw/signals). */
   poller(): string
-  readonly onGone: (cb: () => void) => void
+  readonly gone: AbortSignal
   /** The request's logger (carries reqId). */
   readonly log: FastifyBaseLogger
 }
@@ -32,7 +33,7 @@ export function callerOf(d: AgentDeps, req: FastifyRequest, reply: FastifyReply)
   return {
     authorization,
     poller: () => d.identity.peek(authorization) ?? `ip:${req.ip}`,
-    onGone: (cb) => reply.raw.once('close', () => !reply.raw.writableEnded && cb()),
+    gone: abortOnClose(reply),
     log: req.log,
   }
 }

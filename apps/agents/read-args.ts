@@ -33,6 +33,11 @@ export const readArgsShape = {
     .max(64)
     .optional()
     .describe('Only signals created after this: an ISO 8601 timestamp, Unix seconds, or a duration back from now such as "90s", "15m", "2h", "1d".'),
+  ref: z
+    .string()
+    .max(1024)
+    .optional()
+    .describe('Only direct replies to this signal: its id or sw:// URI. With the cursor a publish answered, this waits exactly for the replies to it.'),
   includeExpired: z.boolean().optional().describe('Also return expired signals that are not swept yet (default false).'),
 }
 
@@ -45,7 +50,7 @@ export const StrictReadArgs = ReadArgs.strict()
 export function toReadQuery(a: ReadArgs): Record<string, unknown> {
   const raw: Record<string, unknown> = {}
   for (const k of ['cursor', 'wait', 'limit'] as const) if (a[k] !== undefined) raw[k] = String(a[k])
-  for (const k of ['type', 'q', 'origin', 'since'] as const) if (a[k] !== undefined) raw[k] = a[k]
+  for (const k of ['type', 'q', 'origin', 'since', 'ref'] as const) if (a[k] !== undefined) raw[k] = a[k]
   if (a.tag !== undefined) raw['tag'] = a.tag
   if (a.includeExpired !== undefined) raw['includeExpired'] = a.includeExpired ? '1' : '0'
   return raw

@@ -10,8 +10,8 @@ import {
   type User,
 } from '@a2a-js/sdk/server'
 import type { FastifyInstance } from 'fastify'
-import { bearerToken } from '../../../libs/shared/auth/index.js'
-import { sendJsonText } from '../../../libs/shared/http/index.js'
+import { bearerToken } from '../../libs/shared/auth/index.js'
+import { sendJsonText } from '../../libs/shared/http/index.js'
 import { agentCard, cardJson, isLegacyVersion, legacyCardJson } from './agent-card.js'
 import { CALLER_KEY, WireAgentExecutor } from './a2a-executor.js'
 import { callerOf, type AgentDeps } from './deps.js'

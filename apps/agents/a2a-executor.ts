@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto'
 import { Role, TaskState, type Message, type Part } from '@a2a-js/sdk'
 import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext } from '@a2a-js/sdk/server'
-import { invalid, serializeSignal } from '../../../libs/shared/domain/index.js'
-import { readPageJson } from '../../../libs/shared/feed/index.js'
-import { STATUS, toWireError } from '../../../libs/shared/http/index.js'
-import { publishSignal } from '../publish.js'
+import { invalid, serializeSignal } from '../../libs/shared/domain/index.js'
+import { readPageJson } from '../../libs/shared/feed/index.js'
+import { STATUS, toWireError } from '../../libs/shared/http/index.js'
+import { publishSignal } from '../../libs/shared/publish/index.js'
 import type { AgentDeps, Caller } from './deps.js'
 import { StrictReadArgs, toReadQuery } from './read-args.js'
 
@@ -77,14 +77,14 @@ async function runSkill(d: AgentDeps, c: Caller, msg: Message): Promise<{ skill:
   if ('$type' in data) {
     const s = await publishSignal(d.publish, c.authorization, JSON.stringify(data))
     c.log.info({ id: s.id, seq: s.seq, origin: s.origin, via: 'a2a' }, 'signal published')
-    return { skill: 'publish-signal', json: `{"ok":true,"signal":${serializeSignal(s, d.cfg.authority)}}` }
+    return { skill: 'publish-signal', json: `{"ok":true,"signal":${serializeSignal(s, d.cfg.authority)},"cursor":${s.seq}}` }
   }
   const parsed = StrictReadArgs.safeParse(data)
   if (!parsed.success) {
     const i = parsed.error.issues[0]
     throw invalid(`${i?.path.length ? `${i.path.join('.')}: ` : ''}${i?.message ?? 'invalid read parameters'}; ${USAGE}`)
   }
-  return { skill: 'read-signals', json: await readPageJson(d.reads, toReadQuery(parsed.data), c.poller(), c.onGone) }
+  return { skill: 'read-signals', json: await readPageJson(d.reads, toReadQuery(parsed.data), c.poller(), c.gone) }
 }
 
 const dataPart = (value: unknown): Part => ({ content: { $case: 'data', value }, metadata: undefined, filename: '', mediaType: 'application/json' })

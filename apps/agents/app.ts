@@ -1,0 +1,33 @@
+import type { FastifyInstance } from 'fastify'
+import type { Config } from '../../libs/shared/config/index.js'
+import { createHttpApp, healthRoutes } from '../../libs/shared/http/index.js'
+import { openInfra } from '../../libs/shared/infra/index.js'
+import type { StartedApp } from '../../libs/shared/lifecycle.js'
+import type { Logger } from '../../libs/shared/log/index.js'
+import { a2aRoutes } from './a2a.js'
+import { createAgentsContext, type AgentsContext } from './context.js'
+import { mcpRoutes } from './mcp.js'
+
+/** The agent surfaces: MCP at /mcp, A2A at /a2a with its card at /.well-known/agent-card.json. */
+export async function agentRoutes(app: FastifyInstance, { ctx }: { ctx: AgentsContext }) {
+  await app.register(mcpRoutes, { deps: ctx })
+  await app.register(a2aRoutes, { deps: ctx })
+  // long-polls waiting inside a tool call or a task answer now, not at their deadline
+  app.addHook('preClose', async () => ctx.close())
+}
+
+/** The agents process: reads on the replica, publishes on the primary. It never migrates (writers do). */
+export async function startAgents(cfg: Config, log: Logger): Promise<StartedApp & { app: FastifyInstance; ctx: AgentsContext }> {
+  const infra = await openInfra(cfg, log, { replica: true })
+  try {
+    const ctx = await createAgentsContext(cfg, log, infra)
+    const app = createHttpApp(log)
+    app.register(healthRoutes, { ready: () => ctx.ready() })
+    app.register(agentRoutes, { ctx })
+    await app.ready()
+    return { app, ctx, close: async () => (await app.close(), await infra.close()) }
+  } catch (err) {
+    await infra.close()
+    throw err
+  }
+}

@@ -1,0 +1,111 @@
+import type { ReadFilter, Signal } from '../../domain/index.js'
+import type { Ident, Queryable } from '../types.js'
+import { signalColumns, toSignal, type SignalRow } from './row.js'
+
+export interface Page {
+  /** Matching signals, oldest first. */
+  signals: Signal[]
+  /** The feed head in the snapshot of the first query: every seq ≤ head was visible to this read. */
+  head: number
+  /** How many pins, unpins and removals the board has seen (feed_head.changes), same snapshot. */
+  changes: number
+  /**
+   * Forward pages: every matching signal with seq ≤ upTo is in `signals` (so a follower may move its
+   * cursor here). Below `head` when the page is full or the scan budget ran out before the head.
+   */
+  upTo: number
+}
+
+/**
+ * Rows one request may examine. @NOTE seq is dense (every committed signal took the next number),
+ * so a window of seq values is a window of rows: the page queries scan `(from, from + window]` on
+ * the primary key and grow the window until the page is full, the head is reached or this budget is
+ * spent. Their cost is bounded whatever the filters, and no plan depends on table statistics (a
+ * board whose table was never analysed reads as fast as one that was).
+ */
+export const SCAN_BUDGET = 20_000
+/** Unfiltered, seq is dense: twice the page almost always holds it. Filtered, start wider. */
+const firstWindow = (limit: number, f: ReadFilter) =>
+  f.type === null && f.origin === null && f.tags.length === 0 && f.q === null && f.refId === null && f.sinceMs === null
+    ? Math.max(2 * limit, 64)
+    : Math.max(8 * limit, 512)
+
+export function pageReader(db: Queryable, s: Ident, graceSeconds: number) {
+  // Filters take fixed parameter slots ($3…$10) so the statement text never changes; a null or an
+  // empty array means "no filter". Tags and text are matched without an index on purpose: the
+  // seq window is the one access path (see SCAN_BUDGET).
+  const filterSql = `
+    and ($3::text is null or x.type = $3)
+    and ($4::text is null or x.origin = $4)
+    and (cardinality($5::text[]) = 0 or coalesce(x.tags && $5::text[], false))
+    and ($6::text is null or strpos(lower(x.type || chr(1) || array_to_string(x.tags, ' ') || chr(1) || x.origin
+         || chr(1) || coalesce(x.origin_name, '') || chr(1) || x.payload), $6) > 0)
+    and ($7::int8 is null or x.created_at > timestamptz 'epoch' + $7::int8 * interval '1 millisecond')
+    and ($8::bool or x.pinned or x.expires_at > timestamptz 'epoch' + $9::int8 * interval '1 millisecond')
+    and (x.pinned or x.expires_at > timestamptz 'epoch' + $9::int8 * interval '1 millisecond' - ${graceSeconds}::int * interval '1 second')
+    and ($10::text is null or x.ref_id = $10)`
+  const head = `(select seq as head, changes from ${s}.feed_head limit 1) h`
+  // forward: (from, min(head, from + window)]
+  const afterSql = `
+    select h.head, h.changes, least(h.head, $1::int8 + $11::int8) as edge, p.* from ${head} left join lateral (
+      select ${signalColumns('x')} from ${s}.signals x
+      where x.seq > $1 and x.seq <= least(h.head, $1::int8 + $11::int8) and x.removed_at is null ${filterSql}
+      order by x.seq limit $2
+    ) p on true`
+  // backward from `below` (null: the head): (max(below - window, 0), below]
+  const newestSql = `
+    select h.head, h.changes, greatest(coalesce($1::int8, h.head) - $11::int8, 0) as edge, p.* from ${head} left join lateral (
+      select ${signalColumns('x')} from ${s}.signals x
+      where x.seq <= coalesce($1::int8, h.head) and x.seq > greatest(coalesce($1::int8, h.head) - $11::int8, 0)
+        and x.removed_at is null ${filterSql}
+      order by x.seq desc limit $2
+    ) p on true`
+
+  type Row = SignalRow & { head: string; changes: string; edge: string }
+  const run = async (sql: string, from: number | null, limit: number, window: number, f: ReadFilter, nowMs: number) => {
+    const { rows } = await db.query<Row>(sql, [from, limit, f.type, f.origin, f.tags, f.q, f.sinceMs, f.includeExpired, nowMs, f.refId, window])
+    return {
+      head: Number(rows[0]?.head ?? 0),
+      changes: Number(rows[0]?.changes ?? 0),
+      edge: Number(rows[0]?.edge ?? 0),
+      signals: rows.filter((r) => r.id !== null).map(toSignal),
+    }
+  }
+
+  return {
+    /** Matching signals with seq > cursor, oldest first, up to `limit`, within the scan budget. */
+    async pageAfter(cursor: number, limit: number, f: ReadFilter, nowMs: number): Promise<Page> {
+      const out: Signal[] = []
+      let from = cursor
+      let window = firstWindow(limit, f)
+      let scanned = 0
+      for (;;) {
+        const r = await run(afterSql, from, limit - out.length, window, f, nowMs)
+        out.push(...r.signals)
+        scanned += r.edge - from
+        const full = out.length === limit
+        if (full || r.edge >= r.head || scanned >= SCAN_BUDGET)
+          return { signals: out, head: r.head, changes: r.changes, upTo: full ? out.at(-1)!.seq : Math.max(cursor, r.edge) }
+        from = r.edge
+        window = Math.min(window * 4, SCAN_BUDGET - scanned)
+      }
+    },
+    /** The newest `limit` matching signals among the last SCAN_BUDGET, oldest first (the bootstrap page). */
+    async newest(limit: number, f: ReadFilter, nowMs: number): Promise<Page> {
+      const out: Signal[] = []
+      let below: number | null = null
+      let window = firstWindow(limit, f)
+      let first: { head: number; changes: number } | null = null
+      for (let scanned = 0; ; ) {
+        const r = await run(newestSql, below, limit - out.length, window, f, nowMs)
+        first ??= { head: r.head, changes: r.changes }
+        out.push(...r.signals)
+        scanned += (below ?? r.head) - r.edge
+        if (out.length === limit || r.edge === 0 || scanned >= SCAN_BUDGET) break
+        below = r.edge
+        window = Math.min(window * 4, SCAN_BUDGET - scanned)
+      }
+      return { signals: out.reverse(), head: first.head, changes: first.changes, upTo: first.head }
+    },
+  }
+}

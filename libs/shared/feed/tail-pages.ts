@@ -1,0 +1,48 @@
+import { matchesFilter, serializeSignal, type ReadQuery, type Signal } from '../domain/index.js'
+import type { Page } from '../db/index.js'
+import type { FeedPage } from './page.js'
+import type { Tail } from './tail.js'
+
+// Pure page functions: what a read answers from the in-memory tail or from a database page. No I/O,
+// no state of their own, so every path (first read, wake-up, deadline, shutdown) computes a page the
+// same way.
+
+type Query = Pick<ReadQuery, 'limit'> & Parameters<typeof matchesFilter>[1]
+
+/**
+ * Matching signals after `cursor` from the tail, or null when the tail does not reach back to
+ * `cursor`. Not full: the follower has considered everything up to the tail's head.
+ */
+export function tailPage(tail: Tail, q: Query, cursor: number, nowMs: number, graceMs: number): FeedPage | null {
+  if (!tail.covers(cursor)) return null
+  const e = tail.entries
+  const signals: string[] = []
+  let last = cursor
+  for (let i = tail.firstAfter(cursor); i < e.length && signals.length < q.limit; i++)
+    if (matchesFilter(e[i]!.signal, q, nowMs, graceMs)) (signals.push(e[i]!.json), (last = e[i]!.signal.seq))
+  return { signals, nextCursor: signals.length === q.limit ? last : Math.max(cursor, tail.head) }
+}
+
+/** The newest page (no cursor) from the tail, or null when the tail may not hold all of it. */
+export function tailNewest(tail: Tail, q: Query, nowMs: number, graceMs: number): FeedPage | null {
+  const e = tail.entries
+  const signals: string[] = []
+  for (let i = e.length - 1; i >= 0 && signals.length < q.limit; i--) if (matchesFilter(e[i]!.signal, q, nowMs, graceMs)) signals.push(e[i]!.json)
+  if (signals.length < q.limit && tail.from !== 0) return null
+  return { signals: signals.reverse(), nextCursor: tail.head }
+}
+
+/** A database page as a feed page, reusing the tail's serialised JSON where it has the signal. */
+export function databasePage(tail: Tail, page: Page, authority: string): FeedPage {
+  return {
+    signals: page.signals.map((s) => signalJson(tail, s, authority)),
+    nextCursor: page.upTo,
+    ...(page.upTo < page.head && page.signals.length === 0 && { partial: true }),
+  }
+}
+
+/** A signal's emitted JSON: the tail's cached copy when it holds this signal. */
+export function signalJson(tail: Tail, s: Signal, authority: string): string {
+  const hit = tail.entries[tail.firstAfter(s.seq - 1)]
+  return hit && hit.signal.seq === s.seq ? hit.json : serializeSignal(s, authority)
+}

@@ -1,0 +1,183 @@
+import type { Invalidation, WakeBus } from '../bus/index.js'
+import type { SignalReader } from '../db/index.js'
+import type { ReadFilter } from '../domain/index.js'
+import type { Logger } from '../log/index.js'
+import { metrics } from '../metrics/index.js'
+import { Tail } from './tail.js'
+
+export interface TailSyncOptions {
+  authority: string
+  tailSize: number
+  fallbackPollMs: number
+  /** Readers on a replica: the primary, asked for the true head when a wake-up names one the replica has not replayed. */
+  primary?: SignalReader
+}
+
+const EVERYTHING: ReadFilter = { type: null, tags: [], origin: null, q: null, sinceMs: null, includeExpired: true, refId: null }
+const REFRESH_ROWS = 1000
+const LAG_RETRY_MS = 25
+/** At most one head query on the primary this often while the replica is behind. */
+const HEAD_CHECK_MS = 250
+
+/**
+ * Keeps the tail in step with the database: one query for everything new per wake-up however many
+ * requests wait (bursts coalesce), a fallback timer so a lost wake-up costs latency and never a
+ * signal, the change log for pins and removals, and the head the board is known to have reached.
+ */
+export class TailSync {
+  readonly tail: Tail
+  /** The highest head this process has reason to believe committed (wake-ups, its own commits, its reads). */
+  #knownHead = 0
+  private lastHeadCheck = 0
+  /** The board's change number (pins, unpins, removals) the tail reflects. */
+  private changes = 0
+  private refreshing: Promise<void> | null = null
+  private refreshAgain = false
+  private timer: NodeJS.Timeout | undefined
+  private lagRetry: NodeJS.Timeout | undefined
+  private readonly caughtUpListeners = new Set<() => void>()
+  private closed = false
+  private readonly reader: SignalReader
+  private readonly bus: WakeBus
+  private readonly log: Logger
+  private readonly opts: TailSyncOptions
+  /** Awaited after every refresh that moved the tail (the waiters' wake-up). */
+  private readonly onAdvance: () => Promise<void>
+
+  constructor(reader: SignalReader, bus: WakeBus, log: Logger, opts: TailSyncOptions, onAdvance: () => Promise<void>) {
+    this.reader = reader
+    this.bus = bus
+    this.log = log
+    this.opts = opts
+    this.onAdvance = onAdvance
+    this.tail = new Tail(opts.authority, opts.tailSize)
+  }
+
+  async start() {
+    const page = await this.reader.newest(this.opts.tailSize, EVERYTHING, Date.now())
+    this.tail.reset(page.signals, page.head, page.signals.length < this.opts.tailSize)
+    this.changes = page.changes
+    this.#knownHead = page.head
+    this.bus.onWake((head) => (metrics.wakes.inc({ source: 'bus' }), this.heard(head)))
+    this.bus.onResync(() => (metrics.wakes.inc({ source: 'resync' }), void this.refresh()))
+    this.bus.onInvalidation((m) => void this.invalidate(m))
+    this.timer = setInterval(() => (metrics.wakes.inc({ source: 'timer' }), void this.refresh()), this.opts.fallbackPollMs)
+    this.timer.unref()
+  }
+
+  /** A head someone committed (a wake-up, or this process's own writer): load up to it. */
+  heard(head: number) {
+    if (head <= this.#knownHead) return
+    this.#knownHead = head
+    void this.refresh()
+  }
+
+  get head() {
+    return this.tail.head
+  }
+  /** The highest head this reader knows of; a cursor beyond it belongs to no feed it has seen. */
+  get knownHead() {
+    return this.#knownHead
+  }
+  /** The database this reader reads has not replayed a head it was told about. */
+  get lagging() {
+    return this.#knownHead > this.tail.head
+  }
+
+  /** Refreshes if lagging; true once the tail reaches the known head, false if still behind after `ms`. */
+  async catchUp(ms: number): Promise<boolean> {
+    if (!this.lagging) return true
+    await this.refresh()
+    if (!this.lagging) return true
+    return new Promise((resolve) => {
+      const done = (ok: boolean) => {
+        clearTimeout(timer)
+        this.caughtUpListeners.delete(onCaughtUp)
+        resolve(ok)
+      }
+      const onCaughtUp = () => done(true)
+      const timer = setTimeout(() => done(false), ms)
+      this.caughtUpListeners.add(onCaughtUp)
+    })
+  }
+
+  /** One query for everything new, however many requests wait; wake-ups during it cause one more. */
+  refresh(): Promise<void> {
+    if (this.closed) return Promise.resolve()
+    if (this.refreshing) {
+      this.refreshAgain = true
+      return this.refreshing
+    }
+    this.refreshing = this.refreshLoop().finally(() => (this.refreshing = null))
+    return this.refreshing
+  }
+
+  private async refreshLoop() {
+    do {
+      this.refreshAgain = false
+      try {
+        const before = this.tail.head
+        metrics.feedQueries.inc({ kind: 'pull' })
+        const page = await this.reader.pageAfter(before, REFRESH_ROWS, EVERYTHING, Date.now())
+        this.tail.append(page.signals, page.upTo)
+        if (page.changes > this.changes) await this.applyChanges(page.changes)
+        this.#knownHead = Math.max(this.#knownHead, this.tail.head)
+        if (page.upTo < page.head) this.refreshAgain = true
+        metrics.tailSize.set(this.tail.entries.length)
+        if (this.tail.head > before) await this.onAdvance()
+      } catch (err) {
+        this.log.warn({ err }, 'feed refresh failed; retrying on the next wake-up or timer')
+      }
+    } while (this.refreshAgain && !this.closed)
+    if (this.lagging) await this.checkKnownHead()
+    metrics.replicaLagSignals.set(Math.max(0, this.#knownHead - this.tail.head))
+    if (!this.lagging) for (const fn of [...this.caughtUpListeners]) fn()
+    // @NOTE a replica behind a head the primary confirms: look again shortly until it has replayed
+    else if (!this.lagRetry && !this.closed)
+      this.lagRetry = setTimeout(() => {
+        this.lagRetry = undefined
+        void this.refresh()
+      }, LAG_RETRY_MS)
+  }
+
+  /**
+   * A head we were told about that the database we read has not reached: believe it only as far
+   * as the primary does. Reading the primary itself, nothing is missing: the head was stale or forged.
+   */
+  private async checkKnownHead() {
+    if (this.opts.primary && Date.now() - this.lastHeadCheck < HEAD_CHECK_MS) return
+    this.lastHeadCheck = Date.now()
+    try {
+      const truth = this.opts.primary ? await this.opts.primary.head() : this.tail.head
+      this.#knownHead = Math.max(this.tail.head, Math.min(this.#knownHead, truth))
+    } catch (err) {
+      this.log.warn({ err }, 'could not confirm the feed head with the primary')
+    }
+  }
+
+  /** Pins, unpins and removals the tail has not seen, whether or not their bus message arrived. */
+  private async applyChanges(upTo: number) {
+    while (this.changes < upTo) {
+      const batch = await this.reader.changesSince(this.changes)
+      for (const c of batch) this.tail.update(c.id, c.signal)
+      this.changes = batch.length ? batch.at(-1)!.changed : upTo
+    }
+  }
+
+  /** A removal, pin or unpin: re-read that signal so the tail serves its current state. */
+  async invalidate(m: Invalidation) {
+    if (m.kind !== 'signal') return
+    if (this.refreshing) await this.refreshing
+    try {
+      this.tail.update(m.id, await this.reader.byId(m.id))
+    } catch (err) {
+      this.log.warn({ err, id: m.id }, 'signal refresh failed')
+    }
+  }
+
+  stop() {
+    this.closed = true
+    clearInterval(this.timer)
+    clearTimeout(this.lagRetry)
+  }
+}

@@ -1,0 +1,64 @@
+import { localIdentity, networkIdentity, type IdentityResolver } from '../auth/index.js'
+import { channels } from '../bus/index.js'
+import type { Config } from '../config/index.js'
+import { boardReader, signalReader, signalWriter } from '../db/index.js'
+import type { Infra } from '../infra/index.js'
+import type { Logger } from '../log/index.js'
+import { createBatcher, type Batcher } from './batcher.js'
+import { boardPolicy, type BoardPolicy } from './board-policy.js'
+import type { PublishDeps } from './publish.js'
+import { publishRateLimits } from './rate-limit.js'
+
+/** The one publish path's parts, on the primary: what the writer's routes and the agent surfaces publish through. */
+export interface Publisher {
+  readonly deps: PublishDeps
+  readonly identity: IdentityResolver
+  readonly policy: BoardPolicy
+  readonly batcher: Batcher
+  /** Lets every publish submitted so far commit (shutdown). */
+  flush(): Promise<void>
+}
+
+export interface PublisherOptions {
+  /** Network mode: a resolver (and verify cache) shared with the process's other parts. */
+  identity?: IdentityResolver
+  /** Also told of every committed head, before the bus (the single process's own feed). */
+  onCommit?: (head: number) => void
+}
+
+export function createPublisher(cfg: Config, log: Logger, infra: Infra, opts: PublisherOptions = {}): Publisher {
+  const { primary, schema, bus } = infra
+  const signals = signalReader(primary, schema, { graceSeconds: cfg.sweep.graceSeconds })
+  const policy = boardPolicy(boardReader(primary, schema))
+  bus.onInvalidation((m) => (m.kind === 'rules' || m.kind === 'board') && policy.invalidate())
+  const identity =
+    opts.identity ??
+    (cfg.identity.mode === 'local'
+      ? localIdentity({
+          authority: cfg.authority,
+          fingerprintKey: infra.fingerprintKey,
+          verifiedByDefault: cfg.identity.verifiedByDefault,
+          isAllowListed: (id) => policy.isAllowListed(id),
+        })
+      : networkIdentity({ url: cfg.identity.url, authority: cfg.authority, log }))
+  const batcher = createBatcher(signalWriter(primary, schema), log.child({ mod: 'batcher' }), {
+    maxBatch: cfg.signals.maxBatch,
+    onCommit: (head) => {
+      opts.onCommit?.(head)
+      bus.publishWake(head)
+    },
+  })
+  const rl = cfg.rateLimits
+  const deps: PublishDeps = {
+    authority: cfg.authority,
+    defaultTtl: cfg.signals.defaultTtl,
+    unverifiedThreadsPerDay: rl.unverifiedThreadsPerDay,
+    threadBitFloor: cfg.identity.mode === 'network' ? cfg.identity.threadBitFloor : null,
+    identity,
+    signals,
+    policy,
+    rateLimits: publishRateLimits({ ...rl, keyPrefix: channels(cfg.db.schema).rateLimitPrefix }, infra.redis),
+    batcher,
+  }
+  return { deps, identity, policy, batcher, flush: () => batcher.flush() }
+}

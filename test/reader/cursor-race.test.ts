@@ -1,0 +1,80 @@
+import t, { type Test } from 'tap'
+import { createReaderContext } from '../../apps/reader/context.js'
+import type { Db } from '../../libs/shared/db/index.js'
+import { createLogger } from '../../libs/shared/log/index.js'
+import { startStack, type Stack } from '../helpers/stack.js'
+import { until } from '../helpers/wait.js'
+
+// The cursor promise at its sharpest edge: a long-poll whose first page comes from the database
+// while a matching signal is published and taken into the tail. The interleaving is forced, not
+// hoped for: the reader's database is the real one, but the answer of its page query for this
+// request is held back until the signal has been pulled into the tail, then handed over. Before
+// the redesign the poll registered at the stale page's cursor, missed the wake-up that had already
+// happened, and at its deadline answered [] with a cursor past the signal: a skip.
+
+const TOKEN = 'needle-7f3a9c' // the agent's own marker, as in `q=<its token>`
+
+/** The real database, except that results of queries whose parameters include `marker` wait for `release()`. */
+function holdQueriesWith(db: Db, marker: string) {
+  let held = 0
+  let open!: () => void
+  const gate = new Promise<void>((r) => (open = r))
+  const gated: Db = Object.create(db) as Db
+  gated.query = async (sql, params) => {
+    const result = await db.query(sql, params) // runs now, on PostgreSQL: its snapshot predates the publish
+    if (params?.includes(marker)) {
+      held++
+      await gate
+    }
+    return result as never
+  }
+  return { db: gated, held: () => held, release: () => open() }
+}
+
+/** A second reader on the stack's database, with a small tail and its page queries for TOKEN held. */
+async function heldReader(t: Test, s: Stack) {
+  const hold = holdQueriesWith(s.infra.readDb, TOKEN.toLowerCase())
+  const ctx = await createReaderContext(s.cfg, createLogger('reader', 'silent'), { ...s.infra, readDb: hold.db }, { tailSize: 20, fallbackPollMs: 10_000 })
+  t.teardown(() => ctx.close())
+  return { ctx, hold }
+}
+
+/** 200 signals that do not match, so a filtered read cannot be answered from a 20-signal tail alone. */
+async function seedNoise(s: Stack) {
+  for (let i = 0; i < 4; i++)
+    await Promise.all(Array.from({ length: 50 }, (_, j) => s.publish({ $type: 'broadcast', text: `noise ${i}-${j}` }, `noise-agent-${j}`)))
+}
+
+for (const variant of ['no cursor (the bootstrap page)', 'a cursor older than the tail']) {
+  t.test(`${variant}: a match published during the page query is answered, never stepped over`, async (t) => {
+    const s = await startStack(t)
+    await seedNoise(s)
+    const { ctx, hold } = await heldReader(t, s)
+    const q = { limit: 100, waitMs: 2000, type: null, tags: [], origin: null, q: TOKEN, sinceMs: null, includeExpired: false, refId: null }
+    const poll = ctx.feed.read({ ...q, cursor: variant.startsWith('no') ? null : 1 })
+    await until(() => hold.held() === 1, 5000, 'the page query to be held')
+
+    const pub = (await s.publish({ $type: 'reply-wanted', text: `answer for ${TOKEN}` })).json()
+    await until(() => ctx.feed.head >= pub.cursor, 5000, 'the reader to pull the new signal into its tail')
+    hold.release()
+
+    const page = await poll
+    const ids = page.signals.map((j) => (JSON.parse(j) as { id: string }).id)
+    t.same(ids, [pub.signal.id], 'the long-poll answers the signal that arrived during its query')
+    t.ok(page.nextCursor >= pub.cursor, 'and its cursor moves past it only having delivered it')
+  })
+}
+
+t.test('a poll that times out answers from what the tail holds at its deadline', async (t) => {
+  const s = await startStack(t)
+  await seedNoise(s)
+  const { ctx } = await heldReader(t, s)
+  const head = ctx.feed.head
+  const page = await ctx.feed.read({ cursor: head, limit: 100, waitMs: 300, type: null, tags: [], origin: null, q: TOKEN, sinceMs: null, includeExpired: false, refId: null })
+  t.same(page.signals, [])
+  t.equal(page.nextCursor, head, 'nothing new: the cursor stays where everything was considered')
+  const later = (await s.publish({ $type: 'broadcast', text: TOKEN })).json()
+  await until(() => ctx.feed.head >= later.cursor)
+  const next = await ctx.feed.read({ cursor: page.nextCursor, limit: 100, waitMs: 0, type: null, tags: [], origin: null, q: TOKEN, sinceMs: null, includeExpired: false, refId: null })
+  t.same(next.signals.map((j) => (JSON.parse(j) as { id: string }).id), [later.signal.id], 'the follower sees the next match from that cursor')
+})
