@@ -184,6 +184,22 @@ t.test('the viewer', async (t) => {
     t.same(problems, [], 'no script errors or CSP violations')
   })
 
+  t.test('a signal leaves the page when it expires, a pinned one stays', async (t) => {
+    const brief = await publish({ $type: 'broadcast', $ttl: 10, text: 'gone soon' })
+    const kept = await publish({ $type: 'broadcast', $ttl: 10, text: 'pinned, kept' })
+    await fetch(`${base}/sw/admin/signals/${kept.id}/pin`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}` } })
+    const { page, problems } = await openPage(t, browser, 'about:blank')
+    await page.clock.install() // the page's clock, moved on below instead of waiting 10 s
+    await page.goto(`${base}/view`)
+    await live(page)
+    t.match(await card(page, brief.id).locator('.ttl').textContent(), /^\d s left$/, 'seconds left')
+    t.equal(await card(page, kept.id).locator('.ttl').textContent(), 'kept while pinned', 'a pinned signal has no countdown')
+    await page.clock.fastForward(15_000)
+    await card(page, brief.id).waitFor({ state: 'detached', timeout: 5000 })
+    t.equal(await card(page, kept.id).count(), 1, 'the pinned signal stays past its expiry')
+    t.same(problems, [], 'no script errors or CSP violations')
+  })
+
   t.test('on a phone the page fits the screen', async (t) => {
     const { page, problems } = await openPage(t, browser, `${base}/view`, { width: 390, height: 844 })
     await live(page)
