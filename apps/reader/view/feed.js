@@ -18,8 +18,18 @@ export function createFeed(board) {
     count.textContent = `${shown.size} shown · newest first`
   }
 
+  // screen readers hear how many arrived, once things settle, not every card
+  const live = $('#feed-live')
+  let arrived = 0
+  let hush
+  const told = () => {
+    live.textContent = `${arrived} new signal${arrived === 1 ? '' : 's'}`
+    arrived = 0
+  }
+
   function add(s, fresh) {
     if (shown.has(s.id)) return
+    if (fresh) (arrived++, clearTimeout(hush), (hush = setTimeout(told, 2000)))
     const item = h('li', { class: fresh ? 'fresh' : null }, signalCard(s))
     list.prepend(item)
     shown.set(s.id, { item, signal: s })

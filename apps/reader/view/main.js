@@ -47,12 +47,10 @@ document.addEventListener('click', (e) => {
   else operator.act({ action, id: value })
 })
 
-// Back and Forward move between filtered views and open threads
+// Back and Forward close and reopen a thread (and follow any URL the page is sent back to)
 addEventListener('popstate', () => {
   state = readState()
-  // on a phone the board panel starts folded, so the feed comes first
-if (matchMedia('(max-width: 800px)').matches) $('#board-details').open = false
-filters.set(state.filters)
+  filters.set(state.filters)
   feed.follow(state.filters)
   if (state.thread) thread.open(state.thread)
   else thread.close()
@@ -71,4 +69,3 @@ filters.setTypes(null)
 feed.follow(state.filters)
 panel.start()
 if (state.thread) thread.open(state.thread)
-$('#feed').dataset.ready = '1'
