@@ -101,6 +101,10 @@ t.test('the viewer', async (t) => {
     await live(page)
     t.same(await feedIds(page), [wanted.id], 'free text matches case-insensitively')
 
+    await page.goto(`${base}/view?tag=${'x'.repeat(65)}`)
+    await page.locator('body[data-feed="error"]').waitFor({ timeout: 5000 })
+    t.match(await page.locator('#notice[data-kind="error"]').textContent(), /64/, "a filter the board refuses shows the board's reason")
+
     const mine = await publish({ $type: 'broadcast', text: 'from agent two' }, 'agent-two-token')
     await page.goto(`${base}/view?origin=${mine.origin}`)
     await live(page)
