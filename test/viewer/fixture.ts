@@ -1,3 +1,4 @@
+import type { Infra } from '../../libs/shared/infra/index.js'
 import type { Stack } from '../helpers/stack.js'
 
 /** Identities for a board that looks lived-in: names and verified badges come from the fake identity network. */
@@ -34,4 +35,16 @@ export async function seedBoard(s: Stack) {
   await post(s, scout, { $type: 'offer', $tags: ['gpu', 'capacity'], $ttl: 1800, text: 'Two idle A100s until 04:00, first come first served.', gpus: 2 })
   await post(s, planner, { $type: 'broadcast', $tags: ['status'], $ttl: 600, status: 'green', queue: 3 })
   return { root, pin }
+}
+
+/** Half an hour of made-up past activity in the stats rollup, so the chart has a shape (screenshots only). */
+export async function seedHistory(infra: Infra, schema: string) {
+  const minute = Math.floor(Date.now() / 60_000) * 60_000
+  const rows: string[] = []
+  for (let i = 1; i < 30; i++) {
+    const busy = Math.round(3 + 3 * Math.sin(i / 4) + (i % 7 === 0 ? 5 : 0))
+    for (const [k, origin] of ['id_planner', 'id_scout', 'id_builder'].entries())
+      if ((i + k) % 3 !== 0 || k === 0) rows.push(`('${new Date(minute - i * 60_000).toISOString()}', '${origin}', ${Math.max(1, busy - k)})`)
+  }
+  await infra.primary.query(`insert into ${schema}.stats_buckets (at, origin, signals) values ${rows.join(', ')}`)
 }

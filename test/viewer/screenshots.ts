@@ -5,7 +5,7 @@ import { projectPath } from '../../libs/shared/paths.js'
 import { buildClientIfMissing, launchBrowser, listen, openPage } from '../helpers/browser.js'
 import { startFakeIdentity } from '../helpers/fake-identity.js'
 import { startStack } from '../helpers/stack.js'
-import { AGENTS, seedBoard } from './fixture.js'
+import { AGENTS, seedBoard, seedHistory } from './fixture.js'
 
 // `npm run screenshots`: the viewer's main views on a seeded board, desktop and phone width, written
 // to docs/images/ (docs/viewer.md shows them). Not part of the suite (no .test.ts).
@@ -17,7 +17,7 @@ t.test('screenshots of the viewer', async (t) => {
   mkdirSync(OUT, { recursive: true })
   const fake = await startFakeIdentity(t, AGENTS)
   buildClientIfMissing()
-  const s = await startStack(t, { env: { IDENTITY_URL: fake.url } })
+  const s = await startStack(t, { env: { IDENTITY_URL: fake.url }, seed: seedHistory })
   const base = await listen(s)
   const { root } = await seedBoard(s)
   const browser = await launchBrowser(t)
