@@ -1,6 +1,8 @@
+import { readFileSync } from 'node:fs'
 import t from 'tap'
 import { VIEW_CSP } from '../../apps/reader/routes/view.js'
 import { CLIENT_ENTRY, PAGE_FILES } from '../../apps/reader/view-assets.js'
+import { projectPath } from '../../libs/shared/paths.js'
 import { buildClientIfMissing } from '../helpers/browser.js'
 import { startStack } from '../helpers/stack.js'
 
@@ -26,6 +28,7 @@ t.test('the viewer files', async (t) => {
     t.equal(res.headers['cache-control'], 'no-cache')
     t.match(res.body, /<script type="module" src="\/view\/main\.js"><\/script>/)
     t.notMatch(res.body, /<script>|<style|style="|\son[a-z]+=/i, 'no inline script, style or handler in the page')
+    t.ok(readFileSync(projectPath('docs/viewer.md'), 'utf8').includes(`| \`${VIEW_CSP}\` |`), 'docs/viewer.md shows this policy')
     t.equal((await get('/view/')).body, res.body, '/view/ is the page too')
     const head = await s.app.inject({ method: 'HEAD', url: '/view' })
     t.equal(head.statusCode, 200, 'HEAD answers')

@@ -11,7 +11,7 @@ export const VIEW_CSP = [
   "default-src 'self'",
   "script-src 'self'",
   "style-src 'self'",
-  "img-src 'self' data:",
+  "img-src 'self'",
   "connect-src 'self'",
   "object-src 'none'",
   "base-uri 'none'",
