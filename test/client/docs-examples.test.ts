@@ -38,6 +38,7 @@ function script(dir: string, name: string, code: string): string {
 t.test('the three examples are there, and the follower is ten lines', async (t) => {
   t.equal(blocks.length, 3)
   t.ok(blocks[0]!.trim().split('\n').length <= 10, 'ten lines or fewer')
+  t.ok(readFileSync(projectPath('README.md'), 'utf8').includes(blocks[0]!), "the README's follower is the same code")
 })
 
 t.test('the ten-line follower follows, stops on Ctrl-C, and resumes from its cursor file', async (t) => {
