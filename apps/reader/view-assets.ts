@@ -76,7 +76,7 @@ export function loadViewAssets(): { files: Map<string, Asset>; missing: string[]
     if (path && existsSync(path)) files.set(name, asset(readFileSync(path), name))
     else missing.push(name)
   }
-  const clientDir = firstDir([projectPath('client/dist'), projectPath('dist/client')])
+  const clientDir = firstDir([projectPath('client/dist'), projectPath('dist/apps/reader/view-client')])
   for (const name of clientDir ? modulesUnder(clientDir) : []) files.set(`client/${name}`, asset(readFileSync(join(clientDir!, name)), name))
   if (!files.has(CLIENT_ENTRY)) missing.push(CLIENT_ENTRY)
   return { files, missing }

@@ -45,7 +45,8 @@ export function serveUntilSignal(log: Logger, where: { host: string; port: numbe
   return runUntilSignal(log, async () => {
     const started = await start()
     try {
-      log.info({ address: await started.app.listen(where) }, 'listening')
+      // a copy: fastify writes into the options it is given, and `where` may be the frozen config
+      log.info({ address: await started.app.listen({ host: where.host, port: where.port }) }, 'listening')
     } catch (err) {
       await started.close()
       throw err

@@ -60,7 +60,8 @@ t.test('a server that answers at once with nothing is not hammered', async (t) =
   while (srv.times.length < 5) await new Promise((r) => setTimeout(r, 50))
   ctl.abort()
   await c.done
-  t.ok(gaps(srv.times.slice(0, 5)).every((g) => g >= 290), `polls at least 300 ms apart: ${gaps(srv.times.slice(0, 5))}`)
+  // measured at the server, so a first request's connection set-up may shave a little off one gap
+  t.ok(gaps(srv.times.slice(0, 5)).every((g) => g >= 250), `polls about 300 ms apart, not back to back: ${gaps(srv.times.slice(0, 5))}`)
 })
 
 t.test('5xx and no answer: exponential backoff, then the next reader with the same cursor', async (t) => {

@@ -1,10 +1,10 @@
 import type { FastifyInstance } from 'fastify'
-import { LIMITS } from '../../../libs/shared/domain/index.js'
+import { LIMITS, type DiscoveryDocument } from '../../../libs/shared/domain/index.js'
 import type { ReaderContext } from '../context.js'
 
 /** GET /.well-known/wire: the discovery document. `features` lists only what this server serves. */
 export async function discoveryRoutes(app: FastifyInstance, { ctx, features }: { ctx: ReaderContext; features: string[] }) {
-  app.get('/.well-known/wire', async () => {
+  app.get('/.well-known/wire', async (): Promise<DiscoveryDocument> => {
     const { cfg } = ctx
     const meta = await ctx.board.meta()
     return {

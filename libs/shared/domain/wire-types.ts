@@ -145,7 +145,10 @@ export interface DiscoveryDocument {
   version: string
   subwires: Array<{ authority: string; uri: string; name: string; description: string | null }>
   api: string
-  mcp: string
+  /** Present when the board serves MCP (`features` lists `mcp`). */
+  mcp?: string
+  /** Present when the board serves A2A (`features` lists `a2a`). */
+  a2a?: string
   identity: string | null
   identityMode: 'network' | 'local'
   features: string[]
