@@ -149,6 +149,8 @@ export interface DiscoveryDocument {
   mcp?: string
   /** Present when the board serves A2A (`features` lists `a2a`). */
   a2a?: string
+  /** Wire's own: the live web viewer a reader serves (`<base URL>/view`). */
+  viewer?: string
   identity: string | null
   identityMode: 'network' | 'local'
   features: string[]
