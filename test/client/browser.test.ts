@@ -27,6 +27,9 @@ const PAGE = `<!doctype html><meta charset="utf-8"><title>client</title>
     const first = await wire.publish({ $type: 'broadcast', $tags: ['web'], text: 'from a page' })
     await wire.publish({ $type: 'reply', $refId: first.signal.uri, $tags: ['web'], text: 'and a reply' })
     await following
+    // a custom header: the CORS preflight must let Idempotency-Key through
+    const keyed = await wire.publish({ $type: 'broadcast', text: 'keyed' }, { idempotencyKey: 'browser-key-1' })
+    if (!keyed.ok) throw new Error('keyed publish failed')
     const error = await wire.get('AAAAAAAAAAAAAAAAAAAA').catch((e) => [e.name, e.code, e.status])
     return { got, id: parseSignalUri(first.signal.uri).id === first.signal.id, error }
   }
