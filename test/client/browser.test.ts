@@ -53,8 +53,8 @@ t.test('a page imports client/dist and publishes and follows a board on another 
   const problems: string[] = []
   page.on('pageerror', (err) => problems.push(err.message))
   await page.goto(site.url)
-  await page.waitForFunction(() => typeof (window as unknown as { run?: unknown }).run === 'function')
-  const result = await page.evaluate((u) => (window as unknown as { run(u: string): Promise<unknown> }).run(u), url)
+  await page.waitForFunction(() => typeof (globalThis as unknown as { run?: unknown }).run === 'function')
+  const result = await page.evaluate((u) => (globalThis as unknown as { run(u: string): Promise<unknown> }).run(u), url)
   t.same(result, { got: ['from a page', 'and a reply'], id: true, error: ['WireError', 'not_found', 404] })
   t.same(problems, [], 'no script errors')
 })
