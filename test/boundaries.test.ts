@@ -1,40 +1,178 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs'
-import { join, relative, resolve, dirname } from 'node:path'
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
+import { basename, dirname, join, relative, resolve } from 'node:path'
 import t from 'tap'
 
-// STYLE.md §2 "Who may import whom", checked over every import line in apps/ and libs/.
+// The layout rules, checked over every import in apps/, libs/ and bench/: who may import whom, one
+// module entered through its index.ts, no import circles, and the naming the layout relies on.
+
 const root = resolve(import.meta.dirname, '..')
 const files = (dir: string): string[] =>
   readdirSync(dir).flatMap((f) => {
     const p = join(dir, f)
     return statSync(p).isDirectory() ? files(p) : p.endsWith('.ts') ? [p] : []
   })
-const importsOf = (file: string) =>
-  [...readFileSync(file, 'utf8').matchAll(/^(?:import|export)[^'"]*from\s+['"]([^'"]+)['"]/gm)].map((m) => m[1]!)
 
-const sources = [...files(join(root, 'apps')), ...files(join(root, 'libs'))]
+interface Import {
+  from: string // repository-relative .ts path
+  spec: string // as written
+  target: string // repository-relative: a .ts file for relative imports, else the package name
+  typeOnly: boolean
+}
+
+/** Every import and re-export of a file: static, side-effect and dynamic, multi-line included. */
+function importsOf(file: string): Import[] {
+  const text = readFileSync(file, 'utf8')
+  const from = relative(root, file)
+  const found = [
+    ...[...text.matchAll(/^(?:import|export)(\s+type\b)?([^'"]*?)\bfrom\s+['"]([^'"]+)['"]/gm)].map((m) => ({
+      spec: m[3]!,
+      // `import type …`, or braces in which every name is `type X`
+      typeOnly: !!m[1] || /^\s*\{\s*type\s[^}]*\}\s*$/.test(m[2]!) && !/,\s*(?!type\s)\w/.test(m[2]!),
+    })),
+    ...[...text.matchAll(/^import\s+['"]([^'"]+)['"]/gm)].map((m) => ({ spec: m[1]!, typeOnly: false })),
+    ...[...text.matchAll(/\bimport\(\s*['"]([^'"]+)['"]\s*\)/g)].map((m) => ({ spec: m[1]!, typeOnly: false })),
+  ]
+  return found.map(({ spec, typeOnly }) => ({
+    from,
+    spec,
+    typeOnly,
+    target: spec.startsWith('.') ? relative(root, resolve(dirname(file), spec)).replace(/\.js$/, '.ts') : spec,
+  }))
+}
+
+const sources = ['apps', 'libs', 'bench'].flatMap((d) => files(join(root, d)))
+const imports = sources.flatMap(importsOf)
+
+/** `libs/shared/<module>/…` (or `libs/shared/<module>.ts`) → the module's name. */
+const sharedModule = (path: string) => /^libs\/shared\/([^/.]+)/.exec(path)?.[1]
+
+// Which shared module may import which. `(type)` allows `import type` only: the config object
+// reaches a module as an argument, never by loading the environment itself.
+const MAY_IMPORT: Record<string, string[]> = {
+  domain: [],
+  log: [],
+  metrics: [],
+  paths: [],
+  config: ['domain'],
+  lifecycle: ['log'],
+  db: ['domain', 'log', 'metrics', 'paths', 'config (type)'],
+  bus: ['domain', 'log', 'metrics', 'config (type)'],
+  auth: ['domain', 'log', 'metrics', 'config (type)'],
+  http: ['domain', 'log', 'metrics', 'config (type)'],
+  infra: ['db', 'bus', 'auth', 'domain', 'log', 'metrics', 'config (type)'],
+  feed: ['db', 'bus', 'domain', 'log', 'metrics', 'config (type)', 'infra (type)'],
+  publish: ['db', 'bus', 'auth', 'domain', 'log', 'metrics', 'config (type)', 'infra (type)'],
+  views: ['db', 'bus', 'domain', 'log', 'metrics', 'config (type)'],
+}
+
+// Inner-file imports that exist today and are on their way out. Nothing else may be added here.
+const KNOWN_INNER_IMPORTS: string[] = []
 
 t.test('every import follows the layering rules', async (t) => {
   const violations: string[] = []
+  for (const { from, spec, target, typeOnly } of imports) {
+    const app = /^apps\/([^/]+)\//.exec(from)?.[1]
+    const targetApp = /^apps\/([^/]+)\//.exec(target)?.[1]
+    // apps/server is the single process: it composes the other apps, and nothing imports it
+    if (app && targetApp && app !== targetApp && app !== 'server') violations.push(`${from} → ${target} (an app imports another app)`)
+    if (targetApp === 'server' && app !== 'server') violations.push(`${from} → ${target} (nothing imports the single process)`)
+    if (from.startsWith('libs/') && (target.startsWith('apps/') || target.startsWith('bench/')))
+      violations.push(`${from} → ${target} (a lib imports an app)`)
+    if (/^(fastify|@fastify\/)/.test(spec) && from.startsWith('libs/') && !from.startsWith('libs/shared/http/'))
+      violations.push(`${from} → ${spec} (only libs/shared/http knows fastify)`)
+    if (from.startsWith('libs/shared/domain/') && !spec.startsWith('.') && !spec.startsWith('node:'))
+      violations.push(`${from} → ${spec} (domain imports only node built-ins)`)
+    const m = sharedModule(from)
+    const tm = sharedModule(target)
+    if (m && tm && m !== tm) {
+      const allowed = MAY_IMPORT[m]
+      if (!allowed) violations.push(`${from} (libs/shared/${m} is not in the layering table: add it)`)
+      else if (!allowed.includes(tm) && !(typeOnly && allowed.includes(`${tm} (type)`)))
+        violations.push(`${from} → ${target} (${m} may import ${allowed.join(', ') || 'nothing of ours'})`)
+    }
+    // another module is entered through its index.ts (single-file modules: lifecycle.ts, paths.ts)
+    if (tm && m !== tm && !/^libs\/shared\/[^/]+(\/index)?\.ts$/.test(target) && !KNOWN_INNER_IMPORTS.includes(`${from} → ${target}`))
+      violations.push(`${from} → ${target} (import libs/shared/${tm} through its index.ts)`)
+    if (spec.startsWith('.') && !spec.endsWith('.js')) violations.push(`${from} → ${spec} (relative imports end in .js)`)
+    if (spec.startsWith('.') && !existsSync(join(root, target))) violations.push(`${from} → ${spec} (no such file)`)
+  }
   for (const file of sources) {
     const from = relative(root, file)
-    for (const spec of importsOf(file)) {
-      const target = spec.startsWith('.') ? relative(root, resolve(dirname(file), spec)) : spec
-      const app = /^apps\/([^/]+)\//.exec(from)?.[1]
-      const targetApp = /^apps\/([^/]+)\//.exec(target)?.[1]
-      // apps/server is the single process: it composes the three roles, and nothing imports it
-      if (app && targetApp && app !== targetApp && app !== 'server') violations.push(`${from} → ${target} (an app imports another app)`)
-      if (from.startsWith('libs/') && target.startsWith('apps/')) violations.push(`${from} → ${target} (a lib imports an app)`)
-      if (from.startsWith('libs/shared/domain/') && !spec.startsWith('.') && !spec.startsWith('node:'))
-        violations.push(`${from} → ${spec} (domain imports only node built-ins)`)
-      if (from.startsWith('libs/shared/domain/') && spec.startsWith('.') && !target.startsWith('libs/shared/domain/'))
-        violations.push(`${from} → ${target} (domain imports nothing outside domain)`)
-      if (/^(fastify|@fastify\/)/.test(spec) && from.startsWith('libs/') && !from.startsWith('libs/shared/http/'))
-        violations.push(`${from} → ${spec} (only libs/shared/http knows fastify)`)
-      if (from.startsWith('libs/') && /process\.env/.test(readFileSync(file, 'utf8')) && !from.startsWith('libs/shared/config/'))
-        violations.push(`${from} reads process.env (only config does)`)
-    }
+    const text = readFileSync(file, 'utf8')
+    if (from.startsWith('libs/') && /process\.env/.test(text) && !from.startsWith('libs/shared/config/'))
+      violations.push(`${from} reads process.env (only config does)`)
+    if (/^export\s+default\b/m.test(text)) violations.push(`${from} has a default export (named exports only)`)
+    if (!/^[a-z0-9]+(-[a-z0-9]+)*(\.d)?\.ts$/.test(basename(from))) violations.push(`${from} (file names are kebab-case)`)
   }
   t.same([...new Set(violations)], [], 'no import crosses a boundary')
-  t.ok(sources.length > 20, `scanned ${sources.length} files`)
+  t.ok(sources.length > 20, `scanned ${sources.length} files, ${imports.length} imports`)
+})
+
+/** Strongly connected components of the file graph with more than one file (or a file importing itself). */
+function circles(edges: Map<string, Set<string>>): string[][] {
+  const index = new Map<string, number>()
+  const low = new Map<string, number>()
+  const stack: string[] = []
+  const on = new Set<string>()
+  const out: string[][] = []
+  let next = 0
+  const visit = (v: string) => {
+    index.set(v, next)
+    low.set(v, next++)
+    stack.push(v)
+    on.add(v)
+    for (const w of edges.get(v) ?? []) {
+      if (!index.has(w)) {
+        visit(w)
+        low.set(v, Math.min(low.get(v)!, low.get(w)!))
+      } else if (on.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!))
+    }
+    if (low.get(v) === index.get(v)) {
+      const scc: string[] = []
+      let w: string
+      do {
+        w = stack.pop()!
+        on.delete(w)
+        scc.push(w)
+      } while (w !== v)
+      if (scc.length > 1 || edges.get(v)?.has(v)) out.push(scc.sort())
+    }
+  }
+  for (const v of [...edges.keys()].sort()) if (!index.has(v)) visit(v)
+  return out
+}
+
+/** One circle through a component, for the message: a → b → … → a. */
+function circleThrough(scc: string[], edges: Map<string, Set<string>>): string {
+  const inside = new Set(scc)
+  const path = [scc[0]!]
+  const seen = new Set(path)
+  for (;;) {
+    const here = path.at(-1)!
+    const next = [...(edges.get(here) ?? [])].filter((w) => inside.has(w)).sort()
+    const back = next.find((w) => seen.has(w))
+    if (back !== undefined) return [...path.slice(path.indexOf(back)), back].join(' → ')
+    path.push(next[0]!)
+    seen.add(next[0]!)
+  }
+}
+
+// Circles that exist today and are on their way out. Nothing else may be added here.
+const KNOWN_CIRCLES: string[][] = []
+
+t.test('the import graph has no circles', async (t) => {
+  const edges = new Map<string, Set<string>>()
+  for (const { from, target, spec } of imports) {
+    if (!spec.startsWith('.')) continue
+    if (!edges.has(from)) edges.set(from, new Set())
+    edges.get(from)!.add(target) // type-only imports count: a circle of types is still a circle to read
+  }
+  const found = circles(edges)
+  const known = new Set(KNOWN_CIRCLES.map((c) => [...c].sort().join(' ')))
+  const unexpected = found.filter((scc) => !known.has(scc.join(' '))).map((scc) => circleThrough(scc, edges))
+  for (const scc of found.filter((s) => known.has(s.join(' ')))) t.comment(`known circle: ${circleThrough(scc, edges)}`)
+  t.same(unexpected, [], 'no import circles')
+  const gone = KNOWN_CIRCLES.filter((c) => !found.some((scc) => scc.join(' ') === [...c].sort().join(' ')))
+  t.same(gone, [], 'every known circle still exists (delete the ones that are gone)')
+  t.ok(edges.size > 20, `${edges.size} files import others`)
 })

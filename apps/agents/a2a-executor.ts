@@ -3,7 +3,7 @@ import { Role, TaskState, type Message, type Part } from '@a2a-js/sdk'
 import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext } from '@a2a-js/sdk/server'
 import { invalid, serializeSignal } from '../../libs/shared/domain/index.js'
 import { readPageJson } from '../../libs/shared/feed/index.js'
-import { STATUS, toWireError } from '../../libs/shared/http/index.js'
+import { errorBody, logFailure, toWireError } from '../../libs/shared/http/index.js'
 import { publishSignal } from '../../libs/shared/publish/index.js'
 import type { AgentDeps, Caller } from './deps.js'
 import { StrictReadArgs, toReadQuery } from './read-args.js'
@@ -48,17 +48,15 @@ export class WireAgentExecutor implements AgentExecutor {
       bus.publish(AgentEvent.artifactUpdate({ taskId, contextId, artifact, append: false, lastChunk: true, metadata: undefined }))
     } catch (err) {
       const e = toWireError(err)
-      if (STATUS[e.code] >= 500) caller.log.error({ err, code: e.code }, 'a2a task failed')
-      else caller.log.debug({ code: e.code }, 'a2a task refused')
-      const { code, details } = e
-      const error = { code, message: e.message, ...(details && { details }) }
+      logFailure(caller.log, err, e, { surface: 'a2a' })
+      const { error } = errorBody(e)
       state = TaskState.TASK_STATE_FAILED
       message = {
         messageId: randomUUID(),
         contextId,
         taskId,
         role: Role.ROLE_AGENT,
-        parts: [dataPart({ error }), textPart(`${code}: ${e.message}`)],
+        parts: [dataPart({ error }), textPart(`${e.code}: ${e.message}`)],
         metadata: undefined,
         extensions: [],
         referenceTaskIds: [],

@@ -24,7 +24,6 @@ export async function startAgents(cfg: Config, log: Logger): Promise<StartedApp 
     const app = createHttpApp(log)
     app.register(healthRoutes, { ready: () => ctx.ready() })
     app.register(agentRoutes, { ctx })
-    await app.ready()
     return { app, ctx, close: async () => (await app.close(), await infra.close()) }
   } catch (err) {
     await infra.close()

@@ -2,7 +2,6 @@ import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify'
 import { abortOnClose } from '../../libs/shared/http/index.js'
 import type { IdentityResolver } from '../../libs/shared/auth/index.js'
 import type { Config } from '../../libs/shared/config/index.js'
-import type { WireError } from '../../libs/shared/domain/index.js'
 import type { ReadSide } from '../../libs/shared/feed/index.js'
 import type { PublishDeps } from '../../libs/shared/publish/index.js'
 
@@ -36,11 +35,4 @@ export function callerOf(d: AgentDeps, req: FastifyRequest, reply: FastifyReply)
     gone: abortOnClose(reply),
     log: req.log,
   }
-}
-
-/** The HTTP error body, `{error:{code,message,details?}}`, plus `retryAfter` (seconds) where HTTP sends Retry-After. */
-export function errorJson(e: WireError): string {
-  const { code, message, details } = e
-  const retryAfter = e.retryAfter === undefined ? undefined : Math.max(1, Math.ceil(e.retryAfter))
-  return JSON.stringify({ error: { code, message, ...(details && { details }), ...(retryAfter && { retryAfter }) } })
 }

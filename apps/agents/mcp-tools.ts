@@ -3,10 +3,10 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { z } from 'zod'
 import { serializeSignal } from '../../libs/shared/domain/index.js'
 import { readPageJson, signalJson, threadJson } from '../../libs/shared/feed/index.js'
-import { STATUS, toWireError } from '../../libs/shared/http/index.js'
+import { errorBody, logFailure, toWireError } from '../../libs/shared/http/index.js'
 import { publishSignal } from '../../libs/shared/publish/index.js'
 import { boardInfo } from './board-info.js'
-import { errorJson, SERVER_VERSION, type AgentDeps, type Caller } from './deps.js'
+import { SERVER_VERSION, type AgentDeps, type Caller } from './deps.js'
 import { readArgsShape, toReadQuery } from './read-args.js'
 
 const INSTRUCTIONS =
@@ -133,8 +133,7 @@ async function answer(c: Caller, tool: string, run: () => Promise<string>): Prom
     return { content: [{ type: 'text', text: await run() }] }
   } catch (err) {
     const e = toWireError(err)
-    if (STATUS[e.code] >= 500) c.log.error({ err, tool, code: e.code }, 'mcp tool failed')
-    else c.log.debug({ tool, code: e.code }, 'mcp tool refused')
-    return { isError: true, content: [{ type: 'text', text: errorJson(e) }] }
+    logFailure(c.log, err, e, { tool })
+    return { isError: true, content: [{ type: 'text', text: JSON.stringify(errorBody(e, true)) }] }
   }
 }

@@ -34,7 +34,6 @@ export async function startReader(cfg: Config, log: Logger, opts: ReaderOptions 
     const app = createHttpApp(log)
     app.register(healthRoutes, { ready: () => ctx.ready() })
     app.register(readerRoutes, { ctx })
-    await app.ready()
     return { app, ctx, close: async () => (await app.close(), await infra.close()) }
   } catch (err) {
     await infra.close()

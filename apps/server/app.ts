@@ -45,8 +45,6 @@ export async function startBoard(cfg: Config, log: Logger, opts: BoardOptions = 
     const writer = await createWriterContext(cfg, log, infra, {
       ...opts.writer,
       ...(identity && { identity }),
-      onCommit: (head) => reader.feed.committed(head),
-      onInvalidate: (m) => reader.feed.invalidate(m), // the next read already shows an admin change
     })
     const agents = await createAgentsContext(cfg, log, infra, {
       shared: { reads: reader.reads, publish: writer.publisher.deps, identity: writer.identity },

@@ -13,12 +13,11 @@ import { createSweeper, type Sweeper } from './sweeper.js'
 export async function startSweeper(cfg: Config, log: Logger): Promise<StartedApp & { app: FastifyInstance; sweeper: Sweeper }> {
   // @NOTE the embedded database belongs to one process (two PGlite instances on one directory corrupt it)
   if (cfg.db.kind === 'embedded') throw new Error('the sweeper process needs DATABASE_URL; `npm start` runs the sweeper itself on the embedded database')
-  const infra = await openInfra(cfg, log) // the writer migrates; the sweeper uses the primary only
+  const infra = await openInfra(cfg, log, { wakeUps: false }) // the writer migrates; the sweeper uses the primary only and waits on no wake-up
   try {
     const sweeper = await createSweeper(cfg, log, infra)
     const app = createHttpApp(log)
     app.register(healthRoutes, { ready: () => sweeper.ready() })
-    await app.ready()
     const close = async () => {
       await sweeper.stop() // readiness turns 503 at once; the job in flight finishes its batch
       await app.close()

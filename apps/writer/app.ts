@@ -32,7 +32,6 @@ export async function startWriter(cfg: Config, log: Logger, opts: WriterOptions 
     const app = createHttpApp(log)
     app.register(healthRoutes, { ready: () => ctx.ready() })
     app.register(writerRoutes, { ctx, presence: infra.presence })
-    await app.ready()
     return { app, ctx, close: async () => (await app.close(), await infra.close()) }
   } catch (err) {
     await infra.close()

@@ -1,7 +1,6 @@
 import { adminGuard, type IdentityResolver } from '../../libs/shared/auth/index.js'
 import type { Invalidation, WakeBus } from '../../libs/shared/bus/index.js'
-import type { Config } from '../../libs/shared/config/index.js'
-import { loadBoardFile } from '../../libs/shared/config/board-file.js'
+import { loadBoardFile, type Config } from '../../libs/shared/config/index.js'
 import { boardReader, boardWriter, signalWriter, type BoardReader, type BoardWriter, type SignalWriter } from '../../libs/shared/db/index.js'
 import type { Infra } from '../../libs/shared/infra/index.js'
 import type { Logger } from '../../libs/shared/log/index.js'
@@ -26,10 +25,7 @@ export interface WriterContext {
   close(): Promise<void>
 }
 
-export interface WriterOptions extends PublisherOptions {
-  /** Also told of every removal, pin and metadata change, and awaited before the admin call answers. */
-  onInvalidate?: (m: Invalidation) => Promise<void>
-}
+export type WriterOptions = PublisherOptions
 
 export async function createWriterContext(cfg: Config, log: Logger, infra: Infra, opts: WriterOptions = {}): Promise<WriterContext> {
   const { primary, schema, bus } = infra
@@ -51,8 +47,7 @@ export async function createWriterContext(cfg: Config, log: Logger, infra: Infra
     checkAdmin: adminGuard(cfg.secrets.adminToken),
     async invalidate(m) {
       if (m.kind !== 'signal') publisher.policy.invalidate()
-      await opts.onInvalidate?.(m)
-      bus.publishInvalidation(m)
+      await bus.publishInvalidation(m) // resolves once this process's own read side has applied it
     },
     async ready() {
       if (stopping) return { ok: false }

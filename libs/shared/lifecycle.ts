@@ -45,8 +45,7 @@ export function serveUntilSignal(log: Logger, where: { host: string; port: numbe
   return runUntilSignal(log, async () => {
     const started = await start()
     try {
-      // a copy: fastify writes into the options it is given, and `where` may be the frozen config
-      log.info({ address: await started.app.listen({ host: where.host, port: where.port }) }, 'listening')
+      log.info({ address: await started.app.listen({ host: where.host, port: where.port }) }, 'listening') // a fresh object: fastify writes into it
     } catch (err) {
       await started.close()
       throw err

@@ -3,6 +3,7 @@ import { SendMessageRequest, TaskState, type Message, type Task } from '@a2a-js/
 import { ClientFactory } from '@a2a-js/sdk/client'
 import { LegacyJsonRpcTransport, isLegacyAgentCard, parseLegacyAgentCard } from '@a2a-js/sdk/compat/v0_3/client'
 import t from 'tap'
+import { until } from '../helpers/wait.js'
 import { post, startListening } from './listen.js'
 
 const TOKEN = 'a2a-agent-token'
@@ -80,7 +81,7 @@ t.test('A2A at /a2a', async (t) => {
     const head = (await s.read()).nextCursor
     const t0 = Date.now()
     const waiting = client.sendMessage(send({ cursor: head, wait: 5, tag: 'wake' }))
-    await new Promise((r) => setTimeout(r, 200))
+    await until(() => s.reader.feed.waiting === 1, 5000, 'the read to wait')
     await s.publish({ $type: 'broadcast', $tags: ['other'], text: 'noise' })
     await s.publish({ $type: 'broadcast', $tags: ['wake'], text: 'wake up' })
     const out = outcome(await waiting)

@@ -14,7 +14,7 @@ const task = (id: string, state: TaskState, pad = 0): Task => ({
   metadata: { pad: 'x'.repeat(pad) },
 })
 
-t.test('finished tasks are dropped oldest-first beyond the memory budget', async (t) => {
+t.test('tasks are dropped least recently saved first beyond the memory budget', async (t) => {
   const store = new BoundedTaskStore({ maxBytes: 2000, maxAgeMs: 60_000 }, owner)
   for (let i = 0; i < 10; i++) await store.save(task(`t${i}`, TaskState.TASK_STATE_COMPLETED, 400), ctx)
   t.ok(store.size < 10 && store.size >= 3, `kept ${store.size} of 10`)
@@ -22,19 +22,20 @@ t.test('finished tasks are dropped oldest-first beyond the memory budget', async
   t.equal((await store.load('t9', ctx))?.id, 't9', 'the newest is kept')
 })
 
-t.test('a task in progress is never dropped, and a copy is returned', async (t) => {
-  const store = new BoundedTaskStore({ maxBytes: 500, maxAgeMs: 60_000 }, owner)
+t.test('a task in progress counts against the budget too, and a copy is returned', async (t) => {
+  const store = new BoundedTaskStore({ maxBytes: 1500, maxAgeMs: 60_000 }, owner)
+  for (let i = 0; i < 5; i++) await store.save(task(`working${i}`, TaskState.TASK_STATE_WORKING, 400), ctx)
+  t.ok(store.size < 5, `working tasks are bounded as well: ${store.size} of 5 kept`)
   await store.save(task('working', TaskState.TASK_STATE_WORKING, 400), ctx)
-  for (let i = 0; i < 5; i++) await store.save(task(`done${i}`, TaskState.TASK_STATE_FAILED, 400), ctx)
   const w = await store.load('working', ctx)
   t.equal(w?.status?.state, TaskState.TASK_STATE_WORKING)
   w!.id = 'changed'
   t.equal((await store.load('working', ctx))?.id, 'working', 'callers cannot change the stored task')
 })
 
-t.test('finished tasks expire after maxAgeMs; tasks are scoped to their owner', async (t) => {
+t.test('finished tasks expire after maxAgeMs, working ones after maxWorkingMs; tasks are scoped to their owner', async (t) => {
   let now = 1_000_000
-  const store = new BoundedTaskStore({ maxBytes: 1e9, maxAgeMs: 1000 }, owner, () => now)
+  const store = new BoundedTaskStore({ maxBytes: 1e9, maxAgeMs: 1000, maxWorkingMs: 30_000 }, owner, () => now)
   await store.save(task('a', TaskState.TASK_STATE_COMPLETED), ctx)
   await store.save(task('b', TaskState.TASK_STATE_WORKING), ctx)
   const other = new ServerCallContext({ tenant: 'other' })
@@ -42,5 +43,7 @@ t.test('finished tasks expire after maxAgeMs; tasks are scoped to their owner', 
   t.equal((await store.list(ListTasksRequest.fromJSON({ pageSize: 10 }), ctx)).tasks.length, 2, 'listed')
   now += 1500
   t.equal(await store.load('a', ctx), undefined, 'expired')
-  t.equal((await store.load('b', ctx))?.id, 'b', 'an unfinished task does not expire')
+  t.equal((await store.load('b', ctx))?.id, 'b', 'a working task outlives a finished one')
+  now += 30_000
+  t.equal(await store.load('b', ctx), undefined, 'but not its request: it is gone after maxWorkingMs')
 })

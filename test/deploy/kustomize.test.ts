@@ -111,14 +111,17 @@ t.test('deploy/k8s: the base renders', async (t) => {
   const rs = render(BASE_DIR)
   t.same(rs.map((r) => `${r.kind}/${r.metadata.name}`).sort(), [
     'ConfigMap/wire-config',
+    'Deployment/wire-agents',
     'Deployment/wire-reader',
     'Deployment/wire-sweeper',
     'Deployment/wire-writer',
     'HTTPRoute/wire',
     'HorizontalPodAutoscaler/wire-reader',
+    'PodDisruptionBudget/wire-agents',
     'PodDisruptionBudget/wire-reader',
     'PodDisruptionBudget/wire-sweeper',
     'PodDisruptionBudget/wire-writer',
+    'Service/wire-agents',
     'Service/wire-reader',
     'Service/wire-writer',
   ])
@@ -140,6 +143,6 @@ t.test('deploy/k8s: the example overlay renders with its changes applied', async
   const route = find(rs, 'HTTPRoute', 'wire').spec
   t.same(route.parentRefs, [{ name: 'public', namespace: 'gateway-system', sectionName: 'https' }], 'parentRefs replaced, not merged')
   t.same(route.hostnames, ['board.example.com'])
-  t.equal(route.rules.length, 2, 'the rules stay')
+  t.equal(route.rules.length, 3, 'the rules stay')
   t.match(find(rs, 'HorizontalPodAutoscaler', 'wire-reader').spec, { minReplicas: 3, maxReplicas: 20, metrics: [{ type: 'Resource' }] })
 })

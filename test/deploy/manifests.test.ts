@@ -116,10 +116,13 @@ t.test('roles, image and migrations', async (t) => {
   t.equal(images.size, 1, 'one image for every role')
   const cfg = (d: string) => loadConfig(containerEnv(rs, d))
   t.equal(cfg('wire-writer').autoMigrate, true, 'writers migrate (under an advisory lock)')
-  // readers and sweepers never migrate whatever WIRE_AUTO_MIGRATE says: their mains open no migration
-  for (const role of ['reader', 'sweeper']) t.notMatch(readFileSync(projectPath(`apps/${role}/main.ts`), 'utf8'), /migrate:/, `apps/${role}/main.ts never migrates`)
+  // readers, agents and sweepers never migrate whatever WIRE_AUTO_MIGRATE says: their start functions open no migration
+  for (const role of ['reader', 'agents', 'sweeper']) t.notMatch(readFileSync(projectPath(`apps/${role}/app.ts`), 'utf8'), /migrate:/, `apps/${role}/app.ts never migrates`)
+  t.match(readFileSync(projectPath('apps/writer/app.ts'), 'utf8'), /migrate: cfg\.autoMigrate/, 'the writer migrates as WIRE_AUTO_MIGRATE says')
   const readerEnv = containersOf(find(rs, 'Deployment', 'wire-reader'))[0].env
   t.match(readerEnv, [{ name: 'DATABASE_REPLICA_URL', valueFrom: { secretKeyRef: { key: 'DATABASE_REPLICA_URL' } } }], 'readers read from the replica')
+  const agentsEnv = containersOf(find(rs, 'Deployment', 'wire-agents'))[0].env
+  t.match(agentsEnv, [{ name: 'DATABASE_REPLICA_URL', valueFrom: { secretKeyRef: { key: 'DATABASE_REPLICA_URL' } } }], 'agents read from the replica too')
   t.notOk(containersOf(find(rs, 'Deployment', 'wire-writer'))[0].env.some((e: { name: string }) => e.name === 'DATABASE_REPLICA_URL'), 'writers do not')
 })
 

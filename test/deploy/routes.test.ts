@@ -46,11 +46,11 @@ t.test("the HTTPRoute's intent, request by request", async (t) => {
     ['PATCH', '/sw/v1/admin/wire', 'wire-writer'],
     ['DELETE', '/sw/admin/signals/abc', 'wire-writer'],
     ['GET', '/sw/v1/admin/rules', 'wire-writer'],
-    ['POST', '/mcp', 'wire-writer'],
-    ['GET', '/mcp', 'wire-writer'],
-    ['OPTIONS', '/a2a', 'wire-writer'],
-    ['POST', '/a2a', 'wire-writer'],
-    ['GET', '/.well-known/agent-card.json', 'wire-writer'],
+    ['POST', '/mcp', 'wire-agents'],
+    ['GET', '/mcp', 'wire-agents'],
+    ['OPTIONS', '/a2a', 'wire-agents'],
+    ['POST', '/a2a', 'wire-agents'],
+    ['GET', '/.well-known/agent-card.json', 'wire-agents'],
   ]
   for (const [method, path, backend] of cases) t.same(route(ROUTE, method, path)?.backends, [backend], `${method} ${path} → ${backend}`)
 })
@@ -68,22 +68,22 @@ async function routesOf(app: FastifyInstance): Promise<Array<{ method: string; u
 /** A request path for a route pattern: parameters and wildcards filled with a sample id. */
 const concrete = (url: string) => url.replace(/:[A-Za-z]+/g, 'AbCdEfGhIjKlMnOpQrSt').replace(/\*$/, 'AbCdEfGhIjKlMnOpQrSt')
 
-t.test('every route of the writer and reader apps reaches a role that serves it; probe and scrape paths answer', async (t) => {
+t.test('every route of the writer, reader and agents apps reaches a role that serves it; probe and scrape paths answer', async (t) => {
   const rs = render(OVERLAY_DIR)
   const schema = await deploySchema(t)
   const apps = {} as Record<Role, FastifyInstance>
   const routes = {} as Record<Role, Array<{ method: string; url: string }>>
   // the writer first: it migrates the schema, as the writers of a fresh board do
-  for (const d of ['wire-writer', 'wire-reader', 'wire-sweeper']) {
+  for (const d of ['wire-writer', 'wire-reader', 'wire-agents', 'wire-sweeper']) {
     const role = roleOf(containersOf(find(rs, 'Deployment', d))[0])
     const { app } = await startRoleApp(t, role, containerEnv(rs, d), schema)
     routes[role] = await routesOf(app)
     apps[role] = app
   }
-  const backendRole: Record<string, Role> = { 'wire-writer': 'writer', 'wire-reader': 'reader' }
+  const backendRole: Record<string, Role> = { 'wire-writer': 'writer', 'wire-reader': 'reader', 'wire-agents': 'agents' }
 
   let checked = 0
-  for (const role of ['writer', 'reader'] as const) {
+  for (const role of ['writer', 'reader', 'agents'] as const) {
     for (const r of routes[role]) {
       if (r.url === '*') continue // CORS preflights: every app answers them
       const to = route(ROUTE, r.method, concrete(r.url))
@@ -93,8 +93,8 @@ t.test('every route of the writer and reader apps reaches a role that serves it;
     }
   }
   t.ok(checked > 40, `${checked} routes checked`)
-  t.ok(routes.writer.some((r) => r.method === 'GET' && r.url === '/.well-known/agent-card.json'), 'the agent card is a writer route')
-  t.notOk(routes.reader.some((r) => r.url === '/.well-known/agent-card.json'), 'and readers do not serve it')
+  t.ok(routes.agents.some((r) => r.method === 'GET' && r.url === '/.well-known/agent-card.json'), 'the agent card is an agents route')
+  t.notOk([...routes.reader, ...routes.writer].some((r) => r.url === '/.well-known/agent-card.json' || r.url === '/mcp'), 'and neither readers nor writers serve the agent surfaces')
 
   for (const d of byKind(rs, 'Deployment')) {
     const c = containersOf(d)[0]

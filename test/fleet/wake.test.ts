@@ -35,3 +35,29 @@ t.test('a publish on the writer wakes long-polls on two readers at once', async 
   t.ok(worst < 1000, `publish → both readers answered: worst ${worst} ms over ${latencies.length} long-polls (fallback timer is 10 s)`)
   t.comment(`wake latencies (ms, incl. the publish round trip): ${latencies.join(', ')}`)
 })
+
+t.test('without Redis, a publish on the writer wakes a reader process through LISTEN/NOTIFY', async (t) => {
+  const env = { DATABASE_URL: TEST_DATABASE_URL, WIRE_PG_SCHEMA: fleetSchema(t) } // no REDIS_URL
+  const writer = await startRole(t, 'writer', env)
+  const reader = await startRole(t, 'reader', { ...env, WAKE_FALLBACK_POLL_MS: '10000' })
+  const metric = async (line: RegExp) => Number(line.exec(await (await fetch(`${reader.url}/metrics`)).text())?.[1] ?? NaN)
+  const until = async (ok: () => Promise<boolean>) => {
+    for (let i = 0; i < 500; i++) {
+      if (await ok()) return true
+      await new Promise((r) => setTimeout(r, 10))
+    }
+    return false
+  }
+  t.ok(await until(async () => (await metric(/^wire_pg_listen_up (\d+)$/m)) === 1), 'the reader listens on the primary')
+  const { nextCursor } = await json(`${reader.url}/sw/signals?limit=1`)
+  const poll = json(`${reader.url}/sw/signals?cursor=${nextCursor}&wait=10`).then((page) => ({ page, at: Date.now() }))
+  t.ok(await until(async () => (await metric(/^wire_waiting_pollers (\d+)$/m)) === 1), 'the long-poll waits')
+  const t0 = Date.now()
+  const res = await publish(writer, { $type: 'broadcast', text: 'no redis' })
+  t.equal(res.status, 200)
+  const { signal } = (await res.json()) as any
+  const { page, at } = await poll
+  t.equal(page.signals[0]?.id, signal.id, 'woken with the new signal')
+  t.ok(at - t0 < 1000, `answered ${at - t0} ms after the publish (the fallback timer is 10 s)`)
+  t.ok((await metric(/^wire_bus_messages_total\{path="pg",outcome="delivered"\} (\d+)$/m)) >= 1, 'the wake-up came by NOTIFY')
+})

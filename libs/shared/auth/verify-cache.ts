@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto'
+import { LRUCache } from 'lru-cache'
 
 /** A bearer token's cache key: its SHA-256. The token itself is never kept, logged or used as a key. */
 export const tokenKey = (token: string) => createHash('sha256').update(token).digest('base64url')
@@ -11,56 +12,44 @@ export interface VerifyCacheOptions {
   validMs: number
   /** How long a rejected verdict is reused (short: a token may be registered a moment later). */
   rejectedMs: number
-  /** Oldest entries are dropped beyond this; tokens are caller-chosen, so the map must be bounded. */
+  /** Least recently used entries are dropped beyond this; tokens are caller-chosen, so the cache must be bounded. */
   maxEntries?: number
   now?: () => number
 }
 
+type Load<T> = () => Promise<Verdict<T>>
+
 /**
- * One process's brief memory of verify verdicts, keyed by token hash. Failures (network down) are
- * never cached: they reach every caller waiting on that load, and the next caller tries again.
- * Concurrent lookups of one uncached key share a single load (single flight).
+ * One process's brief memory of verify verdicts, keyed by token hash: an LRU cache whose
+ * `fetchMethod` gives single flight (concurrent lookups of one uncached key share one load) and a
+ * TTL per verdict. Failures (network down) are never cached: they reach every caller waiting on
+ * that load, and the next caller tries again.
  */
 export function verifyCache<T>(o: VerifyCacheOptions) {
-  const now = o.now ?? Date.now
-  const max = o.maxEntries ?? 10_000
-  const entries = new Map<string, { verdict: Verdict<T>; until: number }>()
-  const loading = new Map<string, Promise<Verdict<T>>>()
-
-  const get = (key: string): Verdict<T> | undefined => {
-    const e = entries.get(key)
-    if (e === undefined) return undefined
-    if (e.until > now()) return e.verdict
-    entries.delete(key)
-    return undefined
-  }
-
-  const put = (key: string, verdict: Verdict<T>) => {
-    entries.delete(key) // re-inserting moves the key to the young end of the map's order
-    while (entries.size >= max) entries.delete(entries.keys().next().value!)
-    entries.set(key, { verdict, until: now() + (verdict.ok ? o.validMs : o.rejectedMs) })
-  }
-
+  const cache = new LRUCache<string, Verdict<T>, Load<T>>({
+    max: o.maxEntries ?? 10_000,
+    ttl: o.validMs,
+    ...(o.now && { perf: { now: o.now }, ttlResolution: 0 }), // a clock of the caller's: read it every time
+    fetchMethod: async (_key, _stale, { options, context }) => {
+      const verdict = await context()
+      options.ttl = verdict.ok ? o.validMs : o.rejectedMs
+      return verdict
+    },
+  })
   return {
     /** The cached verdict, if fresh. Never waits, never loads. */
-    get,
+    get: (key: string): Verdict<T> | undefined => cache.get(key),
     /** True while a load for this key is in flight. */
-    pending: (key: string) => loading.has(key),
+    pending(key: string): boolean {
+      const status: LRUCache.Status<string, Verdict<T>, Load<T>> = {}
+      cache.get(key, { status })
+      return status.get === 'fetching' || status.get === 'stale-fetching'
+    },
     /** The cached verdict, else the result of `load`, shared with every concurrent caller for the key. */
-    async resolve(key: string, load: () => Promise<Verdict<T>>): Promise<Verdict<T>> {
-      const hit = get(key)
-      if (hit !== undefined) return hit
-      let p = loading.get(key)
-      if (p === undefined) {
-        p = load().then((verdict) => {
-          put(key, verdict)
-          return verdict
-        })
-        const forget = () => void loading.delete(key)
-        p.then(forget, forget)
-        loading.set(key, p)
-      }
-      return p
+    async resolve(key: string, load: Load<T>): Promise<Verdict<T>> {
+      const verdict = await cache.fetch(key, { context: load })
+      if (verdict === undefined) throw new Error('verify cache: load aborted') // only on eviction mid-load
+      return verdict
     },
   }
 }

@@ -1,4 +1,5 @@
 export * from './types.js'
 export { channels } from './channels.js'
-export { localBus, localPresence } from './local.js'
-export { redisBus, redisClient, redisPresence } from './redis.js'
+export { wakeBus, localBus, redisBus, type WakeBusOptions } from './wake-bus.js'
+export { redisClient } from './redis.js'
+export { localPresence, redisPresence } from './presence.js'

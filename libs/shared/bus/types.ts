@@ -4,15 +4,20 @@ export type Invalidation = { kind: 'signal'; id: string } | { kind: 'board' } | 
 /**
  * Wake-ups only: a message carries the new head or what to refresh, never data. Readers read data
  * from PostgreSQL; a lost message costs latency (the reader's fallback timer), never correctness.
+ * Every message reaches this process's own listeners first, synchronously, then the other
+ * processes of the board (Redis and/or LISTEN/NOTIFY); a message seen twice is delivered once.
  */
 export interface WakeBus {
+  /** Delivers `head` to this process's listeners before returning, then publishes it. */
   publishWake(head: number): void
-  publishInvalidation(m: Invalidation): void
+  /** Resolves once this process's own listeners have settled (their promises too); other processes are told without waiting. */
+  publishInvalidation(m: Invalidation): Promise<void>
   onWake(fn: (head: number) => void): void
-  onInvalidation(fn: (m: Invalidation) => void): void
-  /** Called after the subscription (re)connects: messages may have been lost meanwhile. */
+  /** A listener may return a promise: publishInvalidation waits for it. */
+  onInvalidation(fn: (m: Invalidation) => unknown): void
+  /** Called after a network path (re)connects: messages may have been lost meanwhile. */
   onResync(fn: () => void): void
-  /** True while messages can flow (always for the in-process bus). */
+  /** True while messages can flow to other processes (always for the in-process bus). */
   healthy(): boolean
   close(): Promise<void>
 }

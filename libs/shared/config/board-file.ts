@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { z } from 'zod'
-import { ConfigError } from './index.js'
+import { ConfigError } from './errors.js'
 
 const Id = z.string().trim().min(1).max(256)
 const BoardFile = z

@@ -1,4 +1,8 @@
 import { z } from 'zod'
+import { ConfigError } from './errors.js'
+
+export { ConfigError }
+export { loadBoardFile, type BoardFile } from './board-file.js'
 
 const flag = (d: '0' | '1') => z.enum(['0', '1']).default(d).transform((v) => v === '1')
 const int = (min: number, max: number, d: number) => z.coerce.number().int().min(min).max(max).default(d)
@@ -9,7 +13,8 @@ const Env = z.object({
   DATABASE_URL: optionalText, // unset: embedded PGlite in WIRE_DATA_DIR
   DATABASE_URL_DIRECT: optionalText,
   DATABASE_REPLICA_URL: optionalText, // ours: where readers read; default DATABASE_URL
-  REDIS_URL: optionalText, // ours; unset: in-process wake bus (single process only)
+  REDIS_URL: optionalText, // ours; unset: in-process wake bus (plus LISTEN/NOTIFY on PostgreSQL)
+  WIRE_PG_NOTIFY: flag('1'), // ours: on PostgreSQL, wake-ups also travel by LISTEN/NOTIFY on the primary
   WIRE_PG_SCHEMA: z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/, 'must be a lower-case SQL identifier').default('public'),
   WIRE_AUTO_MIGRATE: flag('1'),
   WIRE_CONFIG: z.string().min(1).default('./subwire.config.json'),
@@ -36,9 +41,6 @@ const Env = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 })
 
-export class ConfigError extends Error {
-  override name = 'ConfigError'
-}
 
 /** Reads and validates the environment once; throws one ConfigError naming every bad variable. */
 export function loadConfig(env: Record<string, string | undefined> = process.env) {
@@ -70,6 +72,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
         } as const)
       : ({ kind: 'embedded', dataDir: e.WIRE_DATA_DIR, schema: e.WIRE_PG_SCHEMA } as const),
     redisUrl: e.REDIS_URL,
+    pgNotify: e.WIRE_PG_NOTIFY,
     identity: e.IDENTITY_URL
       ? ({ mode: 'network', url: e.IDENTITY_URL.replace(/\/+$/, ''), threadBitFloor: e.THREAD_BIT_FLOOR } as const)
       : ({ mode: 'local', verifiedByDefault: e.LOCAL_IDENTITY_VERIFIED } as const),

@@ -1,18 +1,18 @@
-import { WireError } from '../domain/index.js'
+import { isConnectionError } from './postgres.js'
 import type { Logger } from '../log/index.js'
 import type { Db, QueryResult } from './types.js'
 
 /**
- * Reads that survive a replica outage (ARCHITECTURE.md "Failure behaviour"): queries go to the
+ * Reads that survive a replica outage (docs/architecture.md "Failure behaviour"): queries go to the
  * replica; when it is unreachable they go to the primary, and the replica is tried again after
  * `retryMs`. Read-only: transactions and exec are not offered.
  */
-export function failoverDb(replica: Db, primary: Db, log: Logger, retryMs = 2000): Db & { usingReplica(): boolean } {
+export function failoverDb(replica: Db, primary: Db, log: Logger, retryMs = 2000): Db {
   let downUntil = 0
-  const down = (err: unknown) => err instanceof WireError && err.code === 'unavailable'
+  // the pool wraps a connection failure as 503 unavailable; the failure itself says the replica is down
+  const down = (err: unknown) => isConnectionError(err) || isConnectionError((err as { cause?: unknown } | null)?.cause)
   return {
     kind: replica.kind,
-    usingReplica: () => Date.now() >= downUntil,
     async query<R>(sql: string, params?: unknown[]): Promise<QueryResult<R>> {
       if (Date.now() >= downUntil) {
         try {

@@ -1,4 +1,4 @@
-import type { Invalidation, WakeBus } from '../bus/index.js'
+import type { WakeBus } from '../bus/index.js'
 import type { SignalReader } from '../db/index.js'
 import type { ReadQuery } from '../domain/index.js'
 import type { Logger } from '../log/index.js'
@@ -44,16 +44,6 @@ export class Feed {
 
   start() {
     return this.sync.start()
-  }
-
-  /** A head this process committed itself (the single process's writer): load up to it now. */
-  committed(head: number) {
-    this.sync.heard(head)
-  }
-
-  /** A pin, unpin or removal made by this process: the next read already shows it. */
-  invalidate(m: Invalidation) {
-    return this.sync.invalidate(m)
   }
 
   get head() {

@@ -60,12 +60,12 @@ export class TailSync {
     this.#knownHead = page.head
     this.bus.onWake((head) => (metrics.wakes.inc({ source: 'bus' }), this.heard(head)))
     this.bus.onResync(() => (metrics.wakes.inc({ source: 'resync' }), void this.refresh()))
-    this.bus.onInvalidation((m) => void this.invalidate(m))
+    this.bus.onInvalidation((m) => this.invalidate(m)) // awaited by this process's admin call: its answer already shows the change
     this.timer = setInterval(() => (metrics.wakes.inc({ source: 'timer' }), void this.refresh()), this.opts.fallbackPollMs)
     this.timer.unref()
   }
 
-  /** A head someone committed (a wake-up, or this process's own writer): load up to it. */
+  /** A head someone committed (a wake-up, this process's own writer's first): load up to it. */
   heard(head: number) {
     if (head <= this.#knownHead) return
     this.#knownHead = head

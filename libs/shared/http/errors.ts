@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply } from 'fastify'
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply } from 'fastify'
 import { ZodError } from 'zod'
 import { WireError, type WireErrorCode } from '../domain/index.js'
 
@@ -50,21 +50,36 @@ export function frameworkError(err: unknown): WireError {
   return toWireError(err)
 }
 
-export function sendError(reply: FastifyReply, e: WireError) {
-  if (e.retryAfter !== undefined) reply.header('retry-after', String(Math.max(1, Math.ceil(e.retryAfter))))
+/** Seconds to wait before a retry, as Retry-After says it: a whole number, at least 1. */
+export const retryAfterSeconds = (e: WireError) => (e.retryAfter === undefined ? undefined : Math.max(1, Math.ceil(e.retryAfter)))
+
+/**
+ * The one error body of every surface: `{error:{code,message,details?}}`. Surfaces without a
+ * Retry-After header (MCP tool errors) carry it in the body as `retryAfter` seconds.
+ */
+export function errorBody(e: WireError, withRetryAfter = false) {
   const { code, message, details } = e
-  return reply
-    .code(STATUS[code])
-    .type('application/json; charset=utf-8')
-    .send({ error: { code, message, ...(details && { details }) } })
+  const retryAfter = withRetryAfter ? retryAfterSeconds(e) : undefined
+  return { error: { code, message, ...(details && { details }), ...(retryAfter && { retryAfter }) } }
+}
+
+/** Logs a failed request as every surface does: a 5xx at error level with its cause, a refusal at debug. */
+export function logFailure(log: FastifyBaseLogger, err: unknown, e: WireError, what: Record<string, unknown> = {}) {
+  if (STATUS[e.code] >= 500) log.error({ err, code: e.code, ...what }, 'request failed')
+  else log.debug({ code: e.code, ...what }, 'request refused')
+}
+
+export function sendError(reply: FastifyReply, e: WireError) {
+  const retryAfter = retryAfterSeconds(e)
+  if (retryAfter !== undefined) reply.header('retry-after', String(retryAfter))
+  return reply.code(STATUS[e.code]).type('application/json; charset=utf-8').send(errorBody(e))
 }
 
 /** Every error is JSON `{error:{code,message,details?}}`; a 5xx never carries internals (the log does). */
 export function installErrorHandler(app: FastifyInstance) {
   app.setErrorHandler((err, req, reply) => {
     const e = toWireError(err)
-    if (STATUS[e.code] >= 500) req.log.error({ err, code: e.code }, 'request failed')
-    else req.log.debug({ code: e.code }, 'request refused')
+    logFailure(req.log, err, e)
     return sendError(reply, e)
   })
   app.setNotFoundHandler((req, reply) => {

@@ -1,8 +1,8 @@
 import type { Redis } from 'ioredis'
 import { fingerprintKey } from '../auth/index.js'
-import { localBus, localPresence, redisBus, redisClient, redisPresence, type Presence, type WakeBus } from '../bus/index.js'
+import { localPresence, redisClient, redisPresence, wakeBus, type Presence, type WakeBus } from '../bus/index.js'
 import type { Config } from '../config/index.js'
-import { failoverDb, ident, migrate, pgliteDb, postgresDb, type Db, type Ident } from '../db/index.js'
+import { failoverDb, ident, migrate, pgliteDb, postgresDb, readBoardId, type Db, type Ident } from '../db/index.js'
 import type { Logger } from '../log/index.js'
 
 /** The connections a process holds. Each role's context takes what it needs from here. */
@@ -11,6 +11,8 @@ export interface Infra {
   /** Where reads go: the replica for readers in the fleet (falling back to the primary while it is down), else the primary itself. */
   readDb: Db
   schema: Ident
+  /** The board's random id (migrations/0005_board_id.sql): names wake-up channels and Redis keys. */
+  boardId: string
   bus: WakeBus
   presence: Presence
   /** A Redis command connection (rate limits), when REDIS_URL is set. */
@@ -24,6 +26,8 @@ export interface InfraOptions {
   replica?: boolean
   /** Run migrations on the primary (writers and the single process, unless WIRE_AUTO_MIGRATE=0). */
   migrate?: boolean
+  /** False: wake-ups stay in this process (no Redis subscription, no LISTEN connection). For a role that neither publishes nor waits (the sweeper). */
+  wakeUps?: boolean
 }
 
 export async function openInfra(cfg: Config, log: Logger, opts: InfraOptions = {}): Promise<Infra> {
@@ -43,14 +47,7 @@ export async function openInfra(cfg: Config, log: Logger, opts: InfraOptions = {
       readDb = primary
       if (opts.migrate) await runMigrations(primary, cfg, log)
     } else {
-      if (opts.migrate) {
-        const direct = postgresDb(cfg.db.directUrl, { max: 1, applicationName: 'wire-migrate' })
-        try {
-          await runMigrations(direct, cfg, log)
-        } finally {
-          await direct.close()
-        }
-      }
+      if (opts.migrate) await runMigrations(cfg.db.directUrl, cfg, log) // one session, never a pooler
       primary = postgresDb(cfg.db.url, { applicationName: 'wire', max: opts.replica ? 3 : 10 }) // a reader only falls back to it
       opened.push(() => primary.close())
       readDb = primary
@@ -61,25 +58,34 @@ export async function openInfra(cfg: Config, log: Logger, opts: InfraOptions = {
         readDb = failoverDb(standby, primary, log.child({ mod: 'replica' }))
       }
     }
-    const useRedis = cfg.redisUrl !== undefined && cfg.db.kind === 'postgres'
-    const bus = useRedis ? redisBus(cfg.redisUrl!, cfg.db.schema, log.child({ mod: 'bus' })) : localBus()
+    const boardId = await readBoardId(primary, schema)
+    const pg = cfg.db.kind === 'postgres'
+    const redisUrl = pg ? cfg.redisUrl : undefined
+    // in-process listeners first, then Redis and/or LISTEN/NOTIFY on the primary (docs/wake-ups.md)
+    const network = opts.wakeUps !== false
+    const bus = wakeBus({
+      boardId,
+      log: log.child({ mod: 'bus' }),
+      redisUrl: network ? redisUrl : undefined,
+      listenUrl: network && pg && cfg.pgNotify ? cfg.db.directUrl : undefined,
+    })
     opened.push(() => bus.close())
-    const redis = useRedis ? redisClient(cfg.redisUrl!, log.child({ mod: 'redis' })) : undefined
+    const redis = redisUrl ? redisClient(redisUrl, log.child({ mod: 'redis' })) : undefined
     if (redis) opened.push(async () => void redis.disconnect())
-    const presence = redis ? redisPresence(redis, cfg.db.schema, log) : localPresence()
+    const presence = redis ? redisPresence(redis, boardId, log) : localPresence()
     opened.push(() => presence.close())
     const key = fingerprintKey({
       secret: cfg.secrets.fingerprintSecret,
       ...(cfg.db.kind === 'postgres' ? { databaseUrl: cfg.db.url } : { dataDir: cfg.db.dataDir }),
     })
-    return { primary, readDb, schema, bus, presence, redis, fingerprintKey: key, close }
+    return { primary, readDb, schema, boardId, bus, presence, redis, fingerprintKey: key, close }
   } catch (err) {
     await close()
     throw err
   }
 }
 
-async function runMigrations(db: Db, cfg: Config, log: Logger) {
+async function runMigrations(db: Db | string, cfg: Config, log: Logger) {
   const t0 = Date.now()
   const { applied } = await migrate(db, cfg.db.schema)
   log.info({ applied, schema: cfg.db.schema, ms: Date.now() - t0 }, 'migrations checked')

@@ -15,6 +15,11 @@ export const metrics = {
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
   }),
   batchSize: new client.Histogram({ name: 'wire_batch_size', help: 'Signals per committed batch', buckets: [1, 2, 5, 10, 25, 50, 100, 250, 500] }),
+  busMessages: new client.Counter({
+    name: 'wire_bus_messages_total',
+    help: 'Wake-up bus messages received from other processes, by path (redis, pg) and outcome (delivered, duplicate: another path was first, invalid: dropped)',
+    labelNames: ['path', 'outcome'],
+  }),
   wakes: new client.Counter({ name: 'wire_feed_wakes_total', help: 'Wake-ups received by readers (bus, resync, timer)', labelNames: ['source'] }),
   feedQueries: new client.Counter({ name: 'wire_feed_queries_total', help: 'Feed queries to the read database', labelNames: ['kind'] }),
   waiting: new client.Gauge({ name: 'wire_waiting_pollers', help: 'Long-polls waiting now' }),
@@ -80,6 +85,23 @@ export function reportRedisHealth(healthy: () => boolean): () => void {
   if (!registry.getSingleMetric('wire_redis_up')) registry.registerMetric(redisUp)
   redisSources.add(healthy)
   return () => void redisSources.delete(healthy)
+}
+
+const listenSources = new Set<() => boolean>()
+const listenUp = new client.Gauge({
+  name: 'wire_pg_listen_up',
+  help: '1 while the wake-up bus listens on the primary (LISTEN/NOTIFY), 0 while its connection is down',
+  registers: [],
+  collect() {
+    this.set([...listenSources].every((healthy) => healthy()) ? 1 : 0)
+  },
+})
+
+/** Called by the LISTEN/NOTIFY path of the bus, like reportRedisHealth. */
+export function reportListenHealth(healthy: () => boolean): () => void {
+  if (!registry.getSingleMetric('wire_pg_listen_up')) registry.registerMetric(listenUp)
+  listenSources.add(healthy)
+  return () => void listenSources.delete(healthy)
 }
 
 const identityUp = new client.Gauge({

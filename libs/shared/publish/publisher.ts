@@ -22,8 +22,6 @@ export interface Publisher {
 export interface PublisherOptions {
   /** Network mode: a resolver (and verify cache) shared with the process's other parts. */
   identity?: IdentityResolver
-  /** Also told of every committed head, before the bus (the single process's own feed). */
-  onCommit?: (head: number) => void
 }
 
 export function createPublisher(cfg: Config, log: Logger, infra: Infra, opts: PublisherOptions = {}): Publisher {
@@ -43,10 +41,7 @@ export function createPublisher(cfg: Config, log: Logger, infra: Infra, opts: Pu
       : networkIdentity({ url: cfg.identity.url, authority: cfg.authority, log }))
   const batcher = createBatcher(signalWriter(primary, schema), log.child({ mod: 'batcher' }), {
     maxBatch: cfg.signals.maxBatch,
-    onCommit: (head) => {
-      opts.onCommit?.(head)
-      bus.publishWake(head)
-    },
+    onCommit: (head) => bus.publishWake(head), // this process's own feed first, then every other process
   })
   const rl = cfg.rateLimits
   const deps: PublishDeps = {
@@ -57,7 +52,7 @@ export function createPublisher(cfg: Config, log: Logger, infra: Infra, opts: Pu
     identity,
     signals,
     policy,
-    rateLimits: publishRateLimits({ ...rl, keyPrefix: channels(cfg.db.schema).rateLimitPrefix }, infra.redis),
+    rateLimits: publishRateLimits({ ...rl, keyPrefix: channels(infra.boardId).rateLimitPrefix }, infra.redis),
     batcher,
   }
   return { deps, identity, policy, batcher, flush: () => batcher.flush() }

@@ -1,0 +1,99 @@
+import pgListen, { type Subscriber } from 'pg-listen'
+import type { Logger } from '../log/index.js'
+import { reportListenHealth } from '../metrics/index.js'
+import { channels } from './channels.js'
+import type { BusPath, PathSink } from './path.js'
+
+/**
+ * LISTEN/NOTIFY on the primary: one connection per process that both listens on the board's
+ * channel and sends on it. The payload is the encoded message only (a head, or an invalidation of
+ * under 200 bytes). `url` must reach the primary itself, not a transaction pooler (LISTEN needs a
+ * session) nor a replica (NOTIFY is not replicated).
+ */
+export function pgPath(url: string, boardId: string, log: Logger, sink: PathSink): BusPath {
+  const channel = channels(boardId).notify
+  let sub: Subscriber | null = null
+  let listening = false
+  let everListened = false
+  let closed = false
+  let attempt = 0
+  let retry: NodeJS.Timeout | undefined
+
+  const listened = () => {
+    listening = true
+    attempt = 0
+    if (everListened) sink.resync()
+    everListened = true
+  }
+
+  const open = async () => {
+    // @NOTE pg-listen's own reconnect loop ignores close(): it may make one attempt only (retryLimit 2),
+    // then we start over with a new subscriber, so a closed bus never keeps retrying or keeps a connection
+    const s = pgListen.default(
+      { connectionString: url, application_name: 'wire-listen', connectionTimeoutMillis: 3000 },
+      { retryLimit: 2, retryTimeout: 0, retryInterval: 50, paranoidChecking: 10_000, parse: (t) => t, serialize: (t) => t },
+    )
+    sub = s
+    s.events.on('reconnect', () => (listening = false))
+    s.events.on('connected', () => {
+      if (sub !== s) return void s.close().catch(() => {}) // a reconnect that finished after this subscriber was given up
+      if (s.getSubscribedChannels().length > 0) listened() // after a reconnect: LISTEN is renewed
+    })
+    s.events.on('error', (err) => {
+      // pg-listen stopped trying on this connection: start over with a new one
+      log.warn({ err: err.message }, 'LISTEN connection failed')
+      restart(s)
+    })
+    s.notifications.on(channel, (text: unknown) => {
+      if (typeof text !== 'string') return
+      if (text.startsWith('{')) sink.invalidation(text, 'pg')
+      else sink.wake(text, 'pg')
+    })
+    try {
+      await s.connect()
+      await s.listenTo(channel)
+      if (sub === s) listened()
+    } catch (err) {
+      log.debug({ err: (err as Error).message }, 'LISTEN not started yet')
+      restart(s)
+    }
+  }
+
+  const restart = (s: Subscriber) => {
+    if (sub !== s) return
+    listening = false
+    sub = null
+    void s.close().catch(() => {})
+    if (closed) return
+    retry = setTimeout(() => void open(), Math.min(100 * ++attempt, 2000))
+    retry.unref()
+  }
+
+  const send = (text: string) => {
+    const s = sub
+    if (!s || !listening) return void log.debug('wake-up not sent: LISTEN connection down')
+    try {
+      s.notify(channel, text).catch((err: Error) => log.warn({ err: err.message }, 'wake-up not sent by NOTIFY'))
+    } catch (err) {
+      log.warn({ err: (err as Error).message }, 'wake-up not sent by NOTIFY')
+    }
+  }
+
+  void open()
+  const stopReporting = reportListenHealth(() => listening) // wire_pg_listen_up
+  return {
+    name: 'pg',
+    sendWake: send,
+    sendInvalidation: send,
+    healthy: () => listening,
+    async close() {
+      stopReporting()
+      closed = true
+      clearTimeout(retry)
+      const s = sub
+      sub = null
+      listening = false
+      await s?.close().catch(() => {})
+    },
+  }
+}
