@@ -63,7 +63,10 @@ export function createFeed(board) {
         onRetry: () => setState('reconnecting'), // the client waits (Retry-After or backoff), then polls again
         onCursor: () => setState('live'),
       })
-      for await (const s of follower) add(s, true)
+      for await (const s of follower) {
+        if (signal.aborted) break // the rest of a page that was in flight when the filters changed
+        add(s, true)
+      }
     } catch (err) {
       if (signal.aborted) return
       setState('error')

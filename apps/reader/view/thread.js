@@ -3,6 +3,7 @@ import { $, h } from './dom.js'
 import { signalCard, tick } from './signal-card.js'
 
 const MAX_UP = 32 // how far up a reply chain to look for the root
+const MAX_NODES = 2000 // the server sends at most 1000; live replies add to it while the thread is open
 
 export function createThread(board, { onClose }) {
   const dialog = $('#thread')
@@ -50,7 +51,8 @@ export function createThread(board, { onClose }) {
       $('#thread-title').textContent = `Thread · ${signals.length} signal${signals.length === 1 ? '' : 's'}`
       dialog.dataset.state = 'live'
       for await (const s of board.follow({}, { cursor: head, signal })) {
-        if (place(s, true)) $('#thread-title').textContent = `Thread · ${replies.size} signals`
+        if (signal.aborted) break // another thread opened meanwhile
+        if (replies.size < MAX_NODES && place(s, true)) $('#thread-title').textContent = `Thread · ${replies.size} signals`
       }
     } catch (err) {
       if (signal.aborted) return
