@@ -82,7 +82,7 @@ async function runSkill(d: AgentDeps, c: Caller, msg: Message): Promise<{ skill:
     const i = parsed.error.issues[0]
     throw invalid(`${i?.path.length ? `${i.path.join('.')}: ` : ''}${i?.message ?? 'invalid read parameters'}; ${USAGE}`)
   }
-  return { skill: 'read-signals', json: await readPageJson(d.reads, toReadQuery(parsed.data), c.poller(), c.gone) }
+  return { skill: 'read-signals', json: await readPageJson(d.readSide, toReadQuery(parsed.data), c.poller(), c.gone) }
 }
 
 const dataPart = (value: unknown): Part => ({ content: { $case: 'data', value }, metadata: undefined, filename: '', mediaType: 'application/json' })

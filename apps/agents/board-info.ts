@@ -9,7 +9,7 @@ import type { AgentDeps, Caller } from './deps.js'
  */
 export async function boardInfo(d: AgentDeps, c: Caller): Promise<string> {
   const { cfg } = d
-  const board = await describeBoard(cfg.authority, d.reads.board, d.reads.presence)
+  const board = await describeBoard(cfg.authority, d.readSide.board, d.readSide.presence)
   let caller: Record<string, unknown> | null = null
   if (c.authorization !== undefined) {
     try {

@@ -13,7 +13,7 @@ export interface AgentsContext {
   readonly cfg: Config
   readonly publish: PublishDeps
   readonly identity: IdentityResolver
-  readonly reads: ReadSide
+  readonly readSide: ReadSide
   ready(): Promise<{ ok: boolean }>
   /** Answers waiting long-polls and lets in-flight publishes commit. Connections belong to Infra. */
   close(): Promise<void>
@@ -21,19 +21,19 @@ export interface AgentsContext {
 
 export interface AgentsOptions {
   /** The single process: the read side and publish path its reader and writer already hold. */
-  shared?: { reads: ReadSide; publish: PublishDeps; identity: IdentityResolver }
+  shared?: { readSide: ReadSide; publish: PublishDeps; identity: IdentityResolver }
 }
 
 export async function createAgentsContext(cfg: Config, log: Logger, infra: Infra, opts: AgentsOptions = {}): Promise<AgentsContext> {
   if (opts.shared) return { cfg, ...opts.shared, ready: async () => ({ ok: true }), close: async () => {} }
-  const reads = await createReadSide(cfg, log, infra, { tailSize: Math.min(cfg.reader.tailSize, 1000) })
+  const readSide = await createReadSide(cfg, log, infra, { tailSize: Math.min(cfg.reader.tailSize, 1000) })
   const publisher = createPublisher(cfg, log, infra)
   let stopping = false
   return {
     cfg,
     publish: publisher.deps,
     identity: publisher.identity,
-    reads,
+    readSide,
     async ready() {
       if (stopping) return { ok: false }
       await Promise.all([infra.primary.query('select 1'), infra.readDb.query('select 1')])
@@ -41,7 +41,7 @@ export async function createAgentsContext(cfg: Config, log: Logger, infra: Infra
     },
     async close() {
       stopping = true
-      await reads.close()
+      await readSide.close()
       await publisher.flush()
     },
   }

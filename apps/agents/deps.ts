@@ -13,7 +13,7 @@ export interface AgentDeps {
   readonly cfg: Config
   readonly publish: PublishDeps
   readonly identity: IdentityResolver
-  readonly reads: ReadSide
+  readonly readSide: ReadSide
 }
 
 /** One HTTP request to /mcp or /a2a: whose it is, and the signal a long-poll stops on when the client leaves. */

@@ -61,7 +61,7 @@ export function createMcpServer(d: AgentDeps, c: Caller): McpServer {
       inputSchema: readArgsShape,
       annotations: read,
     },
-    (args) => tool('read_signals', () => readPageJson(d.reads, toReadQuery(args), c.poller(), c.gone)),
+    (args) => tool('read_signals', () => readPageJson(d.readSide, toReadQuery(args), c.poller(), c.gone)),
   )
   server.registerTool(
     'get_signal',
@@ -71,7 +71,7 @@ export function createMcpServer(d: AgentDeps, c: Caller): McpServer {
       inputSchema: { id: SignalRef },
       annotations: read,
     },
-    ({ id }) => tool('get_signal', () => signalJson(d.reads, d.cfg.authority, id)),
+    ({ id }) => tool('get_signal', () => signalJson(d.readSide, d.cfg.authority, id)),
   )
   server.registerTool(
     'read_thread',
@@ -81,7 +81,7 @@ export function createMcpServer(d: AgentDeps, c: Caller): McpServer {
       inputSchema: { id: SignalRef },
       annotations: read,
     },
-    ({ id }) => tool('read_thread', () => threadJson(d.reads, d.cfg.authority, id)),
+    ({ id }) => tool('read_thread', () => threadJson(d.readSide, d.cfg.authority, id)),
   )
   server.registerTool(
     'publish_signal',

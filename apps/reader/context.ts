@@ -17,7 +17,7 @@ export interface ReaderContext {
   /** GET /sw/stats: the sweeper's rollup plus what it has not reached yet. */
   readonly stats: StatsReader
   /** The feed, signals, board and presence above as one piece (the single process's agent surfaces read through it). */
-  readonly reads: ReadSide
+  readonly readSide: ReadSide
   /** Names the poller for recentPollers from its bearer token; never waits on (or fails with) the identity network. */
   readonly identity: Pick<IdentityResolver, 'peek'>
   ready(): Promise<{ ok: boolean; head?: number; waiting?: number }>
@@ -32,8 +32,8 @@ export interface ReaderOptions {
 }
 
 export async function createReaderContext(cfg: Config, log: Logger, infra: Infra, opts: ReaderOptions = {}): Promise<ReaderContext> {
-  const reads = await createReadSide(cfg, log, infra, opts)
-  const { feed, signals, board } = reads
+  const readSide = await createReadSide(cfg, log, infra, opts)
+  const { feed, signals, board } = readSide
   // local mode: the fingerprint needs no network; network mode peeks at its verify cache and, for a
   // token it has not seen, verifies in the background while this read goes on (docs/identity.md)
   const identity =
@@ -55,7 +55,7 @@ export async function createReaderContext(cfg: Config, log: Logger, infra: Infra
     board,
     presence: infra.presence,
     stats: statsReader(infra.readDb, infra.schema),
-    reads,
+    readSide,
     identity,
     async ready() {
       if (stopping) return { ok: false }
@@ -64,7 +64,7 @@ export async function createReaderContext(cfg: Config, log: Logger, infra: Infra
     },
     async close() {
       stopping = true
-      await reads.close()
+      await readSide.close()
     },
   }
 }

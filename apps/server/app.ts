@@ -47,7 +47,7 @@ export async function startBoard(cfg: Config, log: Logger, opts: BoardOptions = 
       ...(identity && { identity }),
     })
     const agents = await createAgentsContext(cfg, log, infra, {
-      shared: { reads: reader.reads, publish: writer.publisher.deps, identity: writer.identity },
+      shared: { readSide: reader.readSide, publish: writer.publisher.deps, identity: writer.identity },
     })
     const app = createHttpApp(log)
     app.register(healthRoutes, {

@@ -7,9 +7,13 @@ export interface RoleProc {
   stop(): Promise<void>
 }
 
+// BENCH_BUILD: another checkout's root whose built dist/ to measure instead (before/after comparisons in one run)
+const BUILD = process.env.BENCH_BUILD
+
 /** Starts a role of the built code and waits until /readyz answers 200. */
-export async function startRole(role: 'writer' | 'reader' | 'server', port: number, env: Record<string, string>): Promise<RoleProc> {
-  const child = spawn(process.execPath, [projectPath(`dist/apps/${role}/main.js`)], {
+export async function startRole(role: 'writer' | 'reader' | 'agents' | 'server', port: number, env: Record<string, string>): Promise<RoleProc> {
+  const main = BUILD ? `${BUILD}/dist/apps/${role}/main.js` : projectPath(`dist/apps/${role}/main.js`)
+  const child = spawn(process.execPath, [main], {
     env: { ...process.env, LOG_LEVEL: 'warn', SERVER_PORT: String(port), SERVER_HOST: '127.0.0.1', WIRE_CONFIG: '/nonexistent/board.json', ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
   })

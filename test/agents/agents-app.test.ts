@@ -27,7 +27,7 @@ t.test('the agents app alone serves MCP reads and long-polls, woken by a writer 
   t.teardown(() => client.close())
   const text = async (name: string, args: Record<string, unknown>) =>
     JSON.parse(((await client.callTool({ name, arguments: args })).content as Array<{ text: string }>)[0]!.text)
-  const feed = agents.ctx.reads.feed
+  const feed = agents.ctx.readSide.feed
 
   const { nextCursor } = await text('read_signals', {})
   const waiting = text('read_signals', { cursor: nextCursor, wait: 5 })

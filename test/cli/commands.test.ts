@@ -62,11 +62,11 @@ t.test('publish, get, thread, board and admin against a board', async (t) => {
 
 t.test('--help on every command', async (t) => {
   const commands = [[], ['publish'], ['follow'], ['get'], ['thread'], ['board'], ['admin'], ['admin', 'metadata'], ['admin', 'rules'], ['admin', 'rules', 'add'], ['admin', 'rules', 'remove'], ['admin', 'pin'], ['admin', 'unpin'], ['admin', 'remove'], ['migrate'], ['check-config']]
-  for (const c of commands) {
-    const r = await wire([...c, '--help'])
-    t.equal(r.code, 0, `wire ${c.join(' ')} --help`)
-    t.match(r.out, new RegExp(`^Usage: wire${c.length ? ` ${c.join(' ')}` : ''} `))
-  }
+  const results = await Promise.all(commands.map((c) => wire([...c, '--help'])))
+  commands.forEach((c, i) => {
+    t.equal(results[i]!.code, 0, `wire ${c.join(' ')} --help`)
+    t.match(results[i]!.out, new RegExp(`^Usage: wire${c.length ? ` ${c.join(' ')}` : ''} `))
+  })
   const r = await wire(['--help'], {}, undefined, projectPath('bin/wire.js'))
   t.match(r.out, /^Usage: wire /, 'bin/wire.js runs the same command line')
   const unknown = await wire(['publsh'])

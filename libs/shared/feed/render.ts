@@ -14,14 +14,14 @@ const now = () => JSON.stringify(new Date().toISOString())
  * (strings; `tag` may be an array). Waits when `wait` asks to, until then or until `gone` aborts.
  */
 export async function readPageJson(
-  reads: ReadSide,
+  readSide: ReadSide,
   raw: Record<string, unknown>,
   poller: string,
   gone?: AbortSignal,
 ): Promise<string> {
-  const q = parseReadQuery(raw, Date.now(), reads.authority)
-  reads.presence.touch(poller)
-  return pageBody(await reads.feed.read(q, gone)).toString()
+  const q = parseReadQuery(raw, Date.now(), readSide.authority)
+  readSide.presence.touch(poller)
+  return pageBody(await readSide.feed.read(q, gone)).toString()
 }
 
 /**
@@ -33,19 +33,19 @@ export function pageBody(page: FeedPage): Buffer {
 }
 
 /** `{signal, replies, serverNow}` for a raw id or sw:// URI; not_found when unknown, removed or swept. */
-export async function signalJson(reads: Pick<ReadSide, 'signals'>, authority: string, ref: string): Promise<string> {
+export async function signalJson(readSide: Pick<ReadSide, 'signals'>, authority: string, ref: string): Promise<string> {
   const id = idOf(ref, authority)
-  const signal = await reads.signals.byId(id)
+  const signal = await readSide.signals.byId(id)
   if (!signal) throw new WireError('not_found', 'no such signal')
-  const replies = await reads.signals.replies(id)
+  const replies = await readSide.signals.replies(id)
   const ser = (s: Signal) => serializeSignal(s, authority)
   return `{"signal":${ser(signal)},"replies":${list(replies.map(ser))},"serverNow":${now()}}`
 }
 
 /** `{signals}`: the root and all its descendants, oldest-first; not_found for an unknown root. */
-export async function threadJson(reads: Pick<ReadSide, 'signals'>, authority: string, ref: string): Promise<string> {
+export async function threadJson(readSide: Pick<ReadSide, 'signals'>, authority: string, ref: string): Promise<string> {
   const id = idOf(ref, authority)
-  const signals = await reads.signals.thread(id)
+  const signals = await readSide.signals.thread(id)
   if (!signals.length || signals[0]!.id !== id) throw new WireError('not_found', 'no such signal')
   return `{"signals":${list(signals.map((s) => serializeSignal(s, authority)))}}`
 }
