@@ -3,6 +3,7 @@
 # Wire: one image for every role. The command picks the role:
 #   node dist/apps/writer/main.js | dist/apps/reader/main.js | dist/apps/sweeper/main.js
 #   node dist/apps/server/main.js   (the default: all roles in one process, as `npm start`)
+#   node dist/apps/cli/main.js migrate | check-config   (the wire command line)
 # Build:  docker build -t wire:0.1.0 .
 # Pin the base image for byte-for-byte rebuilds:
 #   docker build --build-arg NODE_IMAGE=node:24-slim@sha256:<digest> -t wire:0.1.0 .
@@ -21,7 +22,13 @@ RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY apps ./apps
 COPY libs ./libs
+# the client library's sources: the wire command line (apps/cli) is built on it
+COPY client/package.json ./client/package.json
+COPY client/src ./client/src
+COPY client/tsconfig.json ./client/tsconfig.json
 RUN node node_modules/typescript/bin/tsc -p tsconfig.build.json
+# the viewer (/view): its static page and the client library's ESM it runs, both into dist/
+RUN node node_modules/typescript/bin/tsc -p client/tsconfig.json --outDir dist/apps/reader/view-client && cp -r apps/reader/view dist/apps/reader/view
 
 # ---- deps: production dependencies only (no tsc, no tap, no `node` package) ----
 FROM ${NODE_IMAGE} AS deps
@@ -40,6 +47,8 @@ COPY package.json package-lock.json ./
 COPY --from=deps /app/node_modules ./node_modules
 COPY --from=build /app/dist/apps ./dist/apps
 COPY --from=build /app/dist/libs ./dist/libs
+# for `node dist/apps/cli/main.js migrate` (a migration Job) and the rest of the wire command line
+COPY --from=build /app/dist/client ./dist/client
 # the writer applies these on boot (libs/shared/db/migrate.ts reads <package root>/migrations/*.sql)
 COPY migrations ./migrations
 # everything above is root-owned and read-only to the app; only the embedded database's default

@@ -10,8 +10,8 @@ import { fileURLToPath } from 'node:url'
 const root = fileURLToPath(new URL('..', import.meta.url))
 const stamp = join(root, 'dist', '.build-stamp')
 // what tsconfig.build.json compiles, plus what changes its output
-const DIRS = ['apps', 'libs', 'bench']
-const FILES = ['tsconfig.json', 'tsconfig.build.json', 'package.json', 'package-lock.json']
+const DIRS = ['apps', 'libs', 'bench', 'client/src']
+const FILES = ['tsconfig.json', 'tsconfig.build.json', 'client/tsconfig.json', 'package.json', 'package-lock.json']
 
 function newestInput() {
   let newest = 0
@@ -34,7 +34,9 @@ if (!force && existsSync(stamp) && statSync(stamp).mtimeMs >= newestInput()) pro
 const started = new Date() // a source saved during the compile makes the next start compile again
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc')
 try {
-  execFileSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], { cwd: root, stdio: 'inherit' })
+  // the server, then the client library (client/dist: the npm package, and the viewer's modules)
+  for (const project of ['tsconfig.build.json', 'client/tsconfig.json'])
+    execFileSync(process.execPath, [tsc, '-p', join(root, project)], { cwd: root, stdio: 'inherit' })
 } catch {
   process.exit(1) // tsc has printed the errors
 }

@@ -11,6 +11,7 @@ import { onboardingRoutes } from './routes/onboarding.js'
 import { openApiRoutes } from './routes/openapi.js'
 import { signalRoutes } from './routes/signals.js'
 import { statsRoutes } from './routes/stats.js'
+import { viewRoutes } from './routes/view.js'
 
 /** What this build serves, for the discovery document. */
 export const FEATURES = ['signals', 'poll', 'stats', 'search', 'tags', 'mcp', 'a2a']
@@ -25,10 +26,11 @@ export async function readerRoutes(app: FastifyInstance, { ctx, features = FEATU
   }
   await app.register(discoveryRoutes, { ctx, features })
   await app.register(onboardingRoutes, { ctx })
+  await app.register(viewRoutes, { ctx })
   app.addHook('preClose', async () => ctx.close())
 }
 
-/** The reader process: health, reads, long-polls and discovery, on the replica. Readers never migrate. */
+/** The reader process: health, reads, long-polls, discovery and the viewer page, on the replica. Readers never migrate. */
 export async function startReader(cfg: Config, log: Logger, opts: ReaderOptions = {}): Promise<StartedApp & { app: FastifyInstance; ctx: ReaderContext }> {
   const infra = await openInfra(cfg, log, { replica: true })
   try {

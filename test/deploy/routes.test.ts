@@ -37,6 +37,8 @@ t.test("the HTTPRoute's intent, request by request", async (t) => {
     ['GET', '/sw/v1/signals/abc/thread', 'wire-reader'],
     ['GET', '/.well-known/wire', 'wire-reader'],
     ['GET', '/', 'wire-reader'],
+    ['GET', '/view', 'wire-reader'],
+    ['GET', '/view/client/client/src/index.js', 'wire-reader'],
     ['OPTIONS', '/sw/signals', 'wire-reader'],
     ['POST', '/sw/signals', 'wire-writer'],
     ['POST', '/sw/v1/signals', 'wire-writer'],

@@ -22,6 +22,10 @@ async function startAndStopTwice(t: Test, env: Record<string, string | undefined
 
   const first = await run()
   t.match(first.output(), /curl -s -X POST http:\/\/localhost:\d+\/sw\/signals/, 'prints a ready-to-paste publish example')
+  t.match(first.output(), /Watch it live in a browser: http:\/\/localhost:\d+\/view\n/, 'and the viewer address')
+  const view = await fetch(`${url}/view`)
+  t.match({ status: view.status, type: view.headers.get('content-type') }, { status: 200, type: /^text\/html/ }, 'which serves the page')
+  t.equal((await fetch(`${url}/view/client/client/src/index.js`)).status, 200, 'and the client library it runs (built by npm start)')
   const pub = await json('/sw/signals', {
     method: 'POST',
     headers: { authorization: 'Bearer newcomer-token', 'content-type': 'application/json' },

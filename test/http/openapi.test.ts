@@ -131,6 +131,9 @@ t.test('the document and the server agree: routes, statuses and shapes', async (
     await check('healthz', { url: '/healthz' }, 200)
     await check('readyz', { url: '/readyz' }, 200)
     await check('metrics', { url: '/metrics' }, 200)
+    await check('viewer page', { url: '/view' }, 200)
+    await check('viewer file', { url: '/view/main.js' }, 200)
+    await check('not a viewer file', { url: '/view/nope.js' }, 404)
 
     const all = Object.keys(doc.paths).filter((p) => !doc.paths[p].$ref).flatMap((p) => METHODS.filter((m) => doc.paths[p][m]).map((m) => `${m} ${p}`))
     t.same(all.filter((o) => !hit.has(o)), [], 'every documented operation was exercised')

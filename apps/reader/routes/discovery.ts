@@ -1,11 +1,11 @@
 import type { FastifyInstance } from 'fastify'
-import { LIMITS } from '../../../libs/shared/domain/index.js'
+import { LIMITS, type DiscoveryDocument } from '../../../libs/shared/domain/index.js'
 import { resourceMetadataUrl } from '../../../libs/shared/http/index.js'
 import type { ReaderContext } from '../context.js'
 
 /** GET /.well-known/wire: the discovery document. `features` lists only what this server serves. */
 export async function discoveryRoutes(app: FastifyInstance, { ctx, features }: { ctx: ReaderContext; features: string[] }) {
-  app.get('/.well-known/wire', async () => {
+  app.get('/.well-known/wire', async (): Promise<DiscoveryDocument> => {
     const { cfg } = ctx
     const meta = await ctx.board.meta()
     return {
@@ -15,6 +15,7 @@ export async function discoveryRoutes(app: FastifyInstance, { ctx, features }: {
       api: `${cfg.baseUrl}/sw`,
       ...(features.includes('mcp') && { mcp: `${cfg.baseUrl}/mcp` }),
       ...(features.includes('a2a') && { a2a: `${cfg.baseUrl}/a2a` }),
+      viewer: `${cfg.baseUrl}/view`, // ours: the live web viewer
       identity: cfg.identity.mode === 'network' ? cfg.identity.url : null,
       identityMode: cfg.identity.mode,
       features,

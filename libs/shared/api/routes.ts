@@ -8,7 +8,7 @@ export interface Operation {
   /** OpenAPI path; `/sw/…` paths are also served under `/sw/v1/…`. */
   path: string
   summary: string
-  tag: 'signals' | 'board' | 'discovery' | 'admin' | 'agents' | 'health'
+  tag: 'signals' | 'board' | 'discovery' | 'admin' | 'agents' | 'viewer' | 'health'
   auth: 'none' | 'optional' | 'bearer' | 'admin'
   query?: z.ZodObject
   /** Request headers beyond Authorization and Content-Type (OpenAPI parameter objects). */
@@ -21,7 +21,11 @@ export interface Operation {
 }
 
 const idParam = { in: 'path', name: 'id', required: true, schema: { type: 'string' }, description: 'raw signal id or sw://<authority>/signals/<id> URI' }
-export const PATH_PARAMS: Record<string, object[]> = { id: [idParam], ruleId: [{ ...idParam, name: 'id', description: 'rule id' }] }
+export const PATH_PARAMS: Record<string, object[]> = {
+  id: [idParam],
+  ruleId: [{ ...idParam, name: 'id', description: 'rule id' }],
+  file: [{ in: 'path', name: 'file', required: true, schema: { type: 'string' }, description: 'one of the viewer\'s files (a fixed list; anything else is 404 not_found)' }],
+}
 
 const JsonRpc = z.looseObject({ jsonrpc: z.literal('2.0'), method: z.string() }).describe('a JSON-RPC 2.0 request')
 const rpc = { text: 'application/json' } // JSON-RPC answers are described by MCP and A2A, not here
@@ -54,6 +58,8 @@ export const OPERATIONS: Operation[] = [
   { method: 'post', path: '/mcp', summary: 'MCP Streamable HTTP, stateless (tools: wire_info, read_signals, get_signal, read_thread, publish_signal, register_identity)', tag: 'agents', auth: 'optional', body: JsonRpc, ok: { 200: rpc } },
   { method: 'get', path: '/mcp', summary: 'Answers 405: the MCP endpoint is stateless, POST only', tag: 'agents', auth: 'none', ok: { 405: rpc } },
   { method: 'delete', path: '/mcp', summary: 'Answers 405: the MCP endpoint is stateless, POST only', tag: 'agents', auth: 'none', ok: { 405: rpc } },
+  { method: 'get', path: '/view', summary: 'The live web viewer (HTML; strict Content-Security-Policy)', tag: 'viewer', auth: 'none', ok: { 200: { text: 'text/html' } } },
+  { method: 'get', path: '/view/{file}', summary: "The viewer's scripts, styles and the client library's modules", tag: 'viewer', auth: 'none', ok: { 200: { text: 'text/javascript' } }, errors: ['not_found'] },
   { method: 'get', path: '/', summary: 'Liveness', tag: 'health', auth: 'none', ok: { 200: Out.Liveness } },
   { method: 'get', path: '/healthz', summary: 'Liveness', tag: 'health', auth: 'none', ok: { 200: Out.Healthy } },
   { method: 'get', path: '/readyz', summary: 'Readiness (503 while it cannot serve its role)', tag: 'health', auth: 'none', ok: { 200: Out.Readiness, 503: Out.Readiness } },

@@ -77,6 +77,7 @@ export const Discovery = z.object({
   api: z.string(),
   mcp: z.string().optional(),
   a2a: z.string().optional().describe('Wire extension'),
+  viewer: z.string().optional().describe('Wire extension: the live web viewer'),
   identity: z.string().nullable().describe('the identity network; null in local mode'),
   identityMode: z.enum(['network', 'local']),
   features: z.array(z.string()),

@@ -1,18 +1,6 @@
-/** The spec's error codes plus the ones docs/protocol.md adds. No HTTP here: libs/shared/http maps codes to statuses. */
-export type WireErrorCode =
-  | 'invalid_request'
-  | 'payload_too_large'
-  | 'reply_requires_ref'
-  | 'unauthorized'
-  | 'insufficient_standing'
-  | 'unverified_limited'
-  | 'forbidden'
-  | 'rate_limited'
-  | 'admin_disabled'
-  | 'not_found'
-  | 'method_not_allowed'
-  | 'unavailable'
-  | 'internal'
+import type { WireErrorCode } from './wire-types.js'
+
+export type { WireErrorCode }
 
 export class WireError extends Error {
   override name = 'WireError'

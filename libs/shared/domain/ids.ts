@@ -1,8 +1,8 @@
 import { randomInt } from 'node:crypto'
 import { invalid } from './errors.js'
+import { isSignalId } from './sw-uri.js'
 
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'
-const ID_RE = /^[0-9A-Za-z]{20}$/
 
 /** 20 characters from [0-9A-Za-z], cryptographically random (~119 bits). */
 export function newSignalId(): string {
@@ -10,11 +10,6 @@ export function newSignalId(): string {
   for (let i = 0; i < 20; i++) id += ALPHABET[randomInt(ALPHABET.length)]
   return id
 }
-
-export const isSignalId = (s: string) => ID_RE.test(s)
-
-export const signalUri = (authority: string, id: string) => `sw://${authority}/signals/${id}`
-export const identityUri = (authority: string, id: string) => `sw://${authority}/identities/${id}`
 
 /**
  * A raw id or `sw://<authority>/signals/<id>` → the id. A URI naming another board is refused:

@@ -1,4 +1,4 @@
-import { signalUri } from './ids.js'
+import { signalUri } from './sw-uri.js'
 
 /** A stored signal as the domain sees it. `payloadText` is the verbatim payload JSON. */
 export interface Signal {

@@ -1,3 +1,4 @@
+import type { PublishRule } from '../../domain/index.js'
 import type { Ident, Queryable } from '../types.js'
 import { activeCountsSql } from '../stats/read.js'
 
@@ -7,12 +8,8 @@ export interface BoardMeta {
   allowedSignalTypes: string[] | null
 }
 
-export interface Rule {
-  id: string
-  ruleType: 'allow' | 'deny'
-  identityId: string
-  createdAt: string
-}
+/** A publish rule as the admin API returns it: the shared wire type. */
+export type Rule = PublishRule
 
 export interface ActiveStats {
   activeSignals: number

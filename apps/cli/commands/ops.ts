@@ -1,0 +1,44 @@
+import type { Command } from 'commander'
+import { loadBoardFile } from '../../../libs/shared/config/index.js'
+import { loadConfig, type Config } from '../../../libs/shared/config/index.js'
+import { migrate, pgliteDb, postgresDb, type Db } from '../../../libs/shared/db/index.js'
+import type { Io } from '../io.js'
+
+const describe = (cfg: Config) =>
+  [
+    cfg.db.kind === 'postgres' ? `PostgreSQL, schema ${cfg.db.schema}` : `embedded PostgreSQL in ${cfg.db.dataDir}`,
+    cfg.redisUrl ? 'Redis wake bus' : 'in-process wake bus',
+    cfg.identity.mode === 'network' ? `identity network ${cfg.identity.url}` : 'local identity mode',
+    cfg.secrets.adminToken ? 'admin API on' : 'admin API off (SERVER_ADMIN_TOKEN unset)',
+    `authority ${cfg.authority}`,
+  ].join('; ')
+
+/** `wire migrate` and `wire check-config`: the server's own settings (DATABASE_URL, WIRE_CONFIG, …). */
+export function opsCommands(io: Io): (program: Command) => void {
+  return (program) => {
+    program
+      .command('migrate')
+      .description('apply pending database migrations and exit (the Kubernetes Job; the server\'s DATABASE_URL, WIRE_PG_SCHEMA)')
+      .action(async () => {
+        const cfg = loadConfig(io.env)
+        const db: Db =
+          cfg.db.kind === 'postgres' ? postgresDb(cfg.db.directUrl, { max: 1, applicationName: 'wire-migrate' }) : await pgliteDb(cfg.db.dataDir)
+        try {
+          const { applied } = await migrate(db, cfg.db.schema)
+          io.out(applied.length ? `applied ${applied.join(', ')} to schema ${cfg.db.schema}` : `schema ${cfg.db.schema} is up to date`)
+        } finally {
+          await db.close()
+        }
+      })
+
+    program
+      .command('check-config')
+      .description('validate the server\'s environment and board file without starting anything; exit 0 or 1')
+      .action(async () => {
+        const cfg = loadConfig(io.env)
+        const file = loadBoardFile(cfg.boardFile)
+        io.out(`configuration OK: ${describe(cfg)}`)
+        io.out(file ? `board file ${cfg.boardFile} OK${file.name ? ` (board "${file.name}")` : ''}` : `no board file at ${cfg.boardFile} (the board is named "main")`)
+      })
+  }
+}

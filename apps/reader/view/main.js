@@ -1,0 +1,71 @@
+// The viewer: wires the feed, filters, thread, board panel and operator mode to the URL and the board.
+import { createBoardPanel } from './board-panel.js'
+import { $ } from './dom.js'
+import { createFeed } from './feed.js'
+import { createFilters } from './filters.js'
+import { createOperator } from './operator.js'
+import { createThread } from './thread.js'
+import { readState, writeState } from './url-state.js'
+import { openBoard } from './wire.js'
+
+const board = openBoard()
+let state = readState()
+
+const feed = createFeed(board)
+const filters = createFilters(board, (f) => {
+  state = { ...state, filters: f }
+  writeState(state)
+  feed.follow(f)
+})
+const thread = createThread(board, {
+  onClose: () => {
+    if (!state.thread) return
+    state = { ...state, thread: null }
+    writeState(state)
+  },
+})
+const panel = createBoardPanel(board, { onBoard: (b) => filters.setTypes(b.allowedSignalTypes) })
+const operator = createOperator(board, {
+  onBoard: (b) => (panel.showMeta(b), filters.setTypes(b.allowedSignalTypes)),
+  onSignal: (s) => (feed.update(s), thread.update(s)),
+  onRemoved: (id) => (feed.drop(id), thread.drop(id)),
+})
+
+function openThread(id) {
+  state = { ...state, thread: id }
+  writeState(state, { push: true })
+  thread.open(id)
+}
+
+// every card button, in the feed and in the thread, by its data-action
+document.addEventListener('click', (e) => {
+  const btn = e.target.closest('button[data-action]')
+  if (!btn) return
+  const { action, value } = btn.dataset
+  if (action === 'thread') openThread(value)
+  else if (action.startsWith('filter-')) (thread.close(), filters.apply(action.slice('filter-'.length), value))
+  else operator.act({ action, id: value })
+})
+
+// Back and Forward close and reopen a thread (and follow any URL the page is sent back to)
+addEventListener('popstate', () => {
+  state = readState()
+  filters.set(state.filters)
+  feed.follow(state.filters)
+  if (state.thread) thread.open(state.thread)
+  else thread.close()
+})
+
+setInterval(() => {
+  const now = Date.now()
+  feed.tick(now)
+  thread.tick(now)
+}, 5000)
+
+// on a phone the board panel starts folded, so the feed comes first
+if (matchMedia('(max-width: 800px)').matches) $('#board-details').open = false
+filters.set(state.filters)
+filters.setTypes(null)
+feed.follow(state.filters)
+panel.start()
+if (state.thread) thread.open(state.thread)

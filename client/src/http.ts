@@ -1,0 +1,60 @@
+import { errorFromResponse, WireError } from './errors.js'
+import { deadline } from './timing.js'
+
+export interface CallOptions {
+  method?: 'GET' | 'POST' | 'PATCH' | 'DELETE'
+  query?: URLSearchParams
+  body?: unknown
+  token?: string | undefined
+  headers?: Record<string, string>
+  signal?: AbortSignal | undefined
+  timeoutMs?: number
+}
+
+export type FetchLike = (input: string, init: RequestInit) => Promise<Response>
+
+/**
+ * One HTTP exchange with one base URL: JSON in, JSON out, any failure a WireError. No retries here;
+ * the follower decides when to try again and where.
+ */
+export async function call<T>(fetchFn: FetchLike, base: string, path: string, o: CallOptions = {}): Promise<T> {
+  const url = base + path + (o.query && o.query.toString() !== '' ? `?${o.query}` : '')
+  const headers: Record<string, string> = { accept: 'application/json', ...o.headers }
+  if (o.token) headers.authorization = `Bearer ${o.token}`
+  if (o.body !== undefined) headers['content-type'] = 'application/json'
+  const d = deadline(o.signal, o.timeoutMs ?? 30_000)
+  try {
+    const init: RequestInit = { method: o.method ?? 'GET', headers, signal: d.signal }
+    if (o.body !== undefined) init.body = JSON.stringify(o.body)
+    const res = await fetchFn(url, init)
+    const text = await res.text()
+    let body: unknown = null
+    try {
+      body = text === '' ? null : JSON.parse(text)
+    } catch {
+      if (res.ok) throw new WireError('internal', res.status, `${url}: the answer is not JSON`)
+    }
+    if (!res.ok) throw errorFromResponse(res.status, body, res.headers.get('retry-after'))
+    return body as T
+  } catch (err) {
+    if (err instanceof WireError) throw err
+    if (o.signal?.aborted) throw o.signal.reason ?? err
+    // no answer: refused, reset, DNS, or our own deadline
+    throw new WireError('unavailable', 0, `${url}: ${d.signal.aborted ? String((d.signal.reason as Error)?.message ?? 'timed out') : (err as Error).message}`, undefined, { cause: err })
+  } finally {
+    d.dispose()
+  }
+}
+
+/** Read parameters → a query string, repeating `tag` for several tags. */
+export function toQuery(params: object): URLSearchParams {
+  const q = new URLSearchParams()
+  for (const [k, v] of Object.entries(params)) {
+    if (v === undefined || v === null) continue
+    if (Array.isArray(v)) for (const item of v) q.append(k, String(item))
+    else if (typeof v === 'boolean') {
+      if (v) q.set(k, '1')
+    } else q.set(k, String(v))
+  }
+  return q
+}

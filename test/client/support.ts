@@ -1,0 +1,100 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import type { Test } from 'tap'
+import { startListening } from '../agents/listen.js'
+import type { StackOptions } from '../helpers/stack.js'
+import { WireClient, type EmittedSignal, type FetchLike } from '../../client/src/index.js'
+
+export const ADMIN_TOKEN = 'admin-secret-token'
+export const TOKEN = 'client-agent-token'
+
+/** The single-process board on a real port, and a client for it. */
+export async function listeningBoard(t: Test, o: StackOptions = {}) {
+  const { s, url } = await startListening(t, o)
+  const wire = new WireClient({ url, token: TOKEN, adminToken: ADMIN_TOKEN })
+  return { s, url, wire }
+}
+
+/**
+ * A fetch that records every feed page the follower receives (ids as the server sent them, before
+ * the client's deduplication), so a test can prove the cursor itself repeats and skips nothing.
+ */
+export function recordingFetch(): { fetch: FetchLike; pages: string[][] } {
+  const pages: string[][] = []
+  const f: FetchLike = async (input, init) => {
+    const res = await fetch(input, init)
+    if (res.ok && new URL(input).pathname === '/sw/signals' && (init.method ?? 'GET') === 'GET') {
+      const body = (await res.clone().json()) as { signals: EmittedSignal[] }
+      pages.push(body.signals.map((s) => s.id))
+    }
+    return res
+  }
+  return { fetch: f, pages }
+}
+
+/** Iterates `it` in the background, collecting until `stop()`; `until(n)` resolves once n are in. */
+export function collect(it: AsyncIterable<EmittedSignal>) {
+  const got: EmittedSignal[] = []
+  const waiters: Array<{ n: number; resolve: () => void }> = []
+  const done = (async () => {
+    for await (const s of it) {
+      got.push(s)
+      for (const w of waiters.filter((w) => got.length >= w.n)) (waiters.splice(waiters.indexOf(w), 1), w.resolve())
+    }
+  })()
+  return {
+    got,
+    done,
+    until: (n: number, ms = 20_000) =>
+      new Promise<void>((resolve, reject) => {
+        if (got.length >= n) return resolve()
+        const timer = setTimeout(() => reject(new Error(`only ${got.length} of ${n} signals arrived in ${ms} ms`)), ms)
+        waiters.push({ n, resolve: () => (clearTimeout(timer), resolve()) })
+      }),
+  }
+}
+
+export type Handler = (req: IncomingMessage, res: ServerResponse, n: number) => void
+
+/** A real local HTTP server answering with `handler` (n counts requests from 1); its URL. */
+export async function httpServer(t: Test, handler: Handler): Promise<{ url: string; times: number[] }> {
+  const times: number[] = []
+  const server = createServer((req, res) => {
+    times.push(Date.now())
+    handler(req, res, times.length)
+  })
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
+  t.teardown(() => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))))
+  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, times }
+}
+
+/**
+ * A proxy in front of a real board that answers the first `failures` feed reads itself with
+ * `status` and `Retry-After: retryAfter`, then forwards everything: the network path failing, not our code.
+ */
+export async function failingProxy(t: Test, target: string, status: number, failures: number, retryAfter: string) {
+  const feedTimes: number[] = []
+  let failed = 0
+  const proxy = await httpServer(t, (req, res) => {
+    const feed = req.url?.startsWith('/sw/signals?') || req.url === '/sw/signals'
+    if (feed && req.method === 'GET') feedTimes.push(Date.now())
+    if (feed && req.method === 'GET' && failed < failures) {
+      failed++
+      const code = status === 429 ? 'rate_limited' : 'unavailable'
+      res.writeHead(status, { 'content-type': 'application/json', 'retry-after': retryAfter })
+      return res.end(JSON.stringify({ error: { code, message: `proxy says ${status}` } }))
+    }
+    const chunks: Buffer[] = []
+    req.on('data', (c: Buffer) => chunks.push(c)).on('end', async () => {
+      try {
+        const body = chunks.length ? Buffer.concat(chunks) : undefined
+        const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => !['host', 'connection', 'content-length'].includes(k))) as Record<string, string>
+        const up = await fetch(target + req.url, { method: req.method!, headers, ...(body && { body }) })
+        res.writeHead(up.status, { 'content-type': up.headers.get('content-type') ?? 'application/json' })
+        res.end(Buffer.from(await up.arrayBuffer()))
+      } catch {
+        res.destroy()
+      }
+    })
+  })
+  return { url: proxy.url, feedTimes, failed: () => failed }
+}
