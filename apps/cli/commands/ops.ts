@@ -1,6 +1,5 @@
 import type { Command } from 'commander'
-import { loadBoardFile } from '../../../libs/shared/config/index.js'
-import { loadConfig, type Config } from '../../../libs/shared/config/index.js'
+import { loadBoardFile, loadConfig, type Config } from '../../../libs/shared/config/index.js'
 import { migrate, pgliteDb, postgresDb, type Db } from '../../../libs/shared/db/index.js'
 import type { Io } from '../io.js'
 
