@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify'
-import { createHttpApp, healthRoutes } from '../../libs/shared/http/index.js'
+import { createHttpApp, healthRoutes, installReadLimits } from '../../libs/shared/http/index.js'
 import type { ReaderContext } from './context.js'
 import { boardRoutes } from './routes/board.js'
 import { discoveryRoutes } from './routes/discovery.js'
@@ -11,6 +11,7 @@ export const FEATURES = ['signals', 'poll', 'stats', 'search', 'tags', 'mcp', 'a
 
 /** The reader's routes under /sw and /sw/v1, plus discovery. Waiting long-polls are answered before close. */
 export async function readerRoutes(app: FastifyInstance, { ctx, features = FEATURES }: { ctx: ReaderContext; features?: string[] }) {
+  installReadLimits(app, ctx.limits) // per client address: reads and waiting long-polls (first: the routes below inherit it)
   for (const prefix of ['/sw', '/sw/v1']) {
     await app.register(signalRoutes, { prefix, ctx })
     await app.register(boardRoutes, { prefix, ctx })
@@ -22,7 +23,7 @@ export async function readerRoutes(app: FastifyInstance, { ctx, features = FEATU
 
 /** The reader process's app: health, reads, long-polls and discovery. No listen(): tests call this too. */
 export function buildReader(ctx: ReaderContext): FastifyInstance {
-  const app = createHttpApp(ctx.log)
+  const app = createHttpApp(ctx.log, ctx.cfg.http)
   app.register(healthRoutes, { ready: () => ctx.ready() })
   app.register(readerRoutes, { ctx })
   return app

@@ -37,7 +37,7 @@ export async function buildBoard(
     onCommit: (head) => reader.feed.noteHead(head),
     onInvalidate: (m) => reader.feed.invalidate(m), // the next read already shows an admin change
   })
-  const app = createHttpApp(log)
+  const app = createHttpApp(log, cfg.http)
   app.register(healthRoutes, {
     ready: async () => {
       const [w, r] = await Promise.all([writer.ready(), reader.ready()])

@@ -17,7 +17,7 @@ await runUntilSignal(log, async () => {
     throw err
   })
   // /healthz and /readyz for the orchestrator; the sweeper serves nothing else
-  const app = createHttpApp(log)
+  const app = createHttpApp(log, cfg.http)
   app.register(healthRoutes, { ready: () => sweeper.ready() })
   const address = await app.listen({ host: cfg.host, port: cfg.port })
   log.info({ address }, 'sweeper listening')

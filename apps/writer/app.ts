@@ -28,7 +28,7 @@ export async function writerRoutes(app: FastifyInstance, { ctx, presence, reads 
 
 /** The writer process's app: health, publish, admin and (given a read side) MCP and A2A. No listen(): tests call this too. */
 export function buildWriter(ctx: WriterContext, presence: Presence, reads?: ReadSide): FastifyInstance {
-  const app = createHttpApp(ctx.log)
+  const app = createHttpApp(ctx.log, ctx.cfg.http)
   app.register(healthRoutes, { ready: () => ctx.ready() })
   app.register(writerRoutes, { ctx, presence, ...(reads && { reads }) })
   return app

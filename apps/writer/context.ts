@@ -5,6 +5,8 @@ import { loadBoardFile } from '../../libs/shared/config/board-file.js'
 import {
   boardReader,
   boardWriter,
+  idempotencyKeys,
+  originsOf,
   signalReader,
   signalWriter,
   type BoardReader,
@@ -17,6 +19,7 @@ import type { Infra } from '../../libs/shared/infra/index.js'
 import type { Logger } from '../../libs/shared/log/index.js'
 import { createBatcher, type Batcher } from './batcher.js'
 import { boardPolicy, type BoardPolicy } from './board-policy.js'
+import { newIdentityGate } from './new-identities.js'
 import type { PublishDeps } from './publish.js'
 import { publishRateLimits } from './rate-limit.js'
 
@@ -110,6 +113,9 @@ export async function createWriterContext(cfg: Config, log: Logger, infra: Infra
       signals: signalsRead,
       policy,
       rateLimits,
+      addressLimits: infra.limits,
+      newIdentities: newIdentityGate(originsOf(primary, schema), infra.limits),
+      keys: idempotencyKeys(primary, schema),
       batcher,
     },
     async ready() {
