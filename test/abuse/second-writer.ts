@@ -1,0 +1,24 @@
+import type { FastifyInstance } from 'fastify'
+import type { Test } from 'tap'
+import { buildWriter } from '../../apps/writer/app.js'
+import { createWriterContext } from '../../apps/writer/context.js'
+import { openInfra } from '../../libs/shared/infra/index.js'
+import { createLogger } from '../../libs/shared/log/index.js'
+import type { Stack } from '../helpers/stack.js'
+
+/**
+ * Another writer on the stack's database and Redis: its own pools, its own batcher and limits, as
+ * a second writer process has (test/fleet runs them as real processes; this is the cheap twin).
+ */
+export async function secondWriter(t: Test, s: Stack): Promise<FastifyInstance> {
+  const log = createLogger('writer-2', 'silent')
+  const infra = await openInfra(s.cfg, log)
+  const ctx = await createWriterContext(s.cfg, log, infra)
+  const app = buildWriter(ctx, infra.presence)
+  await app.ready()
+  t.teardown(async () => {
+    await app.close()
+    await infra.close()
+  })
+  return app
+}
