@@ -64,6 +64,10 @@ export function createBatcher(writer: SignalWriter, log: Logger, opts: BatcherOp
   }
 
   return {
+    /** Publishes waiting for the next batch (the one committing not included). */
+    get queued() {
+      return queue.length
+    },
     /** Resolves once the signal is committed (acknowledged); rejects with 503 unavailable if it was not. */
     submit(signal: NewSignal): Promise<Signal> {
       return new Promise<Signal>((resolve, reject) => {
@@ -107,5 +111,8 @@ export function publishFailure(err: unknown): WireError {
       { outcome: 'unknown' },
       { retryAfter: 1 },
     )
-  return new WireError('unavailable', 'the database is unavailable; nothing was stored', { outcome: 'not_stored' }, { retryAfter: 1 })
+  return nothingStored(err)
 }
+
+export const nothingStored = (cause: unknown) =>
+  new WireError('unavailable', 'the database is unavailable; nothing was stored', { outcome: 'not_stored' }, { retryAfter: 1, cause })

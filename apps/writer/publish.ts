@@ -1,8 +1,8 @@
 import type { Identity, IdentityResolver } from '../../libs/shared/auth/index.js'
-import type { IdempotencyKeys, SignalReader } from '../../libs/shared/db/index.js'
+import { DatabaseUnavailable, type IdempotencyKeys, type SignalReader } from '../../libs/shared/db/index.js'
 import { invalid, parseEnvelope, parseSignalRef, WireError, newSignalId, type Envelope, type Signal } from '../../libs/shared/domain/index.js'
 import type { ClientLimits } from '../../libs/shared/limits/index.js'
-import type { Batcher } from './batcher.js'
+import { nothingStored, type Batcher } from './batcher.js'
 import type { BoardPolicy } from './board-policy.js'
 import { publishOnce, replayOf } from './idempotency.js'
 import type { NewIdentityGate } from './new-identities.js'
@@ -43,6 +43,15 @@ export async function publishSignal(
   body: string | undefined,
   r: PublishRequest = {},
 ): Promise<Signal> {
+  try {
+    return await publish(d, authorization, body, r)
+  } catch (err) {
+    // the database failed before the signal's insert (a lookup, a reservation): nothing was stored
+    throw err instanceof DatabaseUnavailable ? nothingStored(err) : err
+  }
+}
+
+async function publish(d: PublishDeps, authorization: string | string[] | undefined, body: string | undefined, r: PublishRequest): Promise<Signal> {
   const who = await d.identity.authenticate(authorization)
   const key = r.idempotencyKey ?? null
   if (key !== null) {

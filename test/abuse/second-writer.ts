@@ -11,7 +11,7 @@ import type { Stack } from '../helpers/stack.js'
  * a second writer process has (test/fleet runs them as real processes; this is the cheap twin).
  */
 export async function secondWriter(t: Test, s: Stack): Promise<FastifyInstance> {
-  const log = createLogger('writer-2', 'silent')
+  const log = createLogger('writer', 'silent')
   const infra = await openInfra(s.cfg, log)
   const ctx = await createWriterContext(s.cfg, log, infra)
   const app = buildWriter(ctx, infra.presence)

@@ -63,6 +63,8 @@ export function postgresDb(url: string, opts: PostgresOptions = {}): Db {
           },
           exec: async (sql: string) => void (await send(sql)),
         })
+        // the connection broke before the commit went out: the transaction surely rolled back
+        if (broken !== undefined) throw new DatabaseUnavailable(false, broken)
         committing = true
         await send('commit')
         return result
