@@ -3,7 +3,7 @@ import { purgeExpired } from '../../apps/sweeper/jobs/purge-expired.js'
 import { signalPurger } from '../../libs/shared/db/index.js'
 import { createLogger } from '../../libs/shared/log/index.js'
 import { startStack, type Stack } from '../helpers/stack.js'
-import { secondWriter } from './second-writer.js'
+import { secondWriter } from './more-roles.js'
 
 // Safe retries: a publish retried with the same Idempotency-Key and identity answers the original
 // signal instead of storing another, on any writer, however many retries race.

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { startStack } from '../helpers/stack.js'
-import { secondWriter } from './second-writer.js'
+import { secondWriter } from './more-roles.js'
 
 // The unverified thread limit holds across writers: one identity opening K threads at once through
 // two writers on one database gets exactly the limit, not one per writer (the count and the insert

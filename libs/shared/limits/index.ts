@@ -66,7 +66,13 @@ export function clientLimits(o: ClientLimitSettings & { keyPrefix: string }, red
     read: (address: string) => take(reads, address, `${o.readMax} reads per ${Math.round(o.readWindowMs / 1000)} s from one address`),
     /** Takes a long-poll slot for the address; resolves to its release (call once, when the poll ends). */
     async openPoll(address: string): Promise<() => void> {
-      await take(polls, address, `${o.longPollsMax} waiting long-polls from one address`)
+      try {
+        await take(polls, address, `${o.longPollsMax} waiting long-polls from one address`)
+      } catch (err) {
+        // a refused poll holds no slot: give back what the refused consume counted
+        polls?.reward(address, 1).catch(() => {})
+        throw err
+      }
       let released = false
       return () => {
         if (released || !polls) return
