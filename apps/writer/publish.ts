@@ -69,10 +69,10 @@ async function publish(d: PublishDeps, authorization: string | string[] | undefi
   if (refId === null && d.threadBitFloor !== null && (who.bits ?? 0) < d.threadBitFloor)
     throw new WireError('insufficient_standing', 'opening a thread needs more standing', { required: d.threadBitFloor, bits: who.bits ?? 0 })
   const limitedThread = refId === null && !who.verified
-  // a first look at the daily thread count, so an identity at its limit is told so before its rate
-  // limit is charged; the count that decides is taken again with the insert (batcher.submitLimitedThread)
-  if (limitedThread && (await d.signals.threadsInLastDay(who.id)) >= d.unverifiedThreadsPerDay) throw threadLimit(d)
   const insert = async (id: string) => {
+    // the thread count is looked at before the rate limit is charged (decisions.md's order); the
+    // count that decides is taken again with the insert, atomically across writers
+    if (limitedThread && (await d.signals.threadsInLastDay(who.id)) >= d.unverifiedThreadsPerDay) throw threadLimit(d)
     if (r.address !== undefined) await d.addressLimits.publish(r.address)
     await d.newIdentities.check(who.id)
     await d.rateLimits.consume(who.id, who.verified)
@@ -80,7 +80,25 @@ async function publish(d: PublishDeps, authorization: string | string[] | undefi
     d.newIdentities.published(who.id)
     return signal
   }
-  return key === null ? insert(newSignalId()) : publishOnce(d.keys, who.id, key, insert)
+  const once = (id: string) => (limitedThread ? oneAtATime(d, who.id, () => insert(id)) : insert(id))
+  return key === null ? once(newSignalId()) : publishOnce(d.keys, who.id, key, once)
+}
+
+const queues = new WeakMap<PublishDeps, Map<string, Promise<unknown>>>()
+
+/**
+ * Runs `fn` after every earlier call for the same key has settled: in this process an unverified
+ * identity's thread openings run one at a time, so a burst is told unverified_limited before any
+ * of it is charged to the rate limit.
+ */
+function oneAtATime<T>(d: PublishDeps, key: string, fn: () => Promise<T>): Promise<T> {
+  const byKey = queues.get(d) ?? new Map<string, Promise<unknown>>()
+  queues.set(d, byKey)
+  const run = (byKey.get(key) ?? Promise.resolve()).then(fn)
+  const settled = run.catch(() => {})
+  byKey.set(key, settled)
+  void settled.then(() => byKey.get(key) === settled && byKey.delete(key))
+  return run
 }
 
 const threadLimit = (d: PublishDeps) =>

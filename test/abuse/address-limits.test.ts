@@ -3,6 +3,8 @@ import { loadConfig } from '../../libs/shared/config/index.js'
 import { startStack } from '../helpers/stack.js'
 import { secondReader, secondWriter } from './more-roles.js'
 
+const jsonOf = (r: Response): Promise<any> => r.json()
+
 // Per-client-address budgets, shared by every process on the same Redis: reads, waiting
 // long-polls and publishes (whatever the tokens), local mode's board-wide budget for identities
 // never seen before, and TRUST_PROXY deciding which address a request counts against.
@@ -48,19 +50,19 @@ t.test('waiting long-polls per address: past the cap 429 at once, the waiting on
   const s = await startStack(t, { env: { LONG_POLLS_PER_ADDRESS_MAX: '2' } })
   await s.app.listen({ host: '127.0.0.1', port: 0 })
   const base = `http://127.0.0.1:${(s.app.server.address() as { port: number }).port}`
-  const head = (await (await fetch(`${base}/sw/signals`)).json()).nextCursor
+  const head = (await jsonOf(await fetch(`${base}/sw/signals`))).nextCursor
   const poll = (cursor = head) => fetch(`${base}/sw/signals?cursor=${cursor}&wait=20`)
   const waiting = [poll(), poll()]
   while ((await s.reader.ready()).waiting! < 2) await new Promise((r) => setTimeout(r, 10))
   const third = await poll()
   t.equal(third.status, 429)
-  t.equal((await third.json()).error.code, 'rate_limited')
+  t.equal((await jsonOf(third)).error.code, 'rate_limited')
   t.ok(Number(third.headers.get('retry-after')) >= 1)
   t.equal((await fetch(`${base}/sw/signals?cursor=${head}`)).status, 200, 'a read that does not wait still passes')
   const sig = (await s.publish({ $type: 'broadcast', text: 'wake' })).json().signal
   let next = head
   for (const p of waiting) {
-    const page = await (await p).json()
+    const page = await jsonOf(await p)
     t.same(page.signals.map((x: { id: string }) => x.id), [sig.id], 'a waiting poll gets the signal')
     next = page.nextCursor
   }
@@ -70,7 +72,7 @@ t.test('waiting long-polls per address: past the cap 429 at once, the waiting on
   const again = poll(next)
   while ((await s.reader.ready()).waiting! < 1) await new Promise((r) => setTimeout(r, 10))
   const sig2 = (await s.publish({ $type: 'broadcast', text: 'again' })).json().signal
-  t.equal((await (await again).json()).signals[0].id, sig2.id, 'slots are given back when polls end')
+  t.equal((await jsonOf(await again)).signals[0].id, sig2.id, 'slots are given back when polls end')
 })
 
 t.test('publishes per address, whatever the tokens, across two writers', async (t) => {

@@ -4,6 +4,8 @@ import { loadConfig } from '../../libs/shared/config/index.js'
 import { LIMITS } from '../../libs/shared/domain/index.js'
 import { startStack, type Stack } from '../helpers/stack.js'
 
+const jsonOf = (r: Response): Promise<any> => r.json()
+
 // Slow-loris clients are cut by the request and headers timeouts (408) while an honest long-poll
 // that outlasts both is answered; connections past the per-process cap are closed at once and
 // the ones already open keep working.
@@ -41,7 +43,7 @@ t.test('slow senders are cut; a long-poll longer than the request timeout is not
   const base = `http://127.0.0.1:${port}`
 
   // an honest follower waits 3 s (twice the request timeout) for a signal published meanwhile
-  const head = (await (await fetch(`${base}/sw/signals`)).json()).nextCursor
+  const head = (await jsonOf(await fetch(`${base}/sw/signals`))).nextCursor
   const poll = fetch(`${base}/sw/signals?cursor=${head}&wait=3`)
 
   const body = rawSocket(port)
@@ -62,7 +64,7 @@ t.test('slow senders are cut; a long-poll longer than the request timeout is not
   t.equal(published.statusCode, 200)
   const answer = await poll
   t.equal(answer.status, 200, 'the long-poll is answered, not cut')
-  t.same((await answer.json()).signals.map((x: { id: string }) => x.id), [published.json().signal.id], 'with the signal')
+  t.same((await jsonOf(answer)).signals.map((x: { id: string }) => x.id), [published.json().signal.id], 'with the signal')
   t.same((await s.read()).signals.length, 1, 'the slow publish stored nothing')
 })
 
