@@ -87,3 +87,11 @@ t.test('Idempotency-Key', async (t) => {
     t.equal(left.rowCount, 0)
   })
 })
+
+t.test('embedded: a retry answers the original signal', async (t) => {
+  const s = await startStack(t, { noRedis: true, env: { DATABASE_URL: '', WIRE_DATA_DIR: 'memory://' } })
+  t.equal(s.infra.primary.kind, 'embedded')
+  const res = await Promise.all(Array.from({ length: 4 }, () => send(s.app, s, 'embedded-key', { $type: 'broadcast' })))
+  t.equal(new Set(res.map((r) => r.json().signal.id)).size, 1, 'one signal for every retry')
+  t.equal(await count(s), 1)
+})

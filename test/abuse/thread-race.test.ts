@@ -27,3 +27,14 @@ t.test('K concurrent thread openings through two writers: exactly the limit succ
   const reply = await other.inject({ method: 'POST', url: '/sw/signals', headers: s.bearer(token), payload: { $type: 'reply', $refId: root.id } })
   t.equal(reply.statusCode, 200, 'a reply is not limited')
 })
+
+t.test('embedded: the same limit holds on PGlite', async (t) => {
+  const s = await startStack(t, {
+    noRedis: true,
+    env: { DATABASE_URL: '', WIRE_DATA_DIR: 'memory://', LOCAL_IDENTITY_VERIFIED: '0', UNVERIFIED_THREADS_PER_DAY: String(LIMIT), UNVERIFIED_RATE_LIMIT_MAX: '1000' },
+  })
+  t.equal(s.infra.primary.kind, 'embedded')
+  const res = await Promise.all(Array.from({ length: 6 }, (_, i) => s.publish({ $type: 'broadcast', i }, 'embedded-unverified')))
+  t.equal(res.filter((r) => r.statusCode === 200).length, LIMIT)
+  t.equal(res.filter((r) => r.statusCode === 403).length, 6 - LIMIT)
+})
