@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import type { Config } from '../../libs/shared/config/index.js'
-import { createHttpApp, healthRoutes, resourceMetadataUrl } from '../../libs/shared/http/index.js'
+import { createHttpApp, healthRoutes } from '../../libs/shared/http/index.js'
 import { openInfra } from '../../libs/shared/infra/index.js'
 import type { StartedApp } from '../../libs/shared/lifecycle.js'
 import type { Logger } from '../../libs/shared/log/index.js'
@@ -21,7 +21,7 @@ export async function startAgents(cfg: Config, log: Logger): Promise<StartedApp 
   const infra = await openInfra(cfg, log, { replica: true })
   try {
     const ctx = await createAgentsContext(cfg, log, infra)
-    const app = createHttpApp(log, { resourceMetadataUrl: resourceMetadataUrl(cfg.baseUrl) })
+    const app = createHttpApp(log, cfg.http)
     app.register(healthRoutes, { ready: () => ctx.ready() })
     app.register(agentRoutes, { ctx })
     return { app, ctx, close: async () => (await app.close(), await infra.close()) }

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import type { Config } from '../../libs/shared/config/index.js'
-import { createHttpApp, healthRoutes, resourceMetadataUrl } from '../../libs/shared/http/index.js'
+import { createHttpApp, healthRoutes, installReadLimits } from '../../libs/shared/http/index.js'
 import { openInfra } from '../../libs/shared/infra/index.js'
 import type { StartedApp } from '../../libs/shared/lifecycle.js'
 import type { Logger } from '../../libs/shared/log/index.js'
@@ -18,6 +18,7 @@ export const FEATURES = ['signals', 'poll', 'stats', 'search', 'tags', 'mcp', 'a
 
 /** The reader's routes under /sw and /sw/v1, plus discovery. Waiting long-polls are answered before close. */
 export async function readerRoutes(app: FastifyInstance, { ctx, features = FEATURES }: { ctx: ReaderContext; features?: string[] }) {
+  installReadLimits(app, ctx.limits) // per client address: reads and waiting long-polls (first: the routes below inherit it)
   for (const prefix of ['/sw', '/sw/v1']) {
     await app.register(signalRoutes, { prefix, ctx })
     await app.register(boardRoutes, { prefix, ctx })
@@ -35,7 +36,7 @@ export async function startReader(cfg: Config, log: Logger, opts: ReaderOptions 
   const infra = await openInfra(cfg, log, { replica: true })
   try {
     const ctx = await createReaderContext(cfg, log, infra, opts)
-    const app = createHttpApp(log, { resourceMetadataUrl: resourceMetadataUrl(cfg.baseUrl) })
+    const app = createHttpApp(log, cfg.http)
     app.register(healthRoutes, { ready: () => ctx.ready() })
     app.register(readerRoutes, { ctx })
     return { app, ctx, close: async () => (await app.close(), await infra.close()) }

@@ -3,6 +3,7 @@ import type { Presence } from '../../libs/shared/bus/index.js'
 import type { Config } from '../../libs/shared/config/index.js'
 import { statsReader, type BoardReader, type SignalReader, type StatsReader } from '../../libs/shared/db/index.js'
 import type { Infra } from '../../libs/shared/infra/index.js'
+import type { ClientLimits } from '../../libs/shared/limits/index.js'
 import type { Logger } from '../../libs/shared/log/index.js'
 import { createReadSide, type Feed, type ReadSide } from '../../libs/shared/feed/index.js'
 
@@ -20,6 +21,8 @@ export interface ReaderContext {
   readonly readSide: ReadSide
   /** Names the poller for recentPollers from its bearer token; never waits on (or fails with) the identity network. */
   readonly identity: Pick<IdentityResolver, 'peek'>
+  /** Per-client-address read and long-poll budgets (installReadLimits). */
+  readonly limits: ClientLimits
   ready(): Promise<{ ok: boolean; head?: number; waiting?: number }>
   close(): Promise<void>
 }
@@ -57,6 +60,7 @@ export async function createReaderContext(cfg: Config, log: Logger, infra: Infra
     stats: statsReader(infra.readDb, infra.schema),
     readSide,
     identity,
+    limits: infra.limits,
     async ready() {
       if (stopping) return { ok: false }
       await infra.readDb.query('select 1')

@@ -8,7 +8,7 @@ import { writerRoutes } from '../writer/app.js'
 import { createWriterContext, type WriterContext, type WriterOptions } from '../writer/context.js'
 import { networkIdentity } from '../../libs/shared/auth/index.js'
 import type { Config } from '../../libs/shared/config/index.js'
-import { createHttpApp, healthRoutes, resourceMetadataUrl } from '../../libs/shared/http/index.js'
+import { createHttpApp, healthRoutes } from '../../libs/shared/http/index.js'
 import { openInfra, type Infra } from '../../libs/shared/infra/index.js'
 import type { StartedApp } from '../../libs/shared/lifecycle.js'
 import type { Logger } from '../../libs/shared/log/index.js'
@@ -51,7 +51,7 @@ export async function startBoard(cfg: Config, log: Logger, opts: BoardOptions = 
     const agents = await createAgentsContext(cfg, log, infra, {
       shared: { readSide: reader.readSide, publish: writer.publisher.deps, identity: writer.identity },
     })
-    const app = createHttpApp(log, { resourceMetadataUrl: resourceMetadataUrl(cfg.baseUrl) })
+    const app = createHttpApp(log, cfg.http)
     if (opts.onRoute) app.addHook('onRoute', opts.onRoute)
     app.register(healthRoutes, {
       ready: async () => {

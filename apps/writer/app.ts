@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import type { Presence } from '../../libs/shared/bus/index.js'
 import type { Config } from '../../libs/shared/config/index.js'
-import { createHttpApp, healthRoutes, resourceMetadataUrl } from '../../libs/shared/http/index.js'
+import { createHttpApp, healthRoutes } from '../../libs/shared/http/index.js'
 import { openInfra } from '../../libs/shared/infra/index.js'
 import type { StartedApp } from '../../libs/shared/lifecycle.js'
 import type { Logger } from '../../libs/shared/log/index.js'
@@ -29,7 +29,7 @@ export async function startWriter(cfg: Config, log: Logger, opts: WriterOptions 
   const infra = await openInfra(cfg, log, { migrate: cfg.autoMigrate })
   try {
     const ctx = await createWriterContext(cfg, log, infra, opts)
-    const app = createHttpApp(log, { resourceMetadataUrl: resourceMetadataUrl(cfg.baseUrl) })
+    const app = createHttpApp(log, cfg.http)
     app.register(healthRoutes, { ready: () => ctx.ready() })
     app.register(writerRoutes, { ctx, presence: infra.presence })
     return { app, ctx, close: async () => (await app.close(), await infra.close()) }

@@ -19,6 +19,8 @@ export interface PurgeOptions {
 export interface PurgeReport {
   expired: number
   removed: number
+  /** Idempotency-Key rows past their 24 h. */
+  keys: number
   batches: number
   ms: number
   /** False when the budget or a shutdown cut the run short. */
@@ -26,12 +28,12 @@ export interface PurgeReport {
 }
 
 /**
- * wire.purge-expired: deletes signals expired (unpinned) or removed more than the grace ago, in
- * small batches, until none are left. The guards (grace, 24 h floor, rollup cursor) live in the SQL.
+ * wire.purge-expired: deletes signals expired (unpinned) or removed more than the grace ago, then
+ * Idempotency-Key rows older than 24 h, in small batches, until none are left. The guards (grace, 24 h floor, rollup cursor) live in the SQL.
  */
 export async function purgeExpired(purger: SignalPurger, log: Logger, o: PurgeOptions): Promise<PurgeReport> {
   const t0 = Date.now()
-  const report: PurgeReport = { expired: 0, removed: 0, batches: 0, ms: 0, done: false }
+  const report: PurgeReport = { expired: 0, removed: 0, keys: 0, batches: 0, ms: 0, done: false }
   const more = () => !o.signal?.aborted && Date.now() - t0 < o.budgetMs
   try {
     for (const kind of ['expired', 'removed'] satisfies PurgeKind[]) {
@@ -44,6 +46,14 @@ export async function purgeExpired(purger: SignalPurger, log: Logger, o: PurgeOp
         if (n < o.batchSize) break
         await sleep(o.pauseMs)
       }
+    }
+    for (;;) {
+      if (!more()) return finish(log, report, t0)
+      const n = await purger.purgeKeysBatch(o.batchSize)
+      report.keys += n
+      report.batches++
+      if (n < o.batchSize) break
+      await sleep(o.pauseMs)
     }
   } catch (err) {
     countRun('failed', t0)
@@ -63,7 +73,7 @@ function countRun(outcome: 'complete' | 'partial' | 'failed', t0: number) {
 function finish(log: Logger, r: PurgeReport, t0: number): PurgeReport {
   countRun(r.done ? 'complete' : 'partial', t0)
   r.ms = Date.now() - t0
-  if (r.expired || r.removed || !r.done) log.info(r, 'purged expired signals')
+  if (r.expired || r.removed || r.keys || !r.done) log.info(r, 'purged expired signals')
   else log.debug(r, 'nothing to purge')
   return r
 }

@@ -1,11 +1,14 @@
 import type { FastifyInstance } from 'fastify'
-import { serializeSignal } from '../../../libs/shared/domain/index.js'
+import { parseIdempotencyKey, serializeSignal } from '../../../libs/shared/domain/index.js'
 import { sendJsonText } from '../../../libs/shared/http/index.js'
 import { metrics } from '../../../libs/shared/metrics/index.js'
 import type { WriterContext } from '../context.js'
 import { publishSignal } from '../../../libs/shared/publish/index.js'
 
-/** POST /sw/signals: publish one signal; 200 `{ok:true, signal}` once it is committed. */
+/**
+ * POST /sw/signals: publish one signal; 200 `{ok:true, signal}` once it is committed. With an
+ * Idempotency-Key, a retry within 24 h answers the original signal instead of storing another.
+ */
 export async function publishRoutes(app: FastifyInstance, { ctx }: { ctx: WriterContext }) {
   app.addHook('onResponse', async (_req, reply) => {
     metrics.publishes.inc({ code: String(reply.statusCode) })
@@ -13,7 +16,8 @@ export async function publishRoutes(app: FastifyInstance, { ctx }: { ctx: Writer
   })
   app.post('/signals', async (req, reply) => {
     const body = typeof req.body === 'string' ? req.body : undefined
-    const signal = await publishSignal(ctx.publisher.deps, req.headers.authorization, body)
+    const idempotencyKey = parseIdempotencyKey(req.headers['idempotency-key'])
+    const signal = await publishSignal(ctx.publisher.deps, req.headers.authorization, body, { idempotencyKey, address: req.ip })
     req.log.debug({ id: signal.id, seq: signal.seq, origin: signal.origin }, 'signal published')
     return sendJsonText(reply, `{"ok":true,"signal":${serializeSignal(signal, ctx.cfg.authority)},"cursor":${signal.seq}}`)
   })

@@ -23,6 +23,15 @@ const Verified = z.object({
 })
 const Registered = z.object({ token: z.string().min(1), identityId: IdentityId })
 
+// C0 and C1 controls, DEL, and the line/paragraph separators: one character class, nothing to backtrack
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g
+
+/** The network's display name as a signal may carry it: no control characters (NUL included), well-formed, trimmed, at most 256. */
+export function cleanName(name: string | null | undefined): string | null {
+  if (!name) return null
+  return name.slice(0, 1024).toWellFormed().replace(CONTROL, '').trim().slice(0, 256).toWellFormed() || null
+}
+
 const RETRY_AFTER_SECONDS = 5
 /** Reads start at most this many background verifies at once, so tokens on reads can't flood the network. */
 const MAX_BACKGROUND_VERIFIES = 8
@@ -102,7 +111,7 @@ export function networkIdentity(o: NetworkIdentityOptions): IdentityResolver {
       const v = Verified.safeParse(body)
       if (!v.success) throw unavailable('verify answered an unexpected body')
       const { identityId: id, displayName, verified, bits } = v.data
-      const name = displayName?.trim().slice(0, 256) || null
+      const name = cleanName(displayName)
       return { ok: true, value: { id, name, uri: identityUri(networkAuthority, id), verified, bits } }
     })
 

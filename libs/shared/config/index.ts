@@ -1,4 +1,6 @@
+import { isIP } from 'node:net'
 import { z } from 'zod'
+import { LIMITS } from '../domain/index.js'
 import { ConfigError } from './errors.js'
 
 export { ConfigError }
@@ -39,6 +41,21 @@ const Env = z.object({
   WAKE_FALLBACK_POLL_MS: int(50, 60_000, 1000),
   READER_TAIL_SIZE: int(0, 1_000_000, 5000), // ours: recent signals each reader keeps in memory (0: every read queries)
   PUBLISH_MAX_BATCH: int(1, 5000, 500), // ours: most signals one group commit may carry (1 = a commit per signal)
+  // ours: timeouts and caps per process (docs/security.md). The idle timeout must outlast the longest long-poll.
+  HTTP_REQUEST_TIMEOUT_MS: int(1000, 3_600_000, 30_000),
+  HTTP_HEADERS_TIMEOUT_MS: int(1000, 3_600_000, 10_000),
+  HTTP_CONNECTION_TIMEOUT_MS: int((LIMITS.maxWaitSeconds + 5) * 1000, 3_600_000, 60_000),
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: int(1000, 3_600_000, 72_000),
+  HTTP_MAX_CONNECTIONS: int(0, 10_000_000, 20_000), // 0: no cap
+  SHED_EVENT_LOOP_DELAY_MS: int(0, 60_000, 1000), // 0: off
+  SHED_HEAP_USED_RATIO: z.coerce.number().min(0).max(1).default(0.9), // of V8's heap limit; 0: off
+  TRUST_PROXY: z.string().trim().default('0'),
+  // ours: per client address (0: off), shared by every process through Redis
+  READ_RATE_LIMIT_MAX: int(0, 10_000_000, 3000),
+  READ_RATE_LIMIT_WINDOW_MS: int(1000, 86_400_000, 60_000),
+  LONG_POLLS_PER_ADDRESS_MAX: int(0, 10_000_000, 100),
+  PUBLISH_ADDRESS_RATE_LIMIT_MAX: int(0, 10_000_000, 600),
+  NEW_IDENTITY_RATE_LIMIT_MAX: int(0, 10_000_000, 300), // local mode: publishes by identities new to this board, per minute, board-wide
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 })
 
@@ -51,6 +68,26 @@ function isLocalOrIp(authority: string): boolean {
   return host === 'localhost' || host.endsWith('.localhost') || /^\d{1,3}(\.\d{1,3}){3}$/.test(host)
 }
 
+/**
+ * TRUST_PROXY: `0`/`false` (the default: req.ip is the TCP peer), a hop count (`1`: one proxy in
+ * front, e.g. the Gateway), `true` (trust every X-Forwarded-For hop; only behind a proxy that
+ * overwrites it), or a comma-separated list of proxy addresses and CIDRs.
+ */
+function parseTrustProxy(v: string): boolean | number | string[] {
+  const lower = v.toLowerCase()
+  if (lower === 'false' || lower === 'off') return false
+  if (lower === 'true') return true
+  if (/^\d{1,3}$/.test(v)) return Number(v) === 0 ? false : Number(v)
+  const list = v.split(',').map((x) => x.trim()).filter(Boolean)
+  const bad = list.filter((x) => {
+    const [addr = '', bits, extra] = x.split('/')
+    const family = isIP(addr)
+    if (!family || extra !== undefined) return true
+    return bits !== undefined && !(/^\d{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128))
+  })
+  if (list.length === 0 || bad.length) throw new ConfigError(`invalid configuration:\n  TRUST_PROXY: not a hop count or a list of addresses/CIDRs: ${bad.join(', ')}`)
+  return list
+}
 
 /** Reads and validates the environment once; throws one ConfigError naming every bad variable. */
 export function loadConfig(env: Record<string, string | undefined> = process.env) {
@@ -95,6 +132,26 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       unverifiedMax: e.UNVERIFIED_RATE_LIMIT_MAX,
       unverifiedWindowMs: 3_600_000,
       unverifiedThreadsPerDay: e.UNVERIFIED_THREADS_PER_DAY,
+    },
+    http: {
+      requestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_MS,
+      headersTimeoutMs: Math.min(e.HTTP_HEADERS_TIMEOUT_MS, e.HTTP_REQUEST_TIMEOUT_MS), // node requires headers ≤ request
+      connectionTimeoutMs: e.HTTP_CONNECTION_TIMEOUT_MS,
+      keepAliveTimeoutMs: e.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+      maxConnections: e.HTTP_MAX_CONNECTIONS,
+      shedEventLoopDelayMs: e.SHED_EVENT_LOOP_DELAY_MS,
+      shedHeapUsedRatio: e.SHED_HEAP_USED_RATIO,
+      trustProxy: parseTrustProxy(e.TRUST_PROXY),
+      // named in the WWW-Authenticate challenge of every 401 (the reader serves the document)
+      resourceMetadataUrl: `${baseUrl}/.well-known/oauth-protected-resource`,
+    },
+    clientLimits: {
+      readMax: e.READ_RATE_LIMIT_MAX,
+      readWindowMs: e.READ_RATE_LIMIT_WINDOW_MS,
+      longPollsMax: e.LONG_POLLS_PER_ADDRESS_MAX,
+      publishMax: e.PUBLISH_ADDRESS_RATE_LIMIT_MAX,
+      publishWindowMs: e.PUBLISH_RATE_LIMIT_WINDOW_MS,
+      newIdentityMax: e.IDENTITY_URL ? 0 : e.NEW_IDENTITY_RATE_LIMIT_MAX,
     },
     sweep: { intervalSeconds: e.SIGNAL_SWEEP_INTERVAL_SECONDS, graceSeconds: e.SIGNAL_SWEEP_GRACE_SECONDS },
     reader: { fallbackPollMs: e.WAKE_FALLBACK_POLL_MS, tailSize: e.READER_TAIL_SIZE },

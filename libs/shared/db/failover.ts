@@ -1,4 +1,4 @@
-import { isConnectionError } from './postgres.js'
+import { isConnectionError } from './errors.js'
 import type { Logger } from '../log/index.js'
 import type { Db, QueryResult } from './types.js'
 
@@ -9,8 +9,7 @@ import type { Db, QueryResult } from './types.js'
  */
 export function failoverDb(replica: Db, primary: Db, log: Logger, retryMs = 2000): Db {
   let downUntil = 0
-  // the pool wraps a connection failure as 503 unavailable; the failure itself says the replica is down
-  const down = (err: unknown) => isConnectionError(err) || isConnectionError((err as { cause?: unknown } | null)?.cause)
+  const down = (err: unknown) => isConnectionError(err) // a DatabaseUnavailable, or the connection error itself
   return {
     kind: replica.kind,
     async query<R>(sql: string, params?: unknown[]): Promise<QueryResult<R>> {

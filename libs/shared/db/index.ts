@@ -1,5 +1,6 @@
 export * from './types.js'
-export { postgresDb, isConnectionError, type PostgresOptions } from './postgres.js'
+export { postgresDb, type PostgresOptions } from './postgres.js'
+export { DatabaseUnavailable, isConnectionError, isDataError } from './errors.js'
 export { failoverDb } from './failover.js'
 export { pgliteDb } from './pglite.js'
 export { migrate, listMigrations } from './migrate.js'
@@ -12,3 +13,5 @@ export { signalPurger, type SignalPurger, type PurgeKind, PURGE_FLOOR_SECONDS } 
 export { statsReader, activeCountsSql, type StatsReader, type ActivityBucket } from './stats/read.js'
 export { statsWriter, type StatsWriter, type RollUpResult, STATS_KEEP_SECONDS } from './stats/write.js'
 export { bossConnection, bossSchemaName, pgliteBossDatabase } from './boss.js'
+export { idempotencyKeys, type IdempotencyKeys, type Reservation, IDEMPOTENCY_WINDOW_SECONDS } from './signals/idempotency.js'
+export { originsOf, type Origins } from './signals/origins.js'

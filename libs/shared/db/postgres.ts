@@ -1,21 +1,6 @@
 import pg from 'pg'
-import { WireError } from '../domain/index.js'
+import { afterSend, beforeSend, DatabaseUnavailable, isConnectionError } from './errors.js'
 import type { Db, QueryResult } from './types.js'
-
-const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'EPIPE', '57P01', '57P02', '57P03', '53300'])
-
-/** True when the error says the server is unreachable or going away, not that the statement was wrong. */
-export function isConnectionError(err: unknown): boolean {
-  const e = err as { code?: unknown; message?: unknown } | null
-  const code = typeof e?.code === 'string' ? e.code : ''
-  if (CONNECTION_CODES.has(code) || code.startsWith('08')) return true
-  const msg = typeof e?.message === 'string' ? e.message : ''
-  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/.test(msg)
-}
-
-/** A down database is 503 unavailable (Retry-After), never a 500: the request may simply be retried. */
-const unavailable = (err: unknown) =>
-  isConnectionError(err) ? new WireError('unavailable', 'the database is unavailable; try again shortly', undefined, { retryAfter: 1, cause: err }) : err
 
 export interface PostgresOptions {
   max?: number
@@ -35,12 +20,23 @@ export function postgresDb(url: string, opts: PostgresOptions = {}): Db {
   })
   // @NOTE an idle client's connection error is emitted on the pool; without a listener it crashes the process
   pool.on('error', () => {})
+  // @NOTE connect and query apart (pool.query does both): a failed connect sent nothing, a
+  // connection lost after sending may have committed, and a 503 says which
   const query = async <R>(sql: string, params?: unknown[]): Promise<QueryResult<R>> => {
+    const client = await pool.connect().catch((err: unknown) => Promise.reject(beforeSend(err)))
+    let broken: Error | undefined
+    const onError = (err: Error) => (broken = err)
+    client.on('error', onError)
     try {
-      const r = await pool.query(sql, params as unknown[])
+      const r = await client.query(sql, params as unknown[])
       return { rows: r.rows as R[], rowCount: r.rowCount ?? 0 }
     } catch (err) {
-      throw unavailable(err)
+      const e = afterSend(err)
+      if (isConnectionError(e)) broken ??= err instanceof Error ? err : new Error('connection lost')
+      throw e
+    } finally {
+      client.off('error', onError)
+      client.release(broken)
     }
   }
   return {
@@ -50,26 +46,32 @@ export function postgresDb(url: string, opts: PostgresOptions = {}): Db {
       await query(sql)
     },
     async transaction(fn) {
-      const client = await pool.connect().catch((err: unknown) => Promise.reject(unavailable(err)))
+      const client = await pool.connect().catch((err: unknown) => Promise.reject(beforeSend(err)))
       let broken: unknown
+      let committing = false
       // @NOTE a checked-out client's connection error is emitted on the client, not the pool: without
       // a listener a dropped connection mid-transaction crashes the process (the query still rejects)
       const onError = (err: unknown) => (broken = err)
       client.on('error', onError)
+      const send = (sql: string, params?: unknown[]) => client.query(sql, params as unknown[]).catch((err: unknown) => Promise.reject(afterSend(err)))
       try {
-        await client.query('begin')
+        await send('begin')
         const result = await fn({
           query: async <R>(sql: string, params?: unknown[]) => {
-            const r = await client.query(sql, params as unknown[])
+            const r = await send(sql, params)
             return { rows: r.rows as R[], rowCount: r.rowCount ?? 0 }
           },
-          exec: async (sql: string) => void (await client.query(sql)),
+          exec: async (sql: string) => void (await send(sql)),
         })
-        await client.query('commit')
+        // the connection broke before the commit went out: the transaction surely rolled back
+        if (broken !== undefined) throw new DatabaseUnavailable(false, broken)
+        committing = true
+        await send('commit')
         return result
       } catch (err) {
         await client.query('rollback').catch((e: unknown) => (broken = e))
-        throw unavailable(err)
+        // lost before the commit was sent: the transaction surely rolled back
+        throw err instanceof DatabaseUnavailable && err.outcomeUnknown && !committing ? new DatabaseUnavailable(false, err.cause) : err
       } finally {
         client.off('error', onError)
         client.release(broken instanceof Error ? broken : undefined)

@@ -1,4 +1,6 @@
+import { getHeapStatistics } from 'node:v8'
 import cors from '@fastify/cors'
+import underPressure from '@fastify/under-pressure'
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import { invalid, LIMITS, WireError } from '../domain/index.js'
 import type { Logger } from '../log/index.js'
@@ -9,9 +11,46 @@ const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
 /** Where a board's RFC 9728 protected-resource document lives (served by the reader). */
 export const resourceMetadataUrl = (baseUrl: string) => `${baseUrl}/.well-known/oauth-protected-resource`
 
-export interface HttpAppOptions {
+/** Timeouts, caps and shedding per process (config `http`; docs/security.md). */
+export interface HttpSettings {
+  /** Headers and body must have arrived within this (a slow-loris body is cut with 408); not the answer's time. */
+  requestTimeoutMs: number
+  headersTimeoutMs: number
+  /** A socket with no traffic either way for this long is closed; above the longest long-poll wait. */
+  connectionTimeoutMs: number
+  keepAliveTimeoutMs: number
+  /** Open sockets per process; 0: no cap. Beyond it, new connections are closed at once. */
+  maxConnections: number
+  /** Shed (503 unavailable, Retry-After) while the mean event-loop delay exceeds this; 0: off. */
+  shedEventLoopDelayMs: number
+  /** Shed while the heap in use exceeds this fraction of V8's heap limit; 0: off. */
+  shedHeapUsedRatio: number
+  /** fastify's trustProxy: whose X-Forwarded-For sets req.ip. */
+  trustProxy: boolean | number | string[]
   /** The board's RFC 9728 document, named in the `WWW-Authenticate` challenge of every 401. */
   resourceMetadataUrl?: string
+}
+
+export const DEFAULT_HTTP: HttpSettings = {
+  requestTimeoutMs: 30_000,
+  headersTimeoutMs: 10_000,
+  connectionTimeoutMs: 60_000,
+  keepAliveTimeoutMs: 72_000,
+  maxConnections: 20_000,
+  shedEventLoopDelayMs: 1000,
+  shedHeapUsedRatio: 0.9,
+  trustProxy: false,
+}
+
+/** Health and metrics answer under pressure too: an orchestrator must not restart a busy process. */
+const EXEMPT_FROM_SHEDDING = new Set(['/', '/healthz', '/readyz', '/metrics'])
+
+const hops = (n: number) => (_address: string, hop: number) => hop < n
+
+class Overloaded extends WireError {
+  constructor() {
+    super('unavailable', 'this process is overloaded; retry shortly', undefined, { retryAfter: 2 })
+  }
 }
 
 /**
@@ -19,9 +58,17 @@ export interface HttpAppOptions {
  * the 64 KiB body cap, and JSON bodies handed to routes as text (publish keeps payloads verbatim;
  * other routes parse with parseJsonBody).
  */
-export function createHttpApp(log: Logger, opts: HttpAppOptions = {}): FastifyInstance {
+export function createHttpApp(log: Logger, http: HttpSettings = DEFAULT_HTTP): FastifyInstance {
   const app = Fastify({
     loggerInstance: log as FastifyBaseLogger,
+    requestTimeout: http.requestTimeoutMs,
+    connectionTimeout: http.connectionTimeoutMs,
+    keepAliveTimeout: http.keepAliveTimeoutMs,
+    // @NOTE node checks the request and headers timeouts on this interval (30 s by default): once a
+    // second, so a slow sender is cut close to its timeout
+    http: { headersTimeout: http.headersTimeoutMs, connectionsCheckingInterval: 1000 },
+    // a hop count trusts that many proxies nearest to us (proxy-addr's meaning of a number)
+    trustProxy: typeof http.trustProxy === 'number' ? hops(http.trustProxy) : http.trustProxy,
     bodyLimit: LIMITS.maxBodyBytes,
     requestIdHeader: 'x-request-id',
     logController: new LogController({ disableRequestLogging: true }), // one debug line per request instead (onResponse)
@@ -35,6 +82,17 @@ export function createHttpApp(log: Logger, opts: HttpAppOptions = {}): FastifyIn
     },
   })
   installErrorHandler(app)
+  if (http.maxConnections > 0) app.server.maxConnections = http.maxConnections
+  if (http.shedEventLoopDelayMs > 0 || http.shedHeapUsedRatio > 0)
+    app.register(underPressure, {
+      maxEventLoopDelay: http.shedEventLoopDelayMs,
+      maxHeapUsedBytes: Math.floor(http.shedHeapUsedRatio * getHeapStatistics().heap_size_limit),
+      customError: Overloaded,
+      // health and metrics pass (returning nothing lets the request go on)
+      pressureHandler: (req) => {
+        if (!EXEMPT_FROM_SHEDDING.has(req.url.split('?')[0] ?? '')) throw new Overloaded()
+      },
+    })
   // Shutting down: requests that arrive on kept-alive connections get 503 with `Connection: close`,
   // so clients go to another pod and the connection drains; requests already in flight finish.
   let closing = false
@@ -48,7 +106,7 @@ export function createHttpApp(log: Logger, opts: HttpAppOptions = {}): FastifyIn
   // server is not left waiting on kept-alive sockets nobody will close
   app.addHook('onSend', async (_req, reply) => void (closing && reply.header('connection', 'close')))
   // every 401 says how to authenticate (RFC 6750 §3, RFC 9728 §5.1), whichever route refused
-  const challenge = `Bearer${opts.resourceMetadataUrl ? ` resource_metadata="${opts.resourceMetadataUrl}"` : ''}`
+  const challenge = `Bearer${http.resourceMetadataUrl ? ` resource_metadata="${http.resourceMetadataUrl}"` : ''}`
   app.addHook('onSend', async (_req, reply) => void (reply.statusCode === 401 && !reply.hasHeader('www-authenticate') && reply.header('www-authenticate', challenge)))
   app.register(cors, {
     origin: '*',

@@ -1,4 +1,5 @@
-export { createHttpApp, resourceMetadataUrl, type HttpAppOptions } from './app.js'
+export { createHttpApp, resourceMetadataUrl } from './app.js'
 export { errorBody, installErrorHandler, logFailure, toWireError, sendError, STATUS } from './errors.js'
 export { abortOnClose, parseJsonBody, sendJsonText } from './body.js'
 export { healthRoutes, type HealthOptions } from './health.js'
+export { installReadLimits, type ReadLimiter } from './client-limits.js'

@@ -1,8 +1,9 @@
 import type { Redis } from 'ioredis'
 import { fingerprintKey } from '../auth/index.js'
-import { localPresence, redisClient, redisPresence, wakeBus, type Presence, type WakeBus } from '../bus/index.js'
+import { channels, localPresence, redisClient, redisPresence, wakeBus, type Presence, type WakeBus } from '../bus/index.js'
 import type { Config } from '../config/index.js'
 import { failoverDb, ident, migrate, pgliteDb, postgresDb, readBoardId, type Db, type Ident } from '../db/index.js'
+import { clientLimits, type ClientLimits } from '../limits/index.js'
 import type { Logger } from '../log/index.js'
 
 /** The connections a process holds. Each role's context takes what it needs from here. */
@@ -18,6 +19,8 @@ export interface Infra {
   /** A Redis command connection (rate limits), when REDIS_URL is set. */
   redis: Redis | undefined
   fingerprintKey: string
+  /** Per-client-address budgets (and local mode's new-identity budget), through Redis when there is one. */
+  limits: ClientLimits
   close(): Promise<void>
 }
 
@@ -78,7 +81,8 @@ export async function openInfra(cfg: Config, log: Logger, opts: InfraOptions = {
       secret: cfg.secrets.fingerprintSecret,
       ...(cfg.db.kind === 'postgres' ? { databaseUrl: cfg.db.url } : { dataDir: cfg.db.dataDir }),
     })
-    return { primary, readDb, schema, boardId, bus, presence, redis, fingerprintKey: key, close }
+    const limits = clientLimits({ ...cfg.clientLimits, keyPrefix: `${channels(boardId).rateLimitPrefix}:client` }, redis)
+    return { primary, readDb, schema, boardId, bus, presence, redis, fingerprintKey: key, limits, close }
   } catch (err) {
     await close()
     throw err

@@ -1,4 +1,4 @@
-import type { NewSignal, SignalWriter } from '../db/index.js'
+import { DatabaseUnavailable, isDataError, type NewSignal, type SignalWriter } from '../db/index.js'
 import { WireError, type Signal } from '../domain/index.js'
 import type { Logger } from '../log/index.js'
 import { metrics } from '../metrics/index.js'
@@ -30,19 +30,44 @@ export function createBatcher(writer: SignalWriter, log: Logger, opts: BatcherOp
       const batch = queue.slice(0, maxBatch)
       queue = queue.slice(batch.length)
       try {
-        const saved = await writer.insertBatch(batch.map((p) => p.signal))
-        metrics.batchSize.observe(saved.length)
-        saved.forEach((s, i) => batch[i]!.resolve(s))
-        opts.onCommit(saved[saved.length - 1]!.seq, saved)
+        commit(batch, await writer.insertBatch(batch.map((p) => p.signal)))
       } catch (err) {
-        log.error({ err, size: batch.length }, 'signal batch not committed')
-        const e = new WireError('unavailable', 'the database is unavailable; nothing was stored', undefined, { retryAfter: 1 })
-        for (const p of batch) p.reject(e)
+        // a row the database refuses (a data or integrity error) fails the whole statement and
+        // nothing was stored: each member is tried alone, so only the bad one fails
+        if (batch.length > 1 && isDataError(err)) {
+          log.warn({ err, size: batch.length }, 'signal batch refused: retrying its signals one by one')
+          for (const p of batch) await insertAlone(p)
+        } else fail(batch, err)
       }
     }
   }
 
+  function commit(batch: Pending[], saved: Signal[]) {
+    metrics.batchSize.observe(saved.length)
+    saved.forEach((s, i) => batch[i]!.resolve(s))
+    opts.onCommit(saved[saved.length - 1]!.seq, saved)
+  }
+
+  async function insertAlone(p: Pending) {
+    try {
+      commit([p], await writer.insertBatch([p.signal]))
+    } catch (err) {
+      fail([p], err)
+    }
+  }
+
+  function fail(batch: Pending[], err: unknown) {
+    const e = publishFailure(err)
+    if (e.code === 'unavailable') log.error({ err, size: batch.length }, 'signal batch not committed')
+    else log.warn({ err: { code: (err as { code?: unknown }).code }, size: batch.length }, 'signal refused by the database')
+    for (const p of batch) p.reject(e)
+  }
+
   return {
+    /** Publishes waiting for the next batch (the one committing not included). */
+    get queued() {
+      return queue.length
+    },
     /** Resolves once the signal is committed (acknowledged); rejects with 503 unavailable if it was not. */
     submit(signal: NewSignal): Promise<Signal> {
       return new Promise<Signal>((resolve, reject) => {
@@ -51,6 +76,23 @@ export function createBatcher(writer: SignalWriter, log: Logger, opts: BatcherOp
         running ??= new Promise<void>((r) => setImmediate(r)).then(drain).finally(() => (running = null))
       })
     },
+    /**
+     * An unverified identity's thread: counted and inserted in one transaction of its own (rare,
+     * so outside the group commit); rejects with unverified_limited at the limit.
+     */
+    async submitLimitedThread(signal: NewSignal, limit: number): Promise<Signal> {
+      let saved: Signal | null
+      try {
+        saved = await writer.insertLimitedThread(signal, limit)
+      } catch (err) {
+        log.error({ err }, 'thread not committed')
+        throw publishFailure(err)
+      }
+      if (!saved) throw new WireError('unverified_limited', `unverified identities may open ${limit} thread(s) per 24 h`, { limit })
+      metrics.batchSize.observe(1)
+      opts.onCommit(saved.seq, [saved])
+      return saved
+    },
     /** Resolves when everything submitted so far is committed or failed (shutdown). */
     async flush() {
       while (running) await running
@@ -58,3 +100,19 @@ export function createBatcher(writer: SignalWriter, log: Logger, opts: BatcherOp
   }
 }
 export type Batcher = ReturnType<typeof createBatcher>
+
+/** What a publisher is told when its signal was not committed: whose fault, and whether it may have been stored after all. */
+export function publishFailure(err: unknown): WireError {
+  if (isDataError(err)) return new WireError('invalid_request', 'the database refused this signal; nothing was stored')
+  if (err instanceof DatabaseUnavailable && err.outcomeUnknown)
+    return new WireError(
+      'unavailable',
+      'the database connection was lost while storing: outcome unknown, the signal may have been stored (retry with the same Idempotency-Key)',
+      { outcome: 'unknown' },
+      { retryAfter: 1 },
+    )
+  return nothingStored(err)
+}
+
+export const nothingStored = (cause: unknown) =>
+  new WireError('unavailable', 'the database is unavailable; nothing was stored', { outcome: 'not_stored' }, { retryAfter: 1, cause })

@@ -1,5 +1,5 @@
 export { createBatcher, type Batcher, type BatcherOptions } from './batcher.js'
 export { boardPolicy, type BoardPolicy } from './board-policy.js'
-export { publishSignal, type PublishDeps } from './publish.js'
+export { publishSignal, type PublishDeps, type PublishRequest } from './publish.js'
 export { createPublisher, type Publisher, type PublisherOptions } from './publisher.js'
 export { publishRateLimits, type PublishRateLimits, type RateLimitOptions } from './rate-limit.js'

@@ -1,8 +1,11 @@
 import type { Identity, IdentityResolver } from '../auth/index.js'
-import type { SignalReader } from '../db/index.js'
+import { DatabaseUnavailable, type IdempotencyKeys, type SignalReader } from '../db/index.js'
 import { invalid, parseEnvelope, parseSignalRef, WireError, newSignalId, type Envelope, type Signal } from '../domain/index.js'
-import type { Batcher } from './batcher.js'
+import type { ClientLimits } from '../limits/index.js'
+import { nothingStored, type Batcher } from './batcher.js'
 import type { BoardPolicy } from './board-policy.js'
+import { publishOnce, replayOf } from './idempotency.js'
+import type { NewIdentityGate } from './new-identities.js'
 import type { PublishRateLimits } from './rate-limit.js'
 
 export interface PublishDeps {
@@ -14,16 +17,47 @@ export interface PublishDeps {
   signals: SignalReader // on the primary: the referenced signal must exist now
   policy: BoardPolicy
   rateLimits: PublishRateLimits
+  /** Per client address, across every writer. */
+  addressLimits: Pick<ClientLimits, 'publish'>
+  newIdentities: NewIdentityGate
+  keys: IdempotencyKeys
   batcher: Batcher
+}
+
+export interface PublishRequest {
+  /** The validated Idempotency-Key, if the caller sent one. */
+  idempotencyKey?: string | null
+  /** The client's address (req.ip), for the per-address budget; absent on paths without one. */
+  address?: string
 }
 
 /**
  * The one publish path, used by HTTP, MCP and A2A alike. Checks run in the order of docs/protocol.md ("Publish check order"):
  * (body size: HTTP layer) → auth → envelope → board rules → standing → rate limit → insert.
+ * A retry with an Idempotency-Key already used answers the original signal right after auth.
  * Resolves once the signal is committed.
  */
-export async function publishSignal(d: PublishDeps, authorization: string | string[] | undefined, body: string | undefined): Promise<Signal> {
+export async function publishSignal(
+  d: PublishDeps,
+  authorization: string | string[] | undefined,
+  body: string | undefined,
+  r: PublishRequest = {},
+): Promise<Signal> {
+  try {
+    return await publish(d, authorization, body, r)
+  } catch (err) {
+    // the database failed before the signal's insert (a lookup, a reservation): nothing was stored
+    throw err instanceof DatabaseUnavailable ? nothingStored(err) : err
+  }
+}
+
+async function publish(d: PublishDeps, authorization: string | string[] | undefined, body: string | undefined, r: PublishRequest): Promise<Signal> {
   const who = await d.identity.authenticate(authorization)
+  const key = r.idempotencyKey ?? null
+  if (key !== null) {
+    const original = await replayOf(d.keys, who.id, key)
+    if (original) return original
+  }
   if (body === undefined || body.trim() === '') throw invalid('signal missing: send one JSON object')
   const env = parseEnvelope(body, d.defaultTtl)
   let refId: string | null = null
@@ -34,22 +68,29 @@ export async function publishSignal(d: PublishDeps, authorization: string | stri
   await d.policy.check(who.id, env.type)
   if (refId === null && d.threadBitFloor !== null && (who.bits ?? 0) < d.threadBitFloor)
     throw new WireError('insufficient_standing', 'opening a thread needs more standing', { required: d.threadBitFloor, bits: who.bits ?? 0 })
-  const insert = async () => {
-    if (refId === null && !who.verified && (await d.signals.threadsInLastDay(who.id)) >= d.unverifiedThreadsPerDay)
-      throw new WireError('unverified_limited', `unverified identities may open ${d.unverifiedThreadsPerDay} thread(s) per 24 h`, {
-        limit: d.unverifiedThreadsPerDay,
-      })
+  const limitedThread = refId === null && !who.verified
+  const insert = async (id: string) => {
+    // the thread count is looked at before the rate limit is charged (docs/protocol.md's check order); the
+    // count that decides is taken again with the insert, atomically across writers
+    if (limitedThread && (await d.signals.threadsInLastDay(who.id)) >= d.unverifiedThreadsPerDay) throw threadLimit(d)
+    if (r.address !== undefined) await d.addressLimits.publish(r.address)
+    await d.newIdentities.check(who.id)
     await d.rateLimits.consume(who.id, who.verified)
-    return commit(d, who, env, refId)
+    const signal = await commit(d, who, env, refId, id, limitedThread)
+    d.newIdentities.published(who.id)
+    return signal
   }
-  // @NOTE the daily thread count is read, then the thread inserted: an unverified identity's thread
-  // openings run one at a time (in this process) so a burst cannot all pass the same count
-  return refId === null && !who.verified ? oneAtATime(d, who.id, insert) : insert()
+  const once = (id: string) => (limitedThread ? oneAtATime(d, who.id, () => insert(id)) : insert(id))
+  return key === null ? once(newSignalId()) : publishOnce(d.keys, who.id, key, once)
 }
 
 const queues = new WeakMap<PublishDeps, Map<string, Promise<unknown>>>()
 
-/** Runs `fn` after every earlier call for the same key has settled. */
+/**
+ * Runs `fn` after every earlier call for the same key has settled: in this process an unverified
+ * identity's thread openings run one at a time, so a burst is told unverified_limited before any
+ * of it is charged to the rate limit.
+ */
 function oneAtATime<T>(d: PublishDeps, key: string, fn: () => Promise<T>): Promise<T> {
   const byKey = queues.get(d) ?? new Map<string, Promise<unknown>>()
   queues.set(d, byKey)
@@ -60,10 +101,15 @@ function oneAtATime<T>(d: PublishDeps, key: string, fn: () => Promise<T>): Promi
   return run
 }
 
-function commit(d: PublishDeps, who: Identity, env: Envelope, refId: string | null): Promise<Signal> {
+const threadLimit = (d: PublishDeps) =>
+  new WireError('unverified_limited', `unverified identities may open ${d.unverifiedThreadsPerDay} thread(s) per 24 h`, {
+    limit: d.unverifiedThreadsPerDay,
+  })
+
+function commit(d: PublishDeps, who: Identity, env: Envelope, refId: string | null, id: string, limitedThread: boolean): Promise<Signal> {
   const createdAtMs = Date.now()
-  return d.batcher.submit({
-    id: newSignalId(),
+  const signal = {
+    id,
     origin: who.id,
     originName: who.name,
     originUri: who.uri,
@@ -75,5 +121,7 @@ function commit(d: PublishDeps, who: Identity, env: Envelope, refId: string | nu
     refId,
     createdAtMs,
     expiresAtMs: createdAtMs + env.ttl * 1000,
-  })
+  }
+  // an unverified identity's thread is counted and inserted atomically across every writer
+  return limitedThread ? d.batcher.submitLimitedThread(signal, d.unverifiedThreadsPerDay) : d.batcher.submit(signal)
 }

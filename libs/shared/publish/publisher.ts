@@ -1,11 +1,12 @@
 import { localIdentity, networkIdentity, type IdentityResolver } from '../auth/index.js'
 import { channels } from '../bus/index.js'
 import type { Config } from '../config/index.js'
-import { boardReader, signalReader, signalWriter } from '../db/index.js'
+import { boardReader, idempotencyKeys, originsOf, signalReader, signalWriter } from '../db/index.js'
 import type { Infra } from '../infra/index.js'
 import type { Logger } from '../log/index.js'
 import { createBatcher, type Batcher } from './batcher.js'
 import { boardPolicy, type BoardPolicy } from './board-policy.js'
+import { newIdentityGate } from './new-identities.js'
 import type { PublishDeps } from './publish.js'
 import { publishRateLimits } from './rate-limit.js'
 
@@ -53,6 +54,9 @@ export function createPublisher(cfg: Config, log: Logger, infra: Infra, opts: Pu
     signals,
     policy,
     rateLimits: publishRateLimits({ ...rl, keyPrefix: channels(infra.boardId).rateLimitPrefix }, infra.redis),
+    addressLimits: infra.limits,
+    newIdentities: newIdentityGate(originsOf(primary, schema), infra.limits),
+    keys: idempotencyKeys(primary, schema),
     batcher,
   }
   return { deps, identity, policy, batcher, flush: () => batcher.flush() }

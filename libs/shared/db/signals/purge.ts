@@ -1,4 +1,5 @@
 import type { Ident, Queryable } from '../types.js'
+import { idempotencyKeys } from './idempotency.js'
 
 /** Nothing younger than this is ever purged: the unverified thread limit counts the last 24 h (threadsInLastDay). */
 export const PURGE_FLOOR_SECONDS = 86_400
@@ -38,7 +39,10 @@ export function signalPurger(db: Queryable, s: Ident) {
       )
       delete from ${s}.signals x using doomed d where x.seq = d.seq`,
   }
+  const keys = idempotencyKeys(db, s)
   return {
+    /** Deletes up to `limit` Idempotency-Key rows older than their 24 h; returns how many went. */
+    purgeKeysBatch: (limit: number): Promise<number> => keys.purgeBatch(limit),
     /** Deletes up to `limit` rows of one kind; returns how many went. */
     async purgeBatch(kind: PurgeKind, graceSeconds: number, limit: number): Promise<number> {
       return (await db.query(sql[kind], [graceSeconds, limit])).rowCount

@@ -5,6 +5,30 @@ import { signalColumns, toSignal, type SignalRow } from './row.js'
 /** A signal ready to insert: everything but its seq. */
 export type NewSignal = Omit<Signal, 'seq' | 'pinned'>
 
+const batchParams = (batch: readonly NewSignal[]) => {
+  const col = <K extends keyof NewSignal>(k: K) => batch.map((x) => x[k])
+  return [
+    batch.length,
+    col('id'),
+    col('origin'),
+    col('originName'),
+    col('originUri'),
+    col('originVerified'),
+    col('type'),
+    batch.map((x) => JSON.stringify(x.tags)),
+    col('payloadText'),
+    col('refId'),
+    col('ttl'),
+    col('createdAtMs'),
+    col('expiresAtMs'),
+  ]
+}
+
+const withSeqs = (batch: readonly NewSignal[], rows: Array<{ seq: string; id: string }>): Signal[] => {
+  const seqById = new Map(rows.map((r) => [r.id, Number(r.seq)]))
+  return batch.map((x) => ({ ...x, seq: seqById.get(x.id)!, pinned: false }))
+}
+
 /** The write side of the signals table (primary only). */
 export function signalWriter(db: Db, s: Ident) {
   // @NOTE one statement takes the block of seqs and inserts the batch; the feed_head row lock is
@@ -24,6 +48,7 @@ export function signalWriter(db: Db, s: Ident) {
          with ordinality as u(id, origin, origin_name, origin_uri, origin_verified, type, tags, payload,
                               ref_id, ttl, created_ms, expires_ms, ord)
     returning seq, id`
+  const threadsSinceSql = `select count(*)::int as n from ${s}.signals where origin = $1 and ref_id is null and created_at > now() - interval '24 hours'`
   // every pin, unpin and removal takes the next change number (0004_signal_changes.sql)
   const change = `with c as (update ${s}.feed_head set changes = changes + 1 returning changes)`
   const setPinnedSql = `${change} update ${s}.signals set pinned = $2, changed = (select changes from c)
@@ -34,26 +59,23 @@ export function signalWriter(db: Db, s: Ident) {
   return {
     /** Inserts a batch atomically; returns the signals with their seqs, in order. */
     async insertBatch(batch: readonly NewSignal[]): Promise<Signal[]> {
-      const col = <K extends keyof NewSignal>(k: K) => batch.map((x) => x[k])
-      const params = [
-        batch.length,
-        col('id'),
-        col('origin'),
-        col('originName'),
-        col('originUri'),
-        col('originVerified'),
-        col('type'),
-        batch.map((x) => JSON.stringify(x.tags)),
-        col('payloadText'),
-        col('refId'),
-        col('ttl'),
-        col('createdAtMs'),
-        col('expiresAtMs'),
-      ]
       // one statement is one transaction: a single round trip per batch
-      const { rows } = await db.query<{ seq: string; id: string }>(insertBatchSql, params)
-      const seqById = new Map(rows.map((r) => [r.id, Number(r.seq)]))
-      return batch.map((x) => ({ ...x, seq: seqById.get(x.id)!, pinned: false }))
+      const { rows } = await db.query<{ seq: string; id: string }>(insertBatchSql, batchParams(batch))
+      return withSeqs(batch, rows)
+    },
+    /**
+     * Opens a thread for an origin allowed `limit` threads per 24 h, atomically across writers: a
+     * transaction-scoped advisory lock per origin covers the count and the insert, so K writers
+     * racing still allow `limit`. Null when the origin is at its limit (nothing stored).
+     */
+    async insertLimitedThread(x: NewSignal, limit: number): Promise<Signal | null> {
+      return db.transaction(async (tx) => {
+        await tx.query(`select pg_advisory_xact_lock(hashtextextended($1, 0))`, [`wire:${s}:threads:${x.origin}`])
+        const n = (await tx.query<{ n: number }>(threadsSinceSql, [x.origin])).rows[0]?.n ?? 0
+        if (n >= limit) return null
+        const r = await tx.query<{ seq: string; id: string }>(insertBatchSql, batchParams([x]))
+        return withSeqs([x], r.rows)[0]!
+      })
     },
     async setPinned(id: string, pinned: boolean, q: Queryable = db): Promise<Signal | null> {
       const { rows } = await q.query<SignalRow>(setPinnedSql, [id, pinned])

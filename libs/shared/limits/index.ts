@@ -1,0 +1,87 @@
+import type { Redis } from 'ioredis'
+import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible'
+import { WireError } from '../domain/index.js'
+
+/** Config `clientLimits`: every max is per window; 0 turns that limit off. */
+export interface ClientLimitSettings {
+  /** Reads (any GET but health) per client address per readWindowMs. */
+  readMax: number
+  readWindowMs: number
+  /** Long-polls one client address may hold open at once. */
+  longPollsMax: number
+  /** Publishes per client address per publishWindowMs, whatever the identities. */
+  publishMax: number
+  publishWindowMs: number
+  /** Local mode: publishes per minute, board-wide, by identities that never published here before. */
+  newIdentityMax: number
+}
+
+/**
+ * A long-poll's slot lives at most this long: a process that dies holding slots frees them within
+ * it. @NOTE slots are counted in fixed windows of this length, so across a window's turn an
+ * address may briefly hold up to twice its limit; the bound stays finite.
+ */
+const POLL_SLOT_SECONDS = 60
+
+const limited = (limiter: RateLimiterAbstract, what: string, res: RateLimiterRes) =>
+  new WireError(
+    'rate_limited',
+    `rate limit reached: ${what}`,
+    { limit: limiter.points, remaining: Math.max(0, res.remainingPoints), resetMs: res.msBeforeNext },
+    { retryAfter: res.msBeforeNext / 1000 },
+  )
+
+/**
+ * Per-client-address budgets (and the board-wide budget for new identities), shared by every
+ * process on the same Redis and key prefix; without Redis, or while it is down, each process keeps
+ * its own in memory (fail to local, not open).
+ */
+export function clientLimits(o: ClientLimitSettings & { keyPrefix: string }, redis?: Redis) {
+  const make = (name: string, points: number, windowMs: number): RateLimiterAbstract | null => {
+    if (points <= 0) return null
+    const duration = Math.max(1, Math.round(windowMs / 1000))
+    const keyPrefix = `${o.keyPrefix}:${name}`
+    const memory = new RateLimiterMemory({ keyPrefix, points, duration })
+    return redis ? new RateLimiterRedis({ storeClient: redis, keyPrefix, points, duration, insuranceLimiter: memory, rejectIfRedisNotReady: true }) : memory
+  }
+  const reads = make('read', o.readMax, o.readWindowMs)
+  const polls = make('poll', o.longPollsMax, POLL_SLOT_SECONDS * 1000)
+  const publishes = make('pubaddr', o.publishMax, o.publishWindowMs)
+  const newIdentities = make('newid', o.newIdentityMax, 60_000)
+
+  const take = async (limiter: RateLimiterAbstract | null, key: string, what: string) => {
+    if (!limiter) return
+    try {
+      await limiter.consume(key)
+    } catch (res) {
+      if (!(res instanceof RateLimiterRes)) throw res
+      throw limited(limiter, what, res)
+    }
+  }
+
+  return {
+    readsLimited: reads !== null,
+    pollsLimited: polls !== null,
+    newIdentitiesLimited: newIdentities !== null,
+    read: (address: string) => take(reads, address, `${o.readMax} reads per ${Math.round(o.readWindowMs / 1000)} s from one address`),
+    /** Takes a long-poll slot for the address; resolves to its release (call once, when the poll ends). */
+    async openPoll(address: string): Promise<() => void> {
+      try {
+        await take(polls, address, `${o.longPollsMax} waiting long-polls from one address`)
+      } catch (err) {
+        // a refused poll holds no slot: give back what the refused consume counted
+        polls?.reward(address, 1).catch(() => {})
+        throw err
+      }
+      let released = false
+      return () => {
+        if (released || !polls) return
+        released = true
+        polls.reward(address, 1).catch(() => {}) // a lost reward only holds the slot until the window ends
+      }
+    },
+    publish: (address: string) => take(publishes, address, `${o.publishMax} publishes per ${Math.round(o.publishWindowMs / 1000)} s from one address`),
+    newIdentity: () => take(newIdentities, 'board', `${o.newIdentityMax} publishes per minute by new identities on this board`),
+  }
+}
+export type ClientLimits = ReturnType<typeof clientLimits>

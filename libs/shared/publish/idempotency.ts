@@ -1,0 +1,60 @@
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { IdempotencyKeys } from '../db/index.js'
+import { newSignalId, WireError, type Signal } from '../domain/index.js'
+
+/** A reservation whose signal is still missing after this long belongs to a publish that stored nothing. */
+const STALE_MS = 30_000
+/** How long a retry waits for a concurrent publish of the same key before answering 503. */
+const WAIT_MS = 10_000
+const POLL_MS = 50
+
+/** Whether a failed publish may still have stored its signal (then its key must keep pointing at it). */
+const mayHaveStored = (err: unknown) => err instanceof WireError && err.code === 'unavailable' && err.details?.outcome === 'unknown'
+
+/**
+ * Publishes at most once per (identity, key) across every writer: the key is reserved in the
+ * database for the id the signal will get before it is stored, so a retry (here or on another
+ * writer) finds the reservation and answers the original signal, waiting for it if it is still
+ * committing. A publish that surely stored nothing frees its key.
+ */
+export async function publishOnce(
+  keys: IdempotencyKeys,
+  identity: string,
+  key: string,
+  publish: (signalId: string) => Promise<Signal>,
+): Promise<Signal> {
+  const deadline = Date.now() + WAIT_MS
+  for (;;) {
+    const held = await keys.find(identity, key)
+    if (held) {
+      const original = await keys.signal(held.signalId)
+      if (original) return original
+      if (held.ageMs > STALE_MS) {
+        const id = newSignalId()
+        if (await keys.takeOver(identity, key, held.signalId, id)) return run(keys, identity, key, id, publish)
+      }
+    } else {
+      const id = newSignalId()
+      if (await keys.reserve(identity, key, id)) return run(keys, identity, key, id, publish)
+    }
+    // another publish of this key is committing (here or on another writer): wait for its outcome
+    if (Date.now() > deadline)
+      throw new WireError('unavailable', 'a publish with this Idempotency-Key is still in progress; retry shortly', undefined, { retryAfter: 1 })
+    await sleep(POLL_MS)
+  }
+}
+
+/** Returns the original signal for a key already used, without publishing; null when the key is free. */
+export async function replayOf(keys: IdempotencyKeys, identity: string, key: string): Promise<Signal | null> {
+  const held = await keys.find(identity, key)
+  return held ? keys.signal(held.signalId) : null
+}
+
+async function run(keys: IdempotencyKeys, identity: string, key: string, id: string, publish: (signalId: string) => Promise<Signal>) {
+  try {
+    return await publish(id)
+  } catch (err) {
+    if (!mayHaveStored(err)) await keys.release(identity, key, id).catch(() => {})
+    throw err
+  }
+}
