@@ -26,7 +26,7 @@ function sweeperCommand(): string[] {
 }
 
 const spawnSweeper = (t: Test, env: Record<string, string>) =>
-  startProcess(t, process.execPath, sweeperCommand(), env, /"msg":"sweeper listening"/, 60_000)
+  startProcess(t, process.execPath, sweeperCommand(), env, /"msg":"listening"/, 60_000)
 
 /** Polls `check` every 100 ms for at most `ms`. */
 async function until(check: () => Promise<boolean>, ms: number): Promise<boolean> {
