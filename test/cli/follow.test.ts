@@ -90,7 +90,7 @@ t.test('the welcome text\'s npx wire commands work as printed', async (t) => {
   }
   const follow = parse(commands.find((c) => c.includes('follow'))!)
   const publish = parse(commands.find((c) => c.includes('publish'))!)
-  t.equal(follow.env.WIRE_URL, url.replace('127.0.0.1', 'localhost'), 'the examples name this board')
+    t.equal(follow.env.WIRE_URL, /is live at (\S+)/.exec(text)?.[1], 'the examples name the board the banner names')
   const npx = (args: string[]) => ['exec', '--no', '--offline', '--', 'wire', ...args]
   const proc = await startProcess(t, 'npm', npx(follow.args), { ...process.env, ...follow.env }, /wire: following /, 60_000)
   const out = await new Promise<string>((resolve, reject) => {

@@ -1,8 +1,11 @@
 import t, { type Test } from 'tap'
+import { startReader } from '../../apps/reader/app.js'
 import { createReaderContext } from '../../apps/reader/context.js'
+import { loadConfig } from '../../libs/shared/config/index.js'
 import type { Db } from '../../libs/shared/db/index.js'
 import { createLogger } from '../../libs/shared/log/index.js'
 import { startStack, type Stack } from '../helpers/stack.js'
+import { TEST_DATABASE_URL } from '../helpers/services.js'
 import { until } from '../helpers/wait.js'
 
 // The cursor promise at its sharpest edge: a long-poll whose first page comes from the database
@@ -77,4 +80,31 @@ t.test('a poll that times out answers from what the tail holds at its deadline',
   await until(() => ctx.feed.head >= later.cursor)
   const next = await ctx.feed.read({ cursor: page.nextCursor, limit: 100, waitMs: 0, type: null, tags: [], origin: null, q: TOKEN, sinceMs: null, includeExpired: false, refId: null })
   t.same(next.signals.map((j) => (JSON.parse(j) as { id: string }).id), [later.signal.id], 'the follower sees the next match from that cursor')
+})
+
+t.test('a follower that switches to a reader which has not heard of its cursor yet neither goes back nor skips', async (t) => {
+  const s = await startStack(t)
+  // a second reader that hears no wake-up at all (Redis at a closed port, no LISTEN, a 60 s fallback
+  // poll): a follower's cursor from the first reader is news to it
+  const cfg = loadConfig({
+    DATABASE_URL: TEST_DATABASE_URL,
+    WIRE_PG_SCHEMA: s.schema,
+    WIRE_CONFIG: '/nonexistent/subwire.config.json',
+    REDIS_URL: 'redis://127.0.0.1:1',
+    WIRE_PG_NOTIFY: '0',
+    WAKE_FALLBACK_POLL_MS: '60000',
+    LOG_LEVEL: 'silent',
+  })
+  const deaf = await startReader(cfg, createLogger('reader', 'silent'))
+  t.teardown(deaf.close)
+  await deaf.app.ready()
+  const start = (await s.read()).nextCursor as number
+  const pubs = []
+  for (let i = 0; i < 3; i++) pubs.push((await s.publish({ $type: 'broadcast', n: i })).json())
+  const first = await s.read(`cursor=${start}&limit=2`) // the first reader serves two of three
+  t.equal(first.nextCursor, pubs[1].cursor)
+  t.ok(deaf.ctx.feed.head < first.nextCursor, 'the second reader has not loaded them: its tail is behind the cursor')
+  const next = (await deaf.app.inject({ url: `/sw/signals?cursor=${first.nextCursor}&wait=2` })).json()
+  t.ok(next.nextCursor >= first.nextCursor, `nextCursor never goes back (${first.nextCursor} → ${next.nextCursor})`)
+  t.same(next.signals.map((x: { id: string }) => x.id), [pubs[2].signal.id], 'and the third signal is delivered, once')
 })

@@ -55,10 +55,11 @@ export class Feed {
 
   /** One page of GET /sw/signals; with `waitMs`, waits for a match until then or until `signal` aborts. */
   async read(q: ReadQuery, signal?: AbortSignal): Promise<FeedPage> {
+    // a cursor beyond any head the board has reached (another board, a reset database): back to the
+    // head at once. One merely beyond this process's news (another reader served it) is behind-ness.
+    if (q.cursor !== null && !(await this.sync.reached(q.cursor))) return emptyPage(this.sync.head)
     // read-your-writes: a head we were told about is loaded first; a replica still behind it gets a moment to replay
     const replayed = await this.sync.catchUp(this.opts.lagWaitMs ?? 500)
-    // a cursor beyond any head this reader knows (another board, a reset database): back to the head at once
-    if (q.cursor !== null && q.cursor > this.sync.knownHead) return emptyPage(this.sync.head)
     const first = await this.firstPage(q, !replayed)
     if (first.signals.length || first.partial || q.waitMs <= 0 || this.closed) return first
     // the first page may have come from the database while the tail moved on: look at the tail again,

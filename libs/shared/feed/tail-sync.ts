@@ -84,6 +84,21 @@ export class TailSync {
     return this.#knownHead > this.tail.head
   }
 
+  /**
+   * A cursor beyond the head this process knows of: true when the board really has reached it
+   * (another reader served it before this one heard the wake-up: this process is merely behind, and
+   * now knows it), false when no such head exists (another board's cursor, a reset database).
+   */
+  async reached(cursor: number): Promise<boolean> {
+    if (cursor <= this.#knownHead) return true
+    await this.refresh()
+    if (cursor <= this.#knownHead) return true
+    const truth = await (this.opts.primary ?? this.reader).head()
+    if (truth < cursor) return false
+    this.heard(truth)
+    return true
+  }
+
   /** Refreshes if lagging; true once the tail reaches the known head, false if still behind after `ms`. */
   async catchUp(ms: number): Promise<boolean> {
     if (!this.lagging) return true
