@@ -3,7 +3,7 @@ import type { Test } from 'tap'
 import { buildReader } from '../../apps/reader/app.js'
 import { createReaderContext } from '../../apps/reader/context.js'
 import { buildWriter } from '../../apps/writer/app.js'
-import { createWriterContext } from '../../apps/writer/context.js'
+import { createWriterContext, type WriterOptions } from '../../apps/writer/context.js'
 import { openInfra } from '../../libs/shared/infra/index.js'
 import { createLogger } from '../../libs/shared/log/index.js'
 import type { Stack } from '../helpers/stack.js'
@@ -12,10 +12,10 @@ import type { Stack } from '../helpers/stack.js'
  * Another writer on the stack's database and Redis: its own pools, its own batcher and limits, as
  * a second writer process has (test/fleet runs them as real processes; this is the cheap twin).
  */
-export async function secondWriter(t: Test, s: Stack): Promise<FastifyInstance> {
+export async function secondWriter(t: Test, s: Stack, opts: WriterOptions = {}): Promise<FastifyInstance> {
   const log = createLogger('writer', 'silent')
   const infra = await openInfra(s.cfg, log)
-  const ctx = await createWriterContext(s.cfg, log, infra)
+  const ctx = await createWriterContext(s.cfg, log, infra, opts)
   const app = buildWriter(ctx, infra.presence)
   await app.ready()
   t.teardown(async () => {

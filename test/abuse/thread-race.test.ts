@@ -6,12 +6,17 @@ import { secondWriter } from './more-roles.js'
 // two writers on one database gets exactly the limit, not one per writer (the count and the insert
 // share a per-origin advisory lock).
 
-const LIMIT = 2
+const LIMIT = 1
 const K = 12
+// every insert transaction stays open a little, so the two writers' openings surely overlap
+const slowCommit = { signalWriter: { beforeCommit: () => new Promise<void>((r) => setTimeout(r, 30)) } }
 
 t.test('K concurrent thread openings through two writers: exactly the limit succeed', async (t) => {
-  const s = await startStack(t, { env: { LOCAL_IDENTITY_VERIFIED: '0', UNVERIFIED_THREADS_PER_DAY: String(LIMIT), UNVERIFIED_RATE_LIMIT_MAX: '1000' } })
-  const other = await secondWriter(t, s)
+  const s = await startStack(t, {
+    env: { LOCAL_IDENTITY_VERIFIED: '0', UNVERIFIED_THREADS_PER_DAY: String(LIMIT), UNVERIFIED_RATE_LIMIT_MAX: '1000' },
+    writer: slowCommit,
+  })
+  const other = await secondWriter(t, s, slowCommit)
   const token = 'race-unverified-token'
   const open = (i: number) =>
     (i % 2 ? other : s.app).inject({ method: 'POST', url: '/sw/signals', headers: s.bearer(token), payload: { $type: 'broadcast', i } })
