@@ -19,8 +19,7 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 8)
 // poller plus its own connections, so 19,500 is the most one reader process can hold here
 const MAX_POLLERS = Number(process.env.BENCH_POLLERS ?? 19500)
 const schema = `bench_${Date.now()}`
-// every client here is 127.0.0.1: the per-address budgets and the connection cap would measure themselves
-const unlimited = { READ_RATE_LIMIT_MAX: '0', LONG_POLLS_PER_ADDRESS_MAX: '0', PUBLISH_ADDRESS_RATE_LIMIT_MAX: '0', NEW_IDENTITY_RATE_LIMIT_MAX: '0', HTTP_MAX_CONNECTIONS: '0' }
+const unlimited = { READ_RATE_LIMIT_MAX: '0', LONG_POLLS_PER_ADDRESS_MAX: '0', PUBLISH_ADDRESS_RATE_LIMIT_MAX: '0', NEW_IDENTITY_RATE_LIMIT_MAX: '0', HTTP_MAX_CONNECTIONS: '0' } // every client is 127.0.0.1
 const env = { DATABASE_URL, REDIS_URL, WIRE_PG_SCHEMA: schema, PUBLISH_RATE_LIMIT_MAX: '1000000', WAKE_FALLBACK_POLL_MS: '60000', ...unlimited }
 const body = (w: number, i: number) => JSON.stringify({ $type: 'broadcast', $tags: ['bench', `w${w % 8}`], text: `signal ${i} from worker ${w}`, n: i })
 const auth = (w: number) => ({ authorization: `Bearer bench-agent-${w}-token` })

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import type { Config } from '../../libs/shared/config/index.js'
 import { createHttpApp, healthRoutes } from '../../libs/shared/http/index.js'
-import { openInfra } from '../../libs/shared/infra/index.js'
+import { openInfra, type Infra } from '../../libs/shared/infra/index.js'
 import type { StartedApp } from '../../libs/shared/lifecycle.js'
 import type { Logger } from '../../libs/shared/log/index.js'
 import { a2aRoutes } from './a2a.js'
@@ -17,14 +17,14 @@ export async function agentRoutes(app: FastifyInstance, { ctx }: { ctx: AgentsCo
 }
 
 /** The agents process: reads on the replica, publishes on the primary. It never migrates (writers do). */
-export async function startAgents(cfg: Config, log: Logger): Promise<StartedApp & { app: FastifyInstance; ctx: AgentsContext }> {
+export async function startAgents(cfg: Config, log: Logger): Promise<StartedApp & { app: FastifyInstance; ctx: AgentsContext; infra: Infra }> {
   const infra = await openInfra(cfg, log, { replica: true })
   try {
     const ctx = await createAgentsContext(cfg, log, infra)
     const app = createHttpApp(log, cfg.http)
     app.register(healthRoutes, { ready: () => ctx.ready() })
     app.register(agentRoutes, { ctx })
-    return { app, ctx, close: async () => (await app.close(), await infra.close()) }
+    return { app, ctx, infra, close: async () => (await app.close(), await infra.close()) }
   } catch (err) {
     await infra.close()
     throw err

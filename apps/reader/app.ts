@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import type { Config } from '../../libs/shared/config/index.js'
 import { createHttpApp, healthRoutes, installReadLimits } from '../../libs/shared/http/index.js'
-import { openInfra } from '../../libs/shared/infra/index.js'
+import { openInfra, type Infra } from '../../libs/shared/infra/index.js'
 import type { StartedApp } from '../../libs/shared/lifecycle.js'
 import type { Logger } from '../../libs/shared/log/index.js'
 import { createReaderContext, type ReaderContext, type ReaderOptions } from './context.js'
@@ -32,14 +32,14 @@ export async function readerRoutes(app: FastifyInstance, { ctx, features = FEATU
 }
 
 /** The reader process: health, reads, long-polls, discovery and the viewer page, on the replica. Readers never migrate. */
-export async function startReader(cfg: Config, log: Logger, opts: ReaderOptions = {}): Promise<StartedApp & { app: FastifyInstance; ctx: ReaderContext }> {
+export async function startReader(cfg: Config, log: Logger, opts: ReaderOptions = {}): Promise<StartedApp & { app: FastifyInstance; ctx: ReaderContext; infra: Infra }> {
   const infra = await openInfra(cfg, log, { replica: true })
   try {
     const ctx = await createReaderContext(cfg, log, infra, opts)
     const app = createHttpApp(log, cfg.http)
     app.register(healthRoutes, { ready: () => ctx.ready() })
     app.register(readerRoutes, { ctx })
-    return { app, ctx, close: async () => (await app.close(), await infra.close()) }
+    return { app, ctx, infra, close: async () => (await app.close(), await infra.close()) }
   } catch (err) {
     await infra.close()
     throw err

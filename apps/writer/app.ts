@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import type { Presence } from '../../libs/shared/bus/index.js'
 import type { Config } from '../../libs/shared/config/index.js'
 import { createHttpApp, healthRoutes } from '../../libs/shared/http/index.js'
-import { openInfra } from '../../libs/shared/infra/index.js'
+import { openInfra, type Infra } from '../../libs/shared/infra/index.js'
 import type { StartedApp } from '../../libs/shared/lifecycle.js'
 import type { Logger } from '../../libs/shared/log/index.js'
 import { createWriterContext, type WriterContext, type WriterOptions } from './context.js'
@@ -25,14 +25,14 @@ export async function writerRoutes(app: FastifyInstance, { ctx, presence }: { ct
 }
 
 /** The writer process: migrations (unless WIRE_AUTO_MIGRATE=0), health, publish and admin, on the primary. */
-export async function startWriter(cfg: Config, log: Logger, opts: WriterOptions = {}): Promise<StartedApp & { app: FastifyInstance; ctx: WriterContext }> {
+export async function startWriter(cfg: Config, log: Logger, opts: WriterOptions = {}): Promise<StartedApp & { app: FastifyInstance; ctx: WriterContext; infra: Infra }> {
   const infra = await openInfra(cfg, log, { migrate: cfg.autoMigrate })
   try {
     const ctx = await createWriterContext(cfg, log, infra, opts)
     const app = createHttpApp(log, cfg.http)
     app.register(healthRoutes, { ready: () => ctx.ready() })
     app.register(writerRoutes, { ctx, presence: infra.presence })
-    return { app, ctx, close: async () => (await app.close(), await infra.close()) }
+    return { app, ctx, infra, close: async () => (await app.close(), await infra.close()) }
   } catch (err) {
     await infra.close()
     throw err

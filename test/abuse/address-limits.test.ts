@@ -29,6 +29,7 @@ t.test('reads per address, across two readers', async (t) => {
   t.equal((await read(s.app, '198.51.100.1')).statusCode, 429, 'on both readers')
   t.equal((await read(s.app, '198.51.100.2')).statusCode, 200, 'another address has its own budget')
   t.equal((await s.app.inject({ url: '/healthz', remoteAddress: '198.51.100.1' })).statusCode, 200, 'health is not a read')
+  t.match((await s.app.inject({ url: '/metrics' })).body, /wire_refused_total\{reason="reads"\} [1-9]/, 'refusals are counted')
 })
 
 t.test('TRUST_PROXY decides whose address counts', async (t) => {

@@ -102,6 +102,7 @@ t.test('a lost connection: "outcome unknown" when the statement was sent, "nothi
   for (;;) {
     const { rowCount } = await direct.query(`select 1 from pg_stat_activity where wait_event = 'PgSleep' and query like '%${s.schema}%signals%'`)
     if (rowCount) break
+    await new Promise((r) => setTimeout(r, 10))
   }
   proxy.cut()
   const unknown = await slow
@@ -116,14 +117,9 @@ t.test('a lost connection: "outcome unknown" when the statement was sent, "nothi
   t.equal(refused.json().error.details.outcome, 'not_stored')
   t.match(refused.json().error.message, /nothing was stored/)
 
-  // the server finished the statement the client gave up on: the outcome really was unknown
-  for (;;) {
-    const { rowCount } = await direct.query(`select 1 from "${s.schema}".signals where type = 'slow'`)
-    if (rowCount) break
-    // still running (sleeping, or inserting and committing after the sleep): look again
-    const busy = await direct.query(`select 1 from pg_stat_activity where state = 'active' and query like '%insert into "${s.schema}".signals%' and pid <> pg_backend_pid()`)
-    if (!busy.rowCount) break
-  }
+  // the server finished the statement the client gave up on: wait until no backend is running it
+  const running = `select 1 from pg_stat_activity where state = 'active' and pid <> pg_backend_pid() and query like '%${s.schema}%signals%'`
+  while ((await direct.query(running)).rowCount) await new Promise((r) => setTimeout(r, 20))
   const stored = await direct.query(`select type from "${s.schema}".signals`)
   t.same(stored.rows, [{ type: 'slow' }], 'the "unknown" one was in fact stored; the "nothing" one was not')
   proxy.restore()

@@ -60,6 +60,8 @@ t.test('Idempotency-Key', async (t) => {
       t.equal(res.json().error.code, 'invalid_request')
     }
     t.equal((await send(s.app, s, 'k'.repeat(255), { $type: 'broadcast' })).statusCode, 200, '255 characters is fine')
+    const anonymous = await s.app.inject({ method: 'POST', url: '/sw/signals', headers: { 'idempotency-key': 'has space' }, payload: { $type: 'broadcast' } })
+    t.equal(anonymous.statusCode, 401, 'auth is checked before the key')
   })
 
   t.test('concurrent retries of one key on two writers store one signal', async (t) => {

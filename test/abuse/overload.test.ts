@@ -25,7 +25,9 @@ t.test('over the heap bound: 503 unavailable with Retry-After; health still answ
   t.equal(pub.statusCode, 503, 'a publish is shed too')
   t.equal(pub.json().error.code, 'unavailable')
   t.equal((await s.app.inject({ url: '/healthz' })).statusCode, 200, 'liveness answers')
-  t.equal((await s.app.inject({ url: '/metrics' })).statusCode, 200, 'metrics answer')
+  const m = await s.app.inject({ url: '/metrics' })
+  t.equal(m.statusCode, 200, 'metrics answer')
+  t.match(m.body, /wire_refused_total\{reason="overloaded"\} [1-9]/, 'and count the refusals')
   t.same((await s.infra.primary.query(`select 1 from "${s.schema}".signals`)).rows, [], 'nothing was stored')
 })
 

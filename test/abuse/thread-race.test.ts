@@ -6,11 +6,19 @@ import { secondWriter } from './more-roles.js'
 // two writers on one database gets exactly the limit, not one per writer (the count and the insert
 // share a per-origin advisory lock).
 
-const LIMIT = 2
+const LIMIT = 1
 const K = 12
+/** Every insert transaction stays open 30 ms after its rows are written, so the two writers' openings surely overlap. */
+const slowCommits = (db: { query(sql: string): Promise<unknown> }, schema: string) =>
+  db.query(`
+    create function "${schema}".slow_commit() returns trigger language plpgsql as $$ begin perform pg_sleep(0.03); return null; end $$;
+    create trigger slow_commit after insert on "${schema}".signals for each statement execute function "${schema}".slow_commit()`)
 
 t.test('K concurrent thread openings through two writers: exactly the limit succeed', async (t) => {
-  const s = await startStack(t, { env: { LOCAL_IDENTITY_VERIFIED: '0', UNVERIFIED_THREADS_PER_DAY: String(LIMIT), UNVERIFIED_RATE_LIMIT_MAX: '1000' } })
+  const s = await startStack(t, {
+    env: { LOCAL_IDENTITY_VERIFIED: '0', UNVERIFIED_THREADS_PER_DAY: String(LIMIT), UNVERIFIED_RATE_LIMIT_MAX: '1000' },
+    seed: async (infra, schema) => void (await slowCommits(infra.primary, schema)),
+  })
   const other = await secondWriter(t, s)
   const token = 'race-unverified-token'
   const open = (i: number) =>

@@ -4,6 +4,7 @@ import underPressure from '@fastify/under-pressure'
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import { invalid, LIMITS, WireError } from '../domain/index.js'
 import type { Logger } from '../log/index.js'
+import { metrics } from '../metrics/index.js'
 import { frameworkError, installErrorHandler, sendError } from './errors.js'
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
@@ -90,7 +91,9 @@ export function createHttpApp(log: Logger, http: HttpSettings = DEFAULT_HTTP): F
       customError: Overloaded,
       // health and metrics pass (returning nothing lets the request go on)
       pressureHandler: (req) => {
-        if (!EXEMPT_FROM_SHEDDING.has(req.url.split('?')[0] ?? '')) throw new Overloaded()
+        if (EXEMPT_FROM_SHEDDING.has(req.url.split('?')[0] ?? '')) return
+        metrics.refused.inc({ reason: 'overloaded' })
+        throw new Overloaded()
       },
     })
   // Shutting down: requests that arrive on kept-alive connections get 503 with `Connection: close`,

@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis'
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible'
 import { WireError } from '../domain/index.js'
+import { metrics } from '../metrics/index.js'
 
 /** Config `clientLimits`: every max is per window; 0 turns that limit off. */
 export interface ClientLimitSettings {
@@ -49,12 +50,13 @@ export function clientLimits(o: ClientLimitSettings & { keyPrefix: string }, red
   const publishes = make('pubaddr', o.publishMax, o.publishWindowMs)
   const newIdentities = make('newid', o.newIdentityMax, 60_000)
 
-  const take = async (limiter: RateLimiterAbstract | null, key: string, what: string) => {
+  const take = async (limiter: RateLimiterAbstract | null, key: string, what: string, reason: string) => {
     if (!limiter) return
     try {
       await limiter.consume(key)
     } catch (res) {
       if (!(res instanceof RateLimiterRes)) throw res
+      metrics.refused.inc({ reason })
       throw limited(limiter, what, res)
     }
   }
@@ -63,11 +65,11 @@ export function clientLimits(o: ClientLimitSettings & { keyPrefix: string }, red
     readsLimited: reads !== null,
     pollsLimited: polls !== null,
     newIdentitiesLimited: newIdentities !== null,
-    read: (address: string) => take(reads, address, `${o.readMax} reads per ${Math.round(o.readWindowMs / 1000)} s from one address`),
+    read: (address: string) => take(reads, address, `${o.readMax} reads per ${Math.round(o.readWindowMs / 1000)} s from one address`, 'reads'),
     /** Takes a long-poll slot for the address; resolves to its release (call once, when the poll ends). */
     async openPoll(address: string): Promise<() => void> {
       try {
-        await take(polls, address, `${o.longPollsMax} waiting long-polls from one address`)
+        await take(polls, address, `${o.longPollsMax} waiting long-polls from one address`, 'long_polls')
       } catch (err) {
         // a refused poll holds no slot: give back what the refused consume counted
         polls?.reward(address, 1).catch(() => {})
@@ -80,8 +82,9 @@ export function clientLimits(o: ClientLimitSettings & { keyPrefix: string }, red
         polls.reward(address, 1).catch(() => {}) // a lost reward only holds the slot until the window ends
       }
     },
-    publish: (address: string) => take(publishes, address, `${o.publishMax} publishes per ${Math.round(o.publishWindowMs / 1000)} s from one address`),
-    newIdentity: () => take(newIdentities, 'board', `${o.newIdentityMax} publishes per minute by new identities on this board`),
+    publish: (address: string) =>
+      take(publishes, address, `${o.publishMax} publishes per ${Math.round(o.publishWindowMs / 1000)} s from one address`, 'publishes'),
+    newIdentity: () => take(newIdentities, 'board', `${o.newIdentityMax} publishes per minute by new identities on this board`, 'new_identities'),
   }
 }
 export type ClientLimits = ReturnType<typeof clientLimits>

@@ -64,6 +64,11 @@ export const metrics = {
     labelNames: ['kind'],
   }),
   rolledUpSignals: new client.Counter({ name: 'wire_stats_rolled_up_signals_total', help: 'Signals counted into stats_buckets by the rollup' }),
+  refused: new client.Counter({
+    name: 'wire_refused_total',
+    help: 'Requests refused by a per-process guard or a per-client budget (overloaded, reads, long_polls, publishes, new_identities)',
+    labelNames: ['reason'],
+  }),
 }
 
 // ── Health of optional dependencies ─────────────────────────────────────────────────────────────

@@ -1,6 +1,6 @@
 import type { Identity, IdentityResolver } from '../auth/index.js'
 import { DatabaseUnavailable, type IdempotencyKeys, type SignalReader } from '../db/index.js'
-import { invalid, parseEnvelope, parseSignalRef, WireError, newSignalId, type Envelope, type Signal } from '../domain/index.js'
+import { invalid, parseEnvelope, parseIdempotencyKey, parseSignalRef, WireError, newSignalId, type Envelope, type Signal } from '../domain/index.js'
 import type { ClientLimits } from '../limits/index.js'
 import { nothingStored, type Batcher } from './batcher.js'
 import type { BoardPolicy } from './board-policy.js'
@@ -25,8 +25,8 @@ export interface PublishDeps {
 }
 
 export interface PublishRequest {
-  /** The validated Idempotency-Key, if the caller sent one. */
-  idempotencyKey?: string | null
+  /** The Idempotency-Key header as sent (checked after auth: a bad key is invalid_request). */
+  idempotencyKey?: string | string[] | undefined
   /** The client's address (req.ip), for the per-address budget; absent on paths without one. */
   address?: string
 }
@@ -53,7 +53,7 @@ export async function publishSignal(
 
 async function publish(d: PublishDeps, authorization: string | string[] | undefined, body: string | undefined, r: PublishRequest): Promise<Signal> {
   const who = await d.identity.authenticate(authorization)
-  const key = r.idempotencyKey ?? null
+  const key = parseIdempotencyKey(r.idempotencyKey)
   if (key !== null) {
     const original = await replayOf(d.keys, who.id, key)
     if (original) return original
