@@ -35,7 +35,7 @@ const started = new Date() // a source saved during the compile makes the next s
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc')
 try {
   // the server, then the client library (client/dist: the npm package, and the viewer's modules)
-  for (const project of ['tsconfig.build.json', 'client/tsconfig.json'])
+  for (const project of ['tsconfig.build.json', 'client/tsconfig.json'].filter((p) => existsSync(join(root, p))))
     execFileSync(process.execPath, [tsc, '-p', join(root, project)], { cwd: root, stdio: 'inherit' })
 } catch {
   process.exit(1) // tsc has printed the errors
