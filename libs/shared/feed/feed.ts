@@ -4,7 +4,7 @@ import type { ReadQuery } from '../domain/index.js'
 import type { Logger } from '../log/index.js'
 import { metrics } from '../metrics/index.js'
 import { emptyPage, type FeedPage } from './page.js'
-import { databasePage, signalJson, tailNewest, tailPage } from './tail-pages.js'
+import { databasePage, tailNewest, tailPage } from './tail-pages.js'
 import { TailSync } from './tail-sync.js'
 import { Waiters } from './waiters.js'
 
@@ -77,11 +77,6 @@ export class Feed {
     this.waiters.releaseAll()
   }
 
-  /** A signal's emitted JSON, shared with the tail's copy when it holds it. */
-  serialize(s: Parameters<typeof signalJson>[1]) {
-    return signalJson(this.sync.tail, s, this.opts.authority)
-  }
-
   private async firstPage(q: ReadQuery, replicaBehind: boolean): Promise<FeedPage> {
     const now = Date.now()
     if (q.cursor === null) {
@@ -90,7 +85,7 @@ export class Feed {
       if (fromTail) return fromTail
       metrics.feedQueries.inc({ kind: 'newest' })
       const page = await this.reader.newest(q.limit, q, now)
-      return { ...databasePage(this.sync.tail, page, this.opts.authority), nextCursor: page.head }
+      return databasePage(this.sync.tail, page, this.opts.authority) // nextCursor: the head it was read at
     }
     // never "nothing new" below a head the replica has not replayed: the primary answers that
     if (replicaBehind && this.opts.primary) return (metrics.tailHits.inc({ from: 'db' }), this.databasePage(q, q.cursor, now, this.opts.primary))

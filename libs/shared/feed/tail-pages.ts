@@ -35,14 +35,14 @@ export function tailNewest(tail: Tail, q: Query, nowMs: number, graceMs: number)
 /** A database page as a feed page, reusing the tail's serialised JSON where it has the signal. */
 export function databasePage(tail: Tail, page: Page, authority: string): FeedPage {
   return {
-    signals: page.signals.map((s) => signalJson(tail, s, authority)),
+    signals: page.signals.map((s) => cachedJson(tail, s, authority)),
     nextCursor: page.upTo,
     ...(page.upTo < page.head && page.signals.length === 0 && { partial: true }),
   }
 }
 
 /** A signal's emitted JSON: the tail's cached copy when it holds this signal. */
-export function signalJson(tail: Tail, s: Signal, authority: string): string {
+function cachedJson(tail: Tail, s: Signal, authority: string): string {
   const hit = tail.entries[tail.firstAfter(s.seq - 1)]
   return hit && hit.signal.seq === s.seq ? hit.json : serializeSignal(s, authority)
 }
