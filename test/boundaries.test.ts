@@ -59,7 +59,7 @@ const MAY_IMPORT: Record<string, string[]> = {
   bus: ['domain', 'log', 'metrics', 'config (type)'],
   auth: ['domain', 'log', 'metrics', 'config (type)'],
   http: ['domain', 'log', 'metrics', 'config (type)'],
-  limits: ['domain'],
+  limits: ['domain', 'metrics'],
   infra: ['db', 'bus', 'auth', 'domain', 'log', 'metrics', 'limits', 'config (type)'],
   feed: ['db', 'bus', 'domain', 'log', 'metrics', 'config (type)', 'infra (type)'],
   publish: ['db', 'bus', 'auth', 'domain', 'log', 'metrics', 'limits', 'config (type)', 'infra (type)'],
