@@ -5,6 +5,10 @@ import { TEST_DATABASE_URL, TEST_REDIS_URL } from '../helpers/services.js'
 
 // docs/architecture.md "Failure behaviour", row by row, with real processes and real faults.
 
+// six fault scenarios, each with real processes and most with a fresh streaming replica: 25–60 s
+// alone on a quiet machine, more when the suite shares two cores; the default 120 s is too tight
+t.setTimeout(300_000)
+
 const body = (res: Response): Promise<any> => res.json()
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 const idsIn = async (schema: string) => {
