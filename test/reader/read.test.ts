@@ -2,6 +2,7 @@ import t, { type Test } from 'tap'
 import { startReader } from '../../apps/reader/app.js'
 import { createLogger } from '../../libs/shared/log/index.js'
 import { startStack, type Stack } from '../helpers/stack.js'
+import { until } from '../helpers/wait.js'
 
 // The read side over HTTP: GET /sw/signals and every parameter, by id, thread, tags, board
 // metadata, discovery, health, aliases, JSON 404/405, CORS and long-poll headers.
@@ -33,7 +34,7 @@ async function filterSuite(t: Test, s: Stack, label: string) {
     t.equal(res.statusCode, 200)
     sigs.push(res.json().signal)
     cursors.push(res.json().cursor)
-    await sleep(3) // distinct createdAt milliseconds, for `since`
+    await sleep(3) // `since` is about createdAt itself: distinct milliseconds are the thing under test
   }
   await pub({ $type: 'offer', $tags: ['GPU', 'ops'], text: 'Selling 100% Pure_Compute' }, A) // 0
   await pub({ $type: 'request', $tags: ['gpu'], text: 'need compute' }, B) // 1
@@ -411,9 +412,10 @@ t.test('reading from the in-memory tail', async (t) => {
       const head = (await s.read()).nextCursor
       const t0 = Date.now()
       const poll = s.app.inject({ url: `/sw/signals?cursor=${head}&wait=5&tag=wakeme` }).then((r) => r)
-      await sleep(50)
+      await until(() => s.reader.feed.waiting === 1)
       await s.publish({ $type: 'broadcast', $tags: ['other'] })
-      await sleep(100)
+      await until(() => s.reader.feed.head === head + 1)
+      t.equal(s.reader.feed.waiting, 1, 'the other tag did not answer it')
       const sig = (await s.publish({ $type: 'broadcast', $tags: ['wakeme'] })).json().signal
       const res = await poll
       t.ok(Date.now() - t0 < 2500, 'woken, not timed out')
@@ -456,11 +458,13 @@ t.test('the authority comes from PUBLIC_WIRE_HOST, never from the Host header', 
 t.test('a waiting long-poll is answered at once when the board shuts down', async (t) => {
   const s = await startStack(t)
   const head = (await s.read()).nextCursor
-  const anonymous = (await s.app.inject({ url: '/sw/wire' })).json().stats.recentPollers
-  t.equal(anonymous, 1, 'an anonymous reader counts by its address')
+  // presence is recorded without holding the read up (Redis): wait for it to land
+  const pollers = async () => (await s.app.inject({ url: '/sw/wire' })).json().stats.recentPollers
+  await until(async () => (await pollers()) === 1, 5000, 'the anonymous reader to be counted')
+  t.equal(await pollers(), 1, 'an anonymous reader counts by its address')
   const t0 = Date.now()
   const poll = s.app.inject({ url: `/sw/signals?cursor=${head}&wait=5` }).then((r) => r)
-  await sleep(100)
+  await until(() => s.reader.feed.waiting === 1)
   await s.app.close()
   const res = await poll
   t.ok(Date.now() - t0 < 2000, `answered in ${Date.now() - t0} ms, not at the deadline`)
