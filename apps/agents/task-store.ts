@@ -1,6 +1,7 @@
 import { Role, type ListTasksRequest, type ListTasksResponse, type Task } from '@a2a-js/sdk'
 import { InMemoryTaskStore, type ServerCallContext, type TaskStore } from '@a2a-js/sdk/server'
 import { LRUCache } from 'lru-cache'
+import { metrics } from '../../libs/shared/metrics/index.js'
 
 interface Entry {
   owner: string
@@ -72,10 +73,11 @@ export class BoundedTaskStore implements TaskStore {
     const entry = { owner: this.owner(ctx), task: kept(task) }
     if (!isFinished(task)) {
       this.working.set(key, entry, { ttl: this.limits.maxWorkingMs })
-      return
+    } else {
+      this.working.delete(key)
+      if (this.retain(ctx)) this.finished.set(key, entry, { ttl: this.limits.maxAgeMs })
     }
-    this.working.delete(key)
-    if (this.retain(ctx)) this.finished.set(key, entry, { ttl: this.limits.maxAgeMs })
+    metrics.a2aTaskBytes.set(this.bytes)
   }
 
   /** ListTasks with the SDK's own filtering and paging, over this owner's live tasks. */
