@@ -41,7 +41,7 @@ export function afterSend(err: unknown): unknown {
   if (err instanceof WireError || err instanceof TypeError || err instanceof RangeError) return err
   // a read over its time budget: the client may retry; not a fault, not a reason to leave the replica
   if (err instanceof pg.DatabaseError && err.code === QUERY_CANCELED)
-    return new WireError('unavailable', 'the query took too long; try again shortly', undefined, { retryAfter: 1, cause: err })
+    return new WireError('unavailable', 'the query took too long; try again shortly', undefined, { retryAfter: 1, overload: true, cause: err })
   if (err instanceof pg.DatabaseError) return isConnectionError(err) ? new DatabaseUnavailable(true, err) : err
   return new DatabaseUnavailable(true, err)
 }

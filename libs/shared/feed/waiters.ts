@@ -47,6 +47,7 @@ export class Waiters {
       metrics.waitersRefused.inc()
       throw new WireError('unavailable', 'too many long-polls are waiting on this server; try again shortly', undefined, {
         retryAfter: FULL_RETRY_AFTER_SECONDS,
+        overload: true,
       })
     }
     return new Promise<WaitOutcome>((resolve) => {
