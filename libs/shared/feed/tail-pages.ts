@@ -1,5 +1,5 @@
 import { matchesFilter, serializeSignal, type ReadQuery, type Signal } from '../domain/index.js'
-import type { Page } from '../db/index.js'
+import { TEXT_SCAN_BUDGET, type Page } from '../db/index.js'
 import type { FeedPage } from './page.js'
 import { searchTextOf, type Tail, type TailEntry } from './tail.js'
 
@@ -27,12 +27,16 @@ export function tailPage(tail: Tail, q: Query, cursor: number, nowMs: number, gr
   return { signals, nextCursor: signals.length === q.limit ? last : Math.max(cursor, tail.head) }
 }
 
-/** The newest page (no cursor) from the tail, or null when the tail may not hold all of it. */
+/**
+ * The newest page (no cursor) from the tail, or null when the tail may not hold all of it. A search
+ * (`q`) in a database looks at the newest TEXT_SCAN_BUDGET rows only: a tail that holds as many has
+ * looked at all of those.
+ */
 export function tailNewest(tail: Tail, q: Query, nowMs: number, graceMs: number): FeedPage | null {
   const e = tail.entries
   const signals: string[] = []
   for (let i = e.length - 1; i >= 0 && signals.length < q.limit; i--) if (matches(e[i]!, q, nowMs, graceMs)) signals.push(e[i]!.json)
-  if (signals.length < q.limit && tail.from !== 0) return null
+  if (signals.length < q.limit && tail.from !== 0 && !(q.q !== null && e.length >= TEXT_SCAN_BUDGET)) return null
   return { signals: signals.reverse(), nextCursor: tail.head }
 }
 

@@ -3,7 +3,7 @@ import type { Ident, Queryable } from '../types.js'
 import { pageReader } from './page.js'
 import { signalColumns, toSignal, type SignalRow } from './row.js'
 
-export { SCAN_BUDGET, type Page } from './page.js'
+export { SCAN_BUDGET, TEXT_SCAN_BUDGET, type Page } from './page.js'
 
 /** A thread read walks at most this many reply levels below its root… */
 export const THREAD_MAX_DEPTH = 64
