@@ -1,7 +1,8 @@
 import pg from 'pg'
 import t from 'tap'
 import { parseReadQuery } from '../../libs/shared/domain/index.js'
-import { tailPage } from '../../libs/shared/feed/tail-pages.js'
+import { TEXT_SCAN_BUDGET } from '../../libs/shared/db/index.js'
+import { tailNewest, tailPage } from '../../libs/shared/feed/tail-pages.js'
 import { Tail } from '../../libs/shared/feed/tail.js'
 import { startStack } from '../helpers/stack.js'
 import { TEST_DATABASE_URL } from '../helpers/services.js'
@@ -45,6 +46,13 @@ t.test('the tail keeps each signal\'s search text: q lower-cases a payload once,
   t.ok(kept.every((x) => typeof x === 'string' && x === x.toLowerCase()), 'kept, lower-cased')
   tailPage(tail, parseReadQuery({ q: 'hello' }, Date.now(), 'test'), 0, Date.now(), 0)
   t.ok(tail.entries.every((e, i) => e.search === kept[i]), 'the next read reuses it')
+
+  // a tail holding as many signals as a database search may look at answers the newest search page itself
+  const big = new Tail('test', 2 * TEXT_SCAN_BUDGET)
+  big.reset(Array.from({ length: TEXT_SCAN_BUDGET }, (_, i) => signal(1000 + i, 'x')) as never, 1000 + TEXT_SCAN_BUDGET, false)
+  const now = Date.now()
+  t.same(tailNewest(big, parseReadQuery({ q: 'nowhere' }, now, 'test'), now, 0), { signals: [], nextCursor: big.head }, 'a search: from the tail')
+  t.equal(tailNewest(big, parseReadQuery({ type: 'nowhere' }, now, 'test'), now, 0), null, 'other filters: the database may hold older matches')
 })
 
 t.test('a thread read walks at most 64 levels and answers at most 1,000 signals', async (t) => {
