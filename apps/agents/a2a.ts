@@ -1,9 +1,8 @@
-import { createHash } from 'node:crypto'
+import { createHash, randomUUID } from 'node:crypto'
 import { A2A_VERSION_HEADER } from '@a2a-js/sdk'
 import { LegacyJsonRpcTransportHandler } from '@a2a-js/sdk/compat/v0_3/server'
 import { UnsupportedOperationError } from '@a2a-js/sdk/errors'
 import {
-  DefaultRequestHandler,
   defaultServerCallContextBuilder,
   JsonRpcTransportHandler,
   validateVersion,
@@ -15,7 +14,8 @@ import { sendJsonText } from '../../libs/shared/http/index.js'
 import { agentCard, cardJson, isLegacyVersion, legacyCardJson } from './agent-card.js'
 import { CALLER_KEY, WireAgentExecutor } from './a2a-executor.js'
 import { callerOf, type AgentDeps } from './deps.js'
-import { INTERNAL_ERROR, jsonRpcErrors, PARSE_ERROR, parseJsonText, rpcError } from './json-rpc.js'
+import { INTERNAL_ERROR, jsonRpcErrors, PARSE_ERROR, parseJsonText, refusal, refused, rpcError } from './json-rpc.js'
+import { WireRequestHandler } from './request-handler.js'
 import { BoundedTaskStore } from './task-store.js'
 
 const TASKS = { maxBytes: 16 * 1024 * 1024, maxAgeMs: 10 * 60_000 }
@@ -27,8 +27,9 @@ const TASKS = { maxBytes: 16 * 1024 * 1024, maxAgeMs: 10 * 60_000 }
  */
 export async function a2aRoutes(app: FastifyInstance, { deps }: { deps: AgentDeps }) {
   const card = agentCard(deps.cfg)
-  const store = new BoundedTaskStore(TASKS, (ctx) => ctx.user?.userName || 'anonymous')
-  const handler = new DefaultRequestHandler(card, store, new WireAgentExecutor(deps))
+  // an anonymous caller's task belongs to its request alone (TokenUser): nobody can get or list it later
+  const store = new BoundedTaskStore(TASKS, (ctx) => ctx.user?.userName ?? '', undefined, (ctx) => ctx.user?.isAuthenticated === true)
+  const handler = new WireRequestHandler(card, store, new WireAgentExecutor(deps))
   const v1 = new JsonRpcTransportHandler(handler)
   const v03 = new LegacyJsonRpcTransportHandler(handler)
   app.get('/.well-known/agent-card.json', async (req, reply) => {
@@ -41,6 +42,8 @@ export async function a2aRoutes(app: FastifyInstance, { deps }: { deps: AgentDep
   app.post('/a2a', async (req, reply) => {
     const body = parseJsonText(req.body)
     if (body === undefined) return reply.send(rpcError(PARSE_ERROR, 'Parse error: the body is not JSON'))
+    const refuse = refusal(body)
+    if (refuse) return reply.send(refused(body, refuse))
     const version = headerOf(req.headers, A2A_VERSION_HEADER)
     const legacy = isLegacyVersion(version)
     const toError = legacy ? LegacyJsonRpcTransportHandler.mapToLegacyJSONRPCError : JsonRpcTransportHandler.mapToJSONRPCError
@@ -70,9 +73,13 @@ export async function a2aRoutes(app: FastifyInstance, { deps }: { deps: AgentDep
   })
 }
 
-/** The SDK's user: tasks are scoped to it, so only the token that made a task can get it. Keyed by a hash, never the token. */
+/**
+ * The SDK's user: tasks are scoped to it, so only the token that made a task can get it. Keyed by a
+ * hash, never the token. Without a token, a key of this request alone.
+ */
 class TokenUser implements User {
   private readonly key: string | null
+  private readonly anonymous = `anonymous:${randomUUID()}`
   constructor(authorization: string | string[] | undefined) {
     let token: string | null = null
     try {
@@ -86,7 +93,7 @@ class TokenUser implements User {
     return this.key !== null
   }
   get userName() {
-    return this.key ?? ''
+    return this.key ?? this.anonymous
   }
 }
 

@@ -1,5 +1,4 @@
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify'
-import { abortOnClose } from '../../libs/shared/http/index.js'
 import type { IdentityResolver } from '../../libs/shared/auth/index.js'
 import type { Config } from '../../libs/shared/config/index.js'
 import type { ReadSide } from '../../libs/shared/feed/index.js'
@@ -22,6 +21,7 @@ export interface Caller {
   readonly authorization: string | string[] | undefined
   /** The presence key for recentPollers: the token's identity, else the client address (as GET /sw/signals). */
   poller(): string
+  /** Aborts when the response closes, answered or not: nothing read after that can reach anyone, so no read outlives its request. */
   readonly gone: AbortSignal
   /** The request's logger (carries reqId). */
   readonly log: FastifyBaseLogger
@@ -32,7 +32,13 @@ export function callerOf(deps: AgentDeps, req: FastifyRequest, reply: FastifyRep
   return {
     authorization,
     poller: () => deps.identity.peek(authorization) ?? `ip:${req.ip}`,
-    gone: abortOnClose(reply),
+    gone: untilClosed(reply),
     log: req.log,
   }
+}
+
+function untilClosed(reply: FastifyReply): AbortSignal {
+  const gone = new AbortController()
+  reply.raw.once('close', () => gone.abort())
+  return gone.signal
 }

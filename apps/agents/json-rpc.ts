@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply } from 'fastify'
+import { MAX_JSON_DEPTH, nestsDeeperThan } from '../../libs/shared/domain/index.js'
 import { STATUS, toWireError } from '../../libs/shared/http/index.js'
 
 export const PARSE_ERROR = -32700
@@ -20,6 +21,31 @@ export function parseJsonText(body: unknown): unknown {
   } catch {
     return undefined
   }
+}
+
+/**
+ * How deep a JSON-RPC body may nest: a signal's own bound (32) plus the envelope around it (MCP
+ * `params.arguments.signal`, A2A `params.message.parts[].data`), so a signal nested just too deep
+ * still reaches the publish path and gets its `invalid_request`.
+ */
+export const MAX_BODY_DEPTH = MAX_JSON_DEPTH + 16
+
+/**
+ * Why a parsed JSON-RPC body is refused before any SDK sees it, or undefined: a batch (one POST,
+ * one message, so one request's cost is one call's), or nesting deep enough to overflow the stack
+ * of code that recurses over it (the SDKs' validation and cloning, JSON.stringify).
+ */
+export function refusal(body: unknown): string | undefined {
+  if (Array.isArray(body)) return 'Invalid Request: batches are not supported; send one JSON-RPC message per request'
+  if (nestsDeeperThan(body, MAX_BODY_DEPTH)) return `Invalid Request: JSON nested deeper than ${MAX_JSON_DEPTH}`
+  return undefined
+}
+
+/** The JSON-RPC error for a refused body, with its id when it has one and the wire code `invalid_request` in `data.code`. */
+export function refused(body: unknown, message: string) {
+  const rawId = (body as { id?: unknown } | null)?.id
+  const id = typeof rawId === 'string' || typeof rawId === 'number' ? rawId : null
+  return { ...rpcError(INVALID_REQUEST, message, { code: 'invalid_request' }), id }
 }
 
 /**

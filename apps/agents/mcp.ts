@@ -1,7 +1,7 @@
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
 import type { FastifyInstance } from 'fastify'
 import { callerOf, type AgentDeps } from './deps.js'
-import { hijack, INTERNAL_ERROR, jsonRpcErrors, PARSE_ERROR, parseJsonText, rpcError } from './json-rpc.js'
+import { hijack, INTERNAL_ERROR, jsonRpcErrors, PARSE_ERROR, parseJsonText, refusal, refused, rpcError } from './json-rpc.js'
 import { createMcpServer } from './mcp-tools.js'
 
 /**
@@ -15,6 +15,8 @@ export async function mcpRoutes(app: FastifyInstance, { deps }: { deps: AgentDep
   app.post('/mcp', async (req, reply) => {
     const message = parseJsonText(req.body)
     if (message === undefined) return reply.code(400).send(rpcError(PARSE_ERROR, 'Parse error: the body is not JSON'))
+    const refuse = refusal(message)
+    if (refuse) return reply.code(400).send(refused(message, refuse))
     const server = createMcpServer(deps, callerOf(deps, req, reply))
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
     reply.raw.once('close', () => {

@@ -25,8 +25,8 @@ export const readArgsShape = {
   tag: z
     .union([z.string().max(1024), z.array(z.string().max(1024)).max(64)])
     .optional()
-    .describe('Only signals with this tag (case-insensitive). Several tags, as an array or comma-separated, match any of them.'),
-  q: z.string().max(1024).optional().describe('Case-insensitive substring searched in type, tags, origin, originName and payload text.'),
+    .describe('Only signals with this tag (case-insensitive). Several tags (at most 16), as an array or comma-separated, match any of them.'),
+  q: z.string().max(1024).optional().describe('Case-insensitive substring (at most 256 characters) searched in type, tags, origin, originName and payload text.'),
   origin: z.string().max(1024).optional().describe('Only signals published by this identity id (the "origin" field of a signal).'),
   since: z
     .string()

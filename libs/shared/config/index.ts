@@ -40,6 +40,8 @@ const Env = z.object({
   SIGNAL_SWEEP_GRACE_SECONDS: int(0, 30 * 86400, 86400),
   WAKE_FALLBACK_POLL_MS: int(50, 60_000, 1000),
   READER_TAIL_SIZE: int(0, 1_000_000, 5000), // ours: recent signals each reader keeps in memory (0: every read queries)
+  READER_MAX_WAITERS: int(0, 10_000_000, 20_000), // ours: waiting long-polls per process (each read side); past it 503 at once (0: no cap)
+  READ_STATEMENT_TIMEOUT_MS: int(0, 3_600_000, 5000), // ours: PostgreSQL statement_timeout on read pools (0: none)
   PUBLISH_MAX_BATCH: int(1, 5000, 500), // ours: most signals one group commit may carry (1 = a commit per signal)
   // ours: timeouts and caps per process (docs/security.md). The idle timeout must outlast the longest long-poll.
   HTTP_REQUEST_TIMEOUT_MS: int(1000, 3_600_000, 30_000),
@@ -154,7 +156,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       newIdentityMax: e.IDENTITY_URL ? 0 : e.NEW_IDENTITY_RATE_LIMIT_MAX,
     },
     sweep: { intervalSeconds: e.SIGNAL_SWEEP_INTERVAL_SECONDS, graceSeconds: e.SIGNAL_SWEEP_GRACE_SECONDS },
-    reader: { fallbackPollMs: e.WAKE_FALLBACK_POLL_MS, tailSize: e.READER_TAIL_SIZE },
+    reader: {
+      fallbackPollMs: e.WAKE_FALLBACK_POLL_MS,
+      tailSize: e.READER_TAIL_SIZE,
+      maxWaiters: e.READER_MAX_WAITERS,
+      statementTimeoutMs: e.READ_STATEMENT_TIMEOUT_MS,
+    },
     // the only place secrets live; never logged
     secrets: { adminToken: e.SERVER_ADMIN_TOKEN, fingerprintSecret: e.FINGERPRINT_SECRET },
   })

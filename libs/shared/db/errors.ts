@@ -21,6 +21,9 @@ export class DatabaseUnavailable extends WireError {
   }
 }
 
+/** SQLSTATE 57014: the statement ran past statement_timeout (or was cancelled). */
+const QUERY_CANCELED = '57014'
+
 /** True when the error says the server is unreachable or going away, not that the statement was wrong. By code and class only. */
 export function isConnectionError(err: unknown): boolean {
   if (err instanceof DatabaseUnavailable) return true
@@ -36,6 +39,9 @@ export function isConnectionError(err: unknown): boolean {
  */
 export function afterSend(err: unknown): unknown {
   if (err instanceof WireError || err instanceof TypeError || err instanceof RangeError) return err
+  // a read over its time budget: the client may retry; not a fault, not a reason to leave the replica
+  if (err instanceof pg.DatabaseError && err.code === QUERY_CANCELED)
+    return new WireError('unavailable', 'the query took too long; try again shortly', undefined, { retryAfter: 1, overload: true, cause: err })
   if (err instanceof pg.DatabaseError) return isConnectionError(err) ? new DatabaseUnavailable(true, err) : err
   return new DatabaseUnavailable(true, err)
 }

@@ -7,6 +7,8 @@ export interface PostgresOptions {
   applicationName?: string
   /** Fails a connection attempt after this long, so a down primary answers 503 quickly. */
   connectTimeoutMs?: number
+  /** PostgreSQL's statement_timeout for every statement on this pool (read pools: READ_STATEMENT_TIMEOUT_MS); 0 or unset: none. */
+  statementTimeoutMs?: number
 }
 
 /** A `pg` pool behind the Db interface. */
@@ -17,6 +19,7 @@ export function postgresDb(url: string, opts: PostgresOptions = {}): Db {
     application_name: opts.applicationName ?? 'wire',
     connectionTimeoutMillis: opts.connectTimeoutMs ?? 3000,
     idleTimeoutMillis: 30_000,
+    ...(opts.statementTimeoutMs ? { statement_timeout: opts.statementTimeoutMs } : {}),
   })
   // @NOTE an idle client's connection error is emitted on the pool; without a listener it crashes the process
   pool.on('error', () => {})

@@ -8,17 +8,20 @@ export class WireError extends Error {
   readonly details: Record<string, unknown> | undefined
   /** Seconds, sent as `Retry-After` with 429 and 503. */
   readonly retryAfter: number | undefined
+  /** A refusal under load (a full process, a read over its time budget): expected, so logged as a warning, not an error. */
+  readonly overload: boolean
 
   constructor(
     code: WireErrorCode,
     message: string = code,
     details?: Record<string, unknown>,
-    options?: ErrorOptions & { retryAfter?: number },
+    options?: ErrorOptions & { retryAfter?: number; overload?: boolean },
   ) {
     super(message, options)
     this.code = code
     this.details = details
     this.retryAfter = options?.retryAfter
+    this.overload = options?.overload ?? false
   }
 }
 

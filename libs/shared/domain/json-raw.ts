@@ -37,6 +37,22 @@ export function parseRawObject(text: string): RawMember[] {
   return members
 }
 
+/**
+ * True when `root` nests objects or arrays deeper than `max` (a top-level object is depth 1).
+ * Iterative, so a hostile body cannot overflow the stack while it is being checked; surfaces that
+ * hand parsed JSON to code that recurses (SDKs, JSON.stringify, structuredClone) check it first.
+ */
+export function nestsDeeperThan(root: unknown, max: number): boolean {
+  const stack: Array<[unknown, number]> = [[root, 1]]
+  while (stack.length) {
+    const [v, depth] = stack.pop()!
+    if (v === null || typeof v !== 'object') continue
+    if (depth > max) return true
+    for (const x of Array.isArray(v) ? v : Object.values(v)) if (x !== null && typeof x === 'object') stack.push([x, depth + 1])
+  }
+  return false
+}
+
 /** Iterative walk (no recursion, so hostile depth cannot overflow the stack). */
 export function assertStorable(root: unknown): void {
   const stack: Array<[unknown, number]> = [[root, 1]]

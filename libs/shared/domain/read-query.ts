@@ -24,6 +24,14 @@ export interface ReadQuery extends ReadFilter {
 
 type Raw = Record<string, unknown>
 
+/** Bounds on a read's filters, so one request's matching work is bounded (docs/security.md). */
+export const READ_FILTER_LIMITS = Object.freeze({
+  /** Tags in one read after splitting on commas and normalising: as many as a signal may carry. */
+  maxTags: LIMITS.maxTags,
+  /** Characters of `q` after trimming. */
+  maxQLength: 256,
+})
+
 /**
  * Query string → ReadQuery (docs/protocol.md "Reading"). Garbage → invalid_request, never a throw of
  * another kind. `authority` is this board's: a `ref` given as an sw:// URI must name it.
@@ -49,7 +57,7 @@ export function parseReadQuery(raw: Raw, nowMs: number, authority: string): Read
     type: nonEmpty(single(raw, 'type')),
     origin: nonEmpty(single(raw, 'origin')),
     tags: parseTagParam(raw['tag']),
-    q: q && q.trim() ? checkText(q.trim(), 'q').toLowerCase() : null,
+    q: parseQ(q),
     sinceMs: since === null || since.trim() === '' ? null : parseSince(since.trim(), nowMs),
     includeExpired: includeExpired === '1' || includeExpired === 'true',
     refId: ref === null ? null : parseSignalRef(ref, authority),
@@ -80,11 +88,19 @@ function optionalInt(raw: Raw, name: string, min: number): number | null {
   return n
 }
 
+function parseQ(q: string | null): string | null {
+  const text = q?.trim()
+  if (!text) return null
+  if ([...text].length > READ_FILTER_LIMITS.maxQLength) throw invalid(`q is longer than ${READ_FILTER_LIMITS.maxQLength} characters`)
+  return text.toLowerCase()
+}
+
 function parseTagParam(v: unknown): string[] {
   if (v === undefined) return []
   const list = Array.isArray(v) ? v : [v]
   if (list.length > 64 || list.some((t) => typeof t !== 'string' || t.length > 1024)) throw invalid('tag is malformed')
   const tags = normaliseTags(list.flatMap((t: string) => checkText(t, 'tag').split(',')))
+  if (tags.length > READ_FILTER_LIMITS.maxTags) throw invalid(`at most ${READ_FILTER_LIMITS.maxTags} tags in one read`)
   if (tags.some((t) => charLength(t) > LIMITS.maxTagLength)) throw invalid(`a tag is longer than ${LIMITS.maxTagLength} characters`)
   return tags
 }
@@ -122,8 +138,9 @@ export const searchText = (s: Signal) =>
 /**
  * The in-memory twin of the SQL filter (db/signals/read.ts). A signal past expiry + `graceMs` counts
  * as swept even before the sweeper deletes it, so `includeExpired` never shows what by-id reads hide.
+ * `search`: the signal's searchText, when the caller keeps it (the tail does), so `q` never redoes it.
  */
-export function matchesFilter(s: Signal, f: ReadFilter, nowMs: number, graceMs = Infinity): boolean {
+export function matchesFilter(s: Signal, f: ReadFilter, nowMs: number, graceMs = Infinity, search?: string): boolean {
   if (!f.includeExpired && !isActive(s, nowMs)) return false
   if (!isActive(s, nowMs - graceMs)) return false
   if (f.type !== null && s.type !== f.type) return false
@@ -131,6 +148,6 @@ export function matchesFilter(s: Signal, f: ReadFilter, nowMs: number, graceMs =
   if (f.tags.length && !f.tags.some((t) => s.tags.includes(t))) return false
   if (f.sinceMs !== null && !(s.createdAtMs > f.sinceMs)) return false
   if (f.refId !== null && s.refId !== f.refId) return false
-  if (f.q !== null && !searchText(s).includes(f.q)) return false
+  if (f.q !== null && !(search ?? searchText(s)).includes(f.q)) return false
   return true
 }

@@ -17,6 +17,8 @@ export interface FeedOptions {
   /** Readers on a replica: answers what the replica has not replayed yet after `lagWaitMs`. */
   primary?: SignalReader
   lagWaitMs?: number
+  /** READER_MAX_WAITERS: long-polls waiting at once; past it a wait is refused with 503 (0: no cap). */
+  maxWaiters?: number
 }
 
 /**
@@ -31,7 +33,7 @@ export interface FeedOptions {
  */
 export class Feed {
   private readonly sync: TailSync
-  private readonly waiters = new Waiters()
+  private readonly waiters: Waiters
   private readonly reader: SignalReader
   private readonly opts: FeedOptions
   private closed = false
@@ -39,6 +41,7 @@ export class Feed {
   constructor(reader: SignalReader, bus: WakeBus, log: Logger, opts: FeedOptions) {
     this.reader = reader
     this.opts = opts
+    this.waiters = new Waiters(opts.maxWaiters)
     this.sync = new TailSync(reader, bus, log, opts, () => this.waiters.wake((q, cursor) => this.pageAfter(q, cursor)))
   }
 

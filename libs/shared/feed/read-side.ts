@@ -4,6 +4,7 @@ import { boardReader, signalReader, type BoardReader, type Queryable, type Signa
 import type { Infra } from '../infra/index.js'
 import type { Logger } from '../log/index.js'
 import { Feed } from './feed.js'
+import { singleFlight } from './single-flight.js'
 
 /**
  * Everything a read needs: the feed (tail + long-poll waiters), SQL reads for by-id and thread,
@@ -30,20 +31,26 @@ export interface ReadSideOptions {
 export async function createReadSide(cfg: Config, log: Logger, infra: Infra, opts: ReadSideOptions = {}): Promise<ReadSide> {
   const db: Queryable = infra.readDb
   const grace = { graceSeconds: cfg.sweep.graceSeconds }
-  const signals = signalReader(db, infra.schema, grace)
-  const feed = new Feed(signals, infra.bus, log.child({ mod: 'feed' }), {
+  const sql = signalReader(db, infra.schema, grace)
+  const boardSql = boardReader(db, infra.schema)
+  // @NOTE the aggregates over every active signal (GET /sw/tags, the counts of /sw/wire and /sw/stats)
+  // run once at a time per process and key, however many requests ask at once
+  const signals: SignalReader = { ...sql, tags: singleFlight(sql.tags, (prefix, limit) => `${limit}\u0000${prefix ?? ''}`) }
+  const board: BoardReader = { ...boardSql, activeStats: singleFlight(boardSql.activeStats) }
+  const feed = new Feed(sql, infra.bus, log.child({ mod: 'feed' }), {
     authority: cfg.authority,
     tailSize: opts.tailSize ?? cfg.reader.tailSize,
     graceMs: cfg.sweep.graceSeconds * 1000,
     fallbackPollMs: opts.fallbackPollMs ?? cfg.reader.fallbackPollMs,
-    ...(db !== infra.primary && { primary: signalReader(infra.primary, infra.schema, grace) }),
+    maxWaiters: cfg.reader.maxWaiters,
+    ...(db !== infra.readPrimary && { primary: signalReader(infra.readPrimary, infra.schema, grace) }),
   })
   await feed.start()
   return {
     authority: cfg.authority,
     feed,
     signals,
-    board: boardReader(db, infra.schema),
+    board,
     presence: infra.presence,
     async close() {
       feed.close()

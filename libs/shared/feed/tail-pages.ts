@@ -1,13 +1,17 @@
 import { matchesFilter, serializeSignal, type ReadQuery, type Signal } from '../domain/index.js'
-import type { Page } from '../db/index.js'
+import { TEXT_SCAN_BUDGET, type Page } from '../db/index.js'
 import type { FeedPage } from './page.js'
-import type { Tail } from './tail.js'
+import { searchTextOf, type Tail, type TailEntry } from './tail.js'
 
 // Pure page functions: what a read answers from the in-memory tail or from a database page. No I/O,
 // no state of their own, so every path (first read, wake-up, deadline, shutdown) computes a page the
 // same way.
 
 type Query = Pick<ReadQuery, 'limit'> & Parameters<typeof matchesFilter>[1]
+
+/** matchesFilter on a tail entry, with the search text the tail keeps for it. */
+const matches = (e: TailEntry, q: Query, nowMs: number, graceMs: number) =>
+  matchesFilter(e.signal, q, nowMs, graceMs, q.q === null ? undefined : searchTextOf(e))
 
 /**
  * Matching signals after `cursor` from the tail, or null when the tail does not reach back to
@@ -19,16 +23,20 @@ export function tailPage(tail: Tail, q: Query, cursor: number, nowMs: number, gr
   const signals: string[] = []
   let last = cursor
   for (let i = tail.firstAfter(cursor); i < e.length && signals.length < q.limit; i++)
-    if (matchesFilter(e[i]!.signal, q, nowMs, graceMs)) (signals.push(e[i]!.json), (last = e[i]!.signal.seq))
+    if (matches(e[i]!, q, nowMs, graceMs)) (signals.push(e[i]!.json), (last = e[i]!.signal.seq))
   return { signals, nextCursor: signals.length === q.limit ? last : Math.max(cursor, tail.head) }
 }
 
-/** The newest page (no cursor) from the tail, or null when the tail may not hold all of it. */
+/**
+ * The newest page (no cursor) from the tail, or null when the tail may not hold all of it. A search
+ * (`q`) in a database looks at the newest TEXT_SCAN_BUDGET rows only: a tail that holds as many has
+ * looked at all of those.
+ */
 export function tailNewest(tail: Tail, q: Query, nowMs: number, graceMs: number): FeedPage | null {
   const e = tail.entries
   const signals: string[] = []
-  for (let i = e.length - 1; i >= 0 && signals.length < q.limit; i--) if (matchesFilter(e[i]!.signal, q, nowMs, graceMs)) signals.push(e[i]!.json)
-  if (signals.length < q.limit && tail.from !== 0) return null
+  for (let i = e.length - 1; i >= 0 && signals.length < q.limit; i--) if (matches(e[i]!, q, nowMs, graceMs)) signals.push(e[i]!.json)
+  if (signals.length < q.limit && tail.from !== 0 && !(q.q !== null && e.length >= TEXT_SCAN_BUDGET)) return null
   return { signals: signals.reverse(), nextCursor: tail.head }
 }
 

@@ -1,10 +1,15 @@
-import { serializeSignal, type Signal } from '../domain/index.js'
+import { searchText, serializeSignal, type Signal } from '../domain/index.js'
 
 export interface TailEntry {
   signal: Signal
   /** The emitted JSON, serialised once and shared by every response that carries it. */
   json: string
+  /** The lower-cased text `q` searches, made by the first read with `q` and kept (searchTextOf). */
+  search?: string
 }
+
+/** An entry's search text, lower-cased once for every later read with `q`. */
+export const searchTextOf = (e: TailEntry) => (e.search ??= searchText(e.signal))
 
 /**
  * The most recent signals in seq order. Invariant: every visible signal with

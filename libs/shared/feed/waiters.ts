@@ -1,4 +1,4 @@
-import type { ReadQuery } from '../domain/index.js'
+import { WireError, type ReadQuery } from '../domain/index.js'
 import { metrics } from '../metrics/index.js'
 import type { FeedPage } from './page.js'
 
@@ -18,6 +18,8 @@ interface Waiter {
 }
 
 const YIELD_EVERY = 500
+/** Retry-After of a long-poll refused because the process is full: its waiters turn over within a wait. */
+const FULL_RETRY_AFTER_SECONDS = 2
 
 /**
  * Long-poll requests waiting for a matching signal. Idle waiters cost a timer and no database
@@ -25,13 +27,29 @@ const YIELD_EVERY = 500
  */
 export class Waiters {
   private readonly all = new Set<Waiter>()
+  /** At most this many wait at once (READER_MAX_WAITERS; 0: no cap). */
+  private readonly max: number
+
+  constructor(max = 0) {
+    this.max = max
+  }
 
   get size() {
     return this.all.size
   }
 
-  /** Waits at `cursor` until a wake finds a match, `waitMs` passes, `signal` aborts or `releaseAll`. */
+  /**
+   * Waits at `cursor` until a wake finds a match, `waitMs` passes, `signal` aborts or `releaseAll`.
+   * Throws `unavailable` (with Retry-After) at once when the process already holds `max` waits.
+   */
   add(q: ReadQuery, cursor: number, waitMs: number, signal?: AbortSignal): Promise<WaitOutcome> {
+    if (this.max > 0 && this.all.size >= this.max) {
+      metrics.waitersRefused.inc()
+      throw new WireError('unavailable', 'too many long-polls are waiting on this server; try again shortly', undefined, {
+        retryAfter: FULL_RETRY_AFTER_SECONDS,
+        overload: true,
+      })
+    }
     return new Promise<WaitOutcome>((resolve) => {
       const w: Waiter = {
         q,

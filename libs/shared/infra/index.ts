@@ -11,6 +11,8 @@ export interface Infra {
   primary: Db
   /** Where reads go: the replica for readers in the fleet (falling back to the primary while it is down), else the primary itself. */
   readDb: Db
+  /** Reads that must see the primary (what a replica has not replayed yet): with the read pools' statement timeout when this process has them. */
+  readPrimary: Db
   schema: Ident
   /** The board's random id (migrations/0005_board_id.sql): names wake-up channels and Redis keys. */
   boardId: string
@@ -43,6 +45,7 @@ export async function openInfra(cfg: Config, log: Logger, opts: InfraOptions = {
     const schema = ident(cfg.db.schema)
     let primary: Db
     let readDb: Db
+    let readPrimary: Db | undefined
     if (cfg.db.kind === 'embedded') {
       if (cfg.redisUrl) log.warn('REDIS_URL is ignored by the embedded database: run the fleet on PostgreSQL')
       primary = await pgliteDb(cfg.db.dataDir)
@@ -51,14 +54,21 @@ export async function openInfra(cfg: Config, log: Logger, opts: InfraOptions = {
       if (opts.migrate) await runMigrations(primary, cfg, log)
     } else {
       if (opts.migrate) await runMigrations(cfg.db.directUrl, cfg, log) // one session, never a pooler
-      primary = postgresDb(cfg.db.url, { applicationName: 'wire', max: opts.replica ? 3 : 10 }) // a reader only falls back to it
+      primary = postgresDb(cfg.db.url, { applicationName: 'wire', max: opts.replica ? 3 : 10 }) // writes (and the agents' publishes)
       opened.push(() => primary.close())
-      readDb = primary
-      if (opts.replica && cfg.db.replicaUrl !== cfg.db.url) {
-        const standby = postgresDb(cfg.db.replicaUrl, { applicationName: 'wire-reader' })
+      // reads on pools of their own, each statement within READ_STATEMENT_TIMEOUT_MS (writes never are);
+      // pg opens connections on demand, so a role that never reads here holds none
+      const reads = { applicationName: 'wire-reader', statementTimeoutMs: cfg.reader.statementTimeoutMs }
+      const standbyUrl = opts.replica && cfg.db.replicaUrl !== cfg.db.url ? cfg.db.replicaUrl : undefined
+      const onPrimary = postgresDb(cfg.db.url, { ...reads, max: standbyUrl ? 3 : 10 })
+      opened.push(() => onPrimary.close())
+      readPrimary = onPrimary
+      readDb = onPrimary
+      if (standbyUrl) {
+        const standby = postgresDb(standbyUrl, reads)
         opened.push(() => standby.close())
         // a down replica sends reads to the primary until it answers again
-        readDb = failoverDb(standby, primary, log.child({ mod: 'replica' }))
+        readDb = failoverDb(standby, onPrimary, log.child({ mod: 'replica' }))
       }
     }
     const boardId = await readBoardId(primary, schema)
@@ -82,7 +92,7 @@ export async function openInfra(cfg: Config, log: Logger, opts: InfraOptions = {
       ...(cfg.db.kind === 'postgres' ? { databaseUrl: cfg.db.url } : { dataDir: cfg.db.dataDir }),
     })
     const limits = clientLimits({ ...cfg.clientLimits, keyPrefix: `${channels(boardId).rateLimitPrefix}:client` }, redis)
-    return { primary, readDb, schema, boardId, bus, presence, redis, fingerprintKey: key, limits, close }
+    return { primary, readDb, readPrimary: readPrimary ?? primary, schema, boardId, bus, presence, redis, fingerprintKey: key, limits, close }
   } catch (err) {
     await close()
     throw err

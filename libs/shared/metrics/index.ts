@@ -23,6 +23,8 @@ export const metrics = {
   wakes: new client.Counter({ name: 'wire_feed_wakes_total', help: 'Wake-ups received by readers (bus, resync, timer)', labelNames: ['source'] }),
   feedQueries: new client.Counter({ name: 'wire_feed_queries_total', help: 'Feed queries to the read database', labelNames: ['kind'] }),
   waiting: new client.Gauge({ name: 'wire_waiting_pollers', help: 'Long-polls waiting now' }),
+  a2aTaskBytes: new client.Gauge({ name: 'wire_a2a_task_bytes', help: 'JSON characters of the A2A tasks this process keeps (working and finished)' }),
+  waitersRefused: new client.Counter({ name: 'wire_waiters_refused_total', help: 'Long-polls refused with 503 because the process held READER_MAX_WAITERS' }),
   tailHits: new client.Counter({ name: 'wire_tail_reads_total', help: 'Feed reads by where they were answered', labelNames: ['from'] }),
   tailSize: new client.Gauge({ name: 'wire_tail_signals', help: 'Signals held in the reader tail' }),
   wakeToResponse: new client.Histogram({

@@ -24,6 +24,12 @@ export interface Page {
  * board whose table was never analysed reads as fast as one that was).
  */
 export const SCAN_BUDGET = 20_000
+/**
+ * Rows a read with `q` may examine: matching text reads (and lower-cases) every payload in the
+ * window, some 20 times the work of the other filters per row, so its window is smaller.
+ */
+export const TEXT_SCAN_BUDGET = 4000
+const budgetOf = (f: ReadFilter) => (f.q === null ? SCAN_BUDGET : TEXT_SCAN_BUDGET)
 /** Unfiltered, seq is dense: twice the page almost always holds it. Filtered, start wider. */
 const firstWindow = (limit: number, f: ReadFilter) =>
   f.type === null && f.origin === null && f.tags.length === 0 && f.q === null && f.refId === null && f.sinceMs === null
@@ -77,33 +83,35 @@ export function pageReader(db: Queryable, s: Ident, graceSeconds: number) {
     async pageAfter(cursor: number, limit: number, f: ReadFilter, nowMs: number): Promise<Page> {
       const out: Signal[] = []
       let from = cursor
-      let window = firstWindow(limit, f)
+      const budget = budgetOf(f)
+      let window = Math.min(firstWindow(limit, f), budget)
       let scanned = 0
       for (;;) {
         const r = await run(afterSql, from, limit - out.length, window, f, nowMs)
         out.push(...r.signals)
         scanned += r.edge - from
         const full = out.length === limit
-        if (full || r.edge >= r.head || scanned >= SCAN_BUDGET)
+        if (full || r.edge >= r.head || scanned >= budget)
           return { signals: out, head: r.head, changes: r.changes, upTo: full ? out.at(-1)!.seq : Math.max(cursor, r.edge) }
         from = r.edge
-        window = Math.min(window * 4, SCAN_BUDGET - scanned)
+        window = Math.min(window * 4, budget - scanned)
       }
     },
-    /** The newest `limit` matching signals among the last SCAN_BUDGET, oldest first (the bootstrap page). */
+    /** The newest `limit` matching signals among the last SCAN_BUDGET (TEXT_SCAN_BUDGET with `q`), oldest first (the bootstrap page). */
     async newest(limit: number, f: ReadFilter, nowMs: number): Promise<Page> {
       const out: Signal[] = []
+      const budget = budgetOf(f)
       let below: number | null = null
-      let window = firstWindow(limit, f)
+      let window = Math.min(firstWindow(limit, f), budget)
       let first: { head: number; changes: number } | null = null
       for (let scanned = 0; ; ) {
         const r = await run(newestSql, below, limit - out.length, window, f, nowMs)
         first ??= { head: r.head, changes: r.changes }
         out.push(...r.signals)
         scanned += (below ?? r.head) - r.edge
-        if (out.length === limit || r.edge === 0 || scanned >= SCAN_BUDGET) break
+        if (out.length === limit || r.edge === 0 || scanned >= budget) break
         below = r.edge
-        window = Math.min(window * 4, SCAN_BUDGET - scanned)
+        window = Math.min(window * 4, budget - scanned)
       }
       return { signals: out.reverse(), head: first.head, changes: first.changes, upTo: first.head }
     },

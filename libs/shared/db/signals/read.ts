@@ -3,7 +3,12 @@ import type { Ident, Queryable } from '../types.js'
 import { pageReader } from './page.js'
 import { signalColumns, toSignal, type SignalRow } from './row.js'
 
-export { SCAN_BUDGET, type Page } from './page.js'
+export { SCAN_BUDGET, TEXT_SCAN_BUDGET, type Page } from './page.js'
+
+/** A thread read walks at most this many reply levels below its root… */
+export const THREAD_MAX_DEPTH = 64
+/** …and at most this many signals (removed ones included), before fetching its page of at most 1,000. */
+export const THREAD_WALK_ROWS = 5000
 
 /** A signal changed after it was published: its current state, or `null` once removed. */
 export interface Change {
@@ -33,14 +38,19 @@ export function signalReader(db: Queryable, s: Ident, opts: SignalReaderOptions)
   const byIdSql = `select ${signalColumns('x')} from ${s}.signals x where id = $1 and removed_at is null and ${kept('x', '$2')}`
   const repliesSql = `select ${signalColumns('x')} from ${s}.signals x where ref_id = $1 and removed_at is null and ${kept('x', '$3')} order by seq limit $2`
   // @NOTE walks through removed signals so their replies stay in the thread, then hides the removed ones;
-  // never through swept ones (their replies fall out of the thread once the row is purged anyway)
+  // never through swept ones (their replies fall out of the thread once the row is purged anyway).
+  // The walk carries ids only, at most THREAD_MAX_DEPTH levels and THREAD_WALK_ROWS rows (the CTE
+  // is evaluated only as far as its reader fetches), so a huge thread costs a bounded walk plus
+  // one page of rows with their payloads, never every descendant's payload.
   const threadSql = `
     with recursive t as (
-      select * from ${s}.signals x where id = $1 and ${kept('x', '$3')}
+      select x.id, x.removed_at, 0 as depth from ${s}.signals x where id = $1 and ${kept('x', '$3')}
       union all
-      select x.* from ${s}.signals x join t on x.ref_id = t.id where ${kept('x', '$3')}
-    )
-    select ${signalColumns('t')} from t where removed_at is null order by seq limit $2`
+      select x.id, x.removed_at, t.depth + 1 from ${s}.signals x join t on x.ref_id = t.id
+      where t.depth < ${THREAD_MAX_DEPTH} and ${kept('x', '$3')}
+    ), walked as materialized (select id, removed_at from t limit ${THREAD_WALK_ROWS})
+    select ${signalColumns('x')} from ${s}.signals x
+    where x.id in (select id from walked where removed_at is null) order by x.seq limit $2`
   const existsSql = `select 1 from ${s}.signals x where id = $1 and removed_at is null and ${kept('x', '$2')}`
   const tagsSql = `
     select tag, count(*)::int as count from ${s}.signals x, unnest(x.tags) tag
