@@ -73,7 +73,7 @@ async function runSkill(deps: AgentDeps, caller: Caller, msg: Message): Promise<
   const data = msg.parts.find((p) => p.content?.$case === 'data')?.content?.value as unknown
   if (data === null || typeof data !== 'object' || Array.isArray(data)) throw invalid(USAGE)
   if ('$type' in data) {
-    const s = await publishSignal(deps.publish, caller.authorization, JSON.stringify(data))
+    const s = await publishSignal(deps.publish, caller.authorization, JSON.stringify(data), caller.publishing)
     caller.log.info({ id: s.id, seq: s.seq, origin: s.origin, via: 'a2a' }, 'signal published')
     return { skill: 'publish-signal', json: `{"ok":true,"signal":${serializeSignal(s, deps.cfg.authority)},"cursor":${s.seq}}` }
   }

@@ -2,7 +2,7 @@ import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify'
 import type { IdentityResolver } from '../../libs/shared/auth/index.js'
 import type { Config } from '../../libs/shared/config/index.js'
 import type { ReadSide } from '../../libs/shared/feed/index.js'
-import type { PublishDeps } from '../../libs/shared/publish/index.js'
+import type { PublishDeps, PublishRequest } from '../../libs/shared/publish/index.js'
 
 /** The version the MCP server info and the A2A card give for this agent surface. */
 export const SERVER_VERSION = '1.0.0'
@@ -25,6 +25,8 @@ export interface Caller {
   readonly gone: AbortSignal
   /** The request's logger (carries reqId). */
   readonly log: FastifyBaseLogger
+  /** The client's address (req.ip, after TRUST_PROXY) and the request's Idempotency-Key header: publishes here count and dedupe as over HTTP. */
+  readonly publishing: PublishRequest
 }
 
 export function callerOf(deps: AgentDeps, req: FastifyRequest, reply: FastifyReply): Caller {
@@ -34,6 +36,7 @@ export function callerOf(deps: AgentDeps, req: FastifyRequest, reply: FastifyRep
     poller: () => deps.identity.peek(authorization) ?? `ip:${req.ip}`,
     gone: untilClosed(reply),
     log: req.log,
+    publishing: { address: req.ip, idempotencyKey: req.headers['idempotency-key'] },
   }
 }
 

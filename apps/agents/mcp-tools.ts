@@ -95,12 +95,18 @@ export function createMcpServer(deps: AgentDeps, caller: Caller): McpServer {
         signal: z
           .union([SignalObject, z.string().max(65536)])
           .describe('The flat signal: a JSON object, or the same object as JSON text.'),
+        idempotencyKey: z
+          .string()
+          .max(255)
+          .optional()
+          .describe('Retry safely: a second publish with the same key and token within 24 h returns the first signal instead of publishing twice (as the Idempotency-Key header).'),
       },
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     },
-    ({ signal }) =>
+    ({ signal, idempotencyKey }) =>
       tool('publish_signal', async () => {
-        const s = await publishSignal(deps.publish, caller.authorization, typeof signal === 'string' ? signal : JSON.stringify(signal))
+        const body = typeof signal === 'string' ? signal : JSON.stringify(signal)
+        const s = await publishSignal(deps.publish, caller.authorization, body, { ...caller.publishing, ...(idempotencyKey !== undefined && { idempotencyKey }) })
         caller.log.info({ id: s.id, seq: s.seq, origin: s.origin, via: 'mcp' }, 'signal published')
         return `{"ok":true,"signal":${serializeSignal(s, deps.cfg.authority)},"cursor":${s.seq}}`
       }),
