@@ -18,6 +18,8 @@ const ROWS = Number(process.env.STORAGE_ROWS ?? 10_000_000)
 const LIVE = Math.min(ROWS - 1_000_000, Number(process.env.LIVE_ROWS ?? 1_000_000))
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 2)
 const SMALL = 100_000
+/** STORAGE_KEEP=1: keep both boards (schemas bench_storage_big, bench_storage_small) to look inside; no drop. */
+const KEEP = process.env.STORAGE_KEEP === '1'
 const CHUNK = 1_000_000
 const out = (s: string) => process.stdout.write(s + '\n')
 const noFilter: ReadFilter = { type: null, tags: [], origin: null, q: null, sinceMs: null, includeExpired: false, refId: null }
@@ -40,6 +42,7 @@ async function build(db: Db, schema: string, rows: number, live: number): Promis
   const load = async (name: string, lo: string, hi: number, from: number, to: number, live: boolean) => {
     await db.exec(`create table ${schema}.${name} (like ${schema}.signals including defaults)`)
     for (let f = from; f < to; f += CHUNK) await db.exec(rowsSql(schema + '.' + name, f, Math.min(to, f + CHUNK), live))
+    await db.exec(`create unique index "${name}_id_key" on ${schema}.${name} (id)`)
     await db.exec(`alter table ${schema}.signals attach partition ${schema}.${name} for values from (${lo}) to (${hi})`)
   }
   const dead = rows - live
@@ -88,7 +91,9 @@ async function reads(label: string, db: Db, schema: string, rows: number, live: 
 }
 
 async function dropWhilePublishing(db: Db, schema: string) {
-  const writer = signalWriter(db, ident(schema))
+  // the publisher has a connection of its own, as a writer process would
+  const wdb = postgresDb(DATABASE_URL, { max: 1, applicationName: 'wire-bench-storage-writer' })
+  const writer = signalWriter(wdb, ident(schema))
   const parts = signalPartitions(db, ident(schema))
   const lat: { before: number[]; during: number[] } = { before: [], during: [] }
   let phase: keyof typeof lat = 'before'
@@ -109,6 +114,7 @@ async function dropWhilePublishing(db: Db, schema: string) {
   const dropMs = performance.now() - d0
   stop = true
   await publisher
+  await wdb.close()
   const stat = (a: number[]) => (a.sort((x, y) => x - y), { publishes: a.length, p50ms: round(a[a.length >> 1] ?? 0, 2), maxMs: round(a.at(-1) ?? 0, 2) })
   out(JSON.stringify({ drop: { ...report, gigabytes: round(report.bytes / 1e9, 2), ms: round(dropMs, 1) }, publishBefore: stat(lat.before), publishDuringDrop: stat(lat.during) }))
 }
@@ -124,9 +130,10 @@ async function main() {
     out(JSON.stringify({ builtSeconds: { big: round(bs, 1), small: round(ss, 1) } }))
     await reads(`${ROWS / 1e6} M rows`, db, big, ROWS, LIVE)
     await reads('100 k rows', db, small, SMALL, SMALL)
+    if (KEEP) return
     await dropWhilePublishing(db, big)
   } finally {
-    await db.exec(`drop schema if exists ${big} cascade; drop schema if exists ${small} cascade`).catch(() => {})
+    if (!KEEP) await db.exec(`drop schema if exists ${big} cascade; drop schema if exists ${small} cascade`).catch(() => {})
     await db.close()
   }
 }

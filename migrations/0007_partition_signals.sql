@@ -6,8 +6,11 @@
 -- the new partitioned table is created like it, and it is attached for seq up to the head plus one
 -- million (the board's first open partition). Its indexes are taken over by the parent's (attach
 -- matches them by definition), except `id`: a unique index on a partitioned table must include the
--- partition key, so `id` gets a plain index on every partition. Signal ids are 20 random characters
--- (~119 bits) made by the writer, never by clients, so they are unique without a constraint.
+-- partition key, so each partition has its own unique index on `id` (made with the partition,
+-- signals/partitions.ts) and the parent none. Signal ids are 20 random characters (~119 bits) made
+-- by the writer, never by clients, so they are unique across partitions as well. The per-partition
+-- unique index also tells the planner that a by-id probe finds at most one row in each partition,
+-- whatever the table statistics.
 --
 -- `signals_kept` is the default partition: it holds the rows carried forward out of a partition the
 -- sweeper drops (pinned signals), which no other partition's range covers once it is gone, and it
@@ -15,7 +18,7 @@
 -- before the head gets there; the next partition then starts above such rows).
 alter table signals rename to signals_s0;
 alter table signals_s0 rename constraint signals_pkey to signals_s0_pkey;
-alter table signals_s0 drop constraint signals_id_key;
+alter table signals_s0 rename constraint signals_id_key to signals_s0_id_key;
 alter index signals_type_seq_idx rename to signals_s0_type_seq_idx;
 alter index signals_origin_seq_idx rename to signals_s0_origin_seq_idx;
 alter index signals_tags_idx rename to signals_s0_tags_idx;
@@ -36,8 +39,8 @@ begin
     (select seq from feed_head) + 1000001);
 end $$;
 create table signals_kept partition of signals default;
+create unique index signals_kept_id_key on signals_kept (id);
 
-create index signals_id_idx on signals (id);
 create index signals_type_seq_idx on signals (type, seq);
 create index signals_origin_seq_idx on signals (origin, seq);
 create index signals_tags_idx on signals using gin (tags);

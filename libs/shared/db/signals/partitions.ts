@@ -18,8 +18,19 @@ export const CARRY_MAX_ROWS = 10_000
 /** How far back the recent rate is measured, in seq values. */
 const RATE_SAMPLE = 100_000
 
-const BOUND_RE = /^FOR VALUES FROM \((MINVALUE|'?(-?\d+)'?)\) TO \('?(-?\d+)'?\)$/
 const NAME_RE = /^signals_(s|gone_)\d+$/
+
+/**
+ * A new partition: seq in [lo, hi), with its own unique index on `id` (a partitioned table cannot
+ * have one without the partition key; migrations/0007). `lo` may be 'minvalue'.
+ */
+export function partitionSql(s: Ident, name: string, lo: string, hi: number): string {
+  if (!NAME_RE.test(name)) throw new Error(`unexpected partition name: ${name}`)
+  return `create table ${s}."${name}" partition of ${s}.signals for values from (${lo}) to (${hi});
+    create unique index "${name}_id_key" on ${s}."${name}" (id)`
+}
+
+const BOUND_RE = /^FOR VALUES FROM \((MINVALUE|'?(-?\d+)'?)\) TO \('?(-?\d+)'?\)$/
 
 export interface RetireReport {
   dropped: number
@@ -99,7 +110,7 @@ export function signalPartitions(db: Db, s: Ident) {
           const lo = Math.max(parts.at(-1)?.hi ?? 1, Number(rows[0]?.top ?? 0) + 1)
           const name = `signals_s${lo}`
           const hi = lo + (await nextWidth(tx, h))
-          await tx.exec(`create table ${q(name)} partition of ${s}.signals for values from (${lo}) to (${hi})`)
+          await tx.exec(partitionSql(s, name, String(lo), hi))
           made.push(name)
           parts = await list(tx)
         }
