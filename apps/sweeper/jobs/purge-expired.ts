@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { PurgeKind, SignalPurger } from '../../../libs/shared/db/index.js'
+import type { PurgeKind, RetireReport, SignalPurger } from '../../../libs/shared/db/index.js'
 import type { Logger } from '../../../libs/shared/log/index.js'
 import { metrics } from '../../../libs/shared/metrics/index.js'
 
@@ -18,7 +18,7 @@ export interface PurgeOptions {
 
 export interface PurgeReport {
   /** Whole partitions dropped (signals/partitions.ts), the disk they held and the rows carried out of them. */
-  partitions: { made: number; dropped: number; bytes: number; carried: number }
+  partitions: { made: number } & RetireReport
   expired: number
   removed: number
   /** Idempotency-Key rows past their 24 h. */
@@ -38,12 +38,12 @@ export interface PurgeReport {
  */
 export async function purgeExpired(purger: SignalPurger, log: Logger, o: PurgeOptions): Promise<PurgeReport> {
   const t0 = Date.now()
-  const report: PurgeReport = { partitions: { made: 0, dropped: 0, bytes: 0, carried: 0 }, expired: 0, removed: 0, keys: 0, batches: 0, ms: 0, done: false }
+  const report: PurgeReport = { partitions: { made: 0, dropped: 0, bytes: 0, carried: 0, detachMs: 0, dropMs: 0 }, expired: 0, removed: 0, keys: 0, batches: 0, ms: 0, done: false }
   const more = () => !o.signal?.aborted && Date.now() - t0 < o.budgetMs
   try {
     report.partitions.made = (await purger.partitions.ensure()).made.length
     const retired = await purger.partitions.retire(o.graceSeconds)
-    Object.assign(report.partitions, retired)
+    report.partitions = { ...retired, made: report.partitions.made, detachMs: Math.round(retired.detachMs), dropMs: Math.round(retired.dropMs) }
     metrics.purgedPartitions.inc(retired.dropped)
     const floor = await purger.partitions.floor()
     for (const kind of ['expired', 'removed'] satisfies PurgeKind[]) {

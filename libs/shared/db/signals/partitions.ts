@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises'
 import type { Db, Ident, Queryable } from '../types.js'
 import { KEPT_PARTITION, PURGE_FLOOR_SECONDS } from './purge-guards.js'
 
@@ -15,6 +16,8 @@ export const PARTITION_MIN_ROWS = 1_000_000
 export const PARTITION_MAX_ROWS = 500_000_000
 /** A partition is dropped once at most this many of its rows must be kept (carried forward). */
 export const CARRY_MAX_ROWS = 10_000
+/** Pause between the pieces of a detached partition's removal. */
+const DROP_PAUSE_MS = 20
 /** How far back the recent rate is measured, in seq values. */
 const RATE_SAMPLE = 100_000
 
@@ -38,6 +41,10 @@ export interface RetireReport {
   bytes: number
   /** Rows copied into the default partition because they must stay. */
   carried: number
+  /** Time `signals` was locked detaching partitions (what publishes and reads may wait for). */
+  detachMs: number
+  /** Time removing the detached tables' files (locks only those tables). */
+  dropMs: number
 }
 
 /**
@@ -125,7 +132,7 @@ export function signalPartitions(db: Db, s: Ident) {
      * dropped in a second, short transaction; a drop cut short is finished by the next run.
      */
     async retire(graceSeconds: number): Promise<RetireReport> {
-      const report: RetireReport = { dropped: 0, bytes: 0, carried: 0 }
+      const report: RetireReport = { dropped: 0, bytes: 0, carried: 0, detachMs: 0, dropMs: 0 }
       const { rows: st } = await db.query<{ head: string; rolled: string }>(
         `select (select seq from ${s}.feed_head) as head, (select last_seq from ${s}.stats_rollup) as rolled`,
       )
@@ -152,16 +159,20 @@ export function signalPartitions(db: Db, s: Ident) {
           if (survivors.rows[0]!.n > CARRY_MAX_ROWS) return false
           const size = await tx.query<{ n: string }>(`select pg_total_relation_size(to_regclass('${q(p.name)}')) as n`)
           const gone = `signals_gone_${p.lo ?? 0}`
+          const t0 = performance.now()
           await tx.exec(`alter table ${s}.signals detach partition ${q(p.name)}; alter table ${q(p.name)} rename to "${gone}"`)
           const carried = await tx.query(`insert into ${s}.signals select * from ${q(gone)} where seq in (${keep(q(gone))})`, [graceSeconds])
           report.carried += carried.rowCount
           report.bytes += Number(size.rows[0]?.n ?? 0)
-          return true
+          return t0
         })
-        if (!dropped) break // partitions retire oldest first: a younger one is not purgeable either
+        if (dropped === false) break // partitions retire oldest first: a younger one is not purgeable either
+        report.detachMs += performance.now() - dropped // until the commit
         report.dropped++
       }
+      const t1 = performance.now()
       await dropDetached()
+      report.dropMs = performance.now() - t1
       return report
     },
   }
@@ -170,7 +181,20 @@ export function signalPartitions(db: Db, s: Ident) {
     const { rows } = await db.query<{ name: string }>(
       `select relname as name from pg_class where relnamespace = to_regnamespace('${s}') and relkind = 'r' and relname like 'signals\\_gone\\_%'`,
     )
-    for (const r of rows) await db.transaction((tx) => tx.exec(`set local lock_timeout = '1s'; drop table if exists ${q(r.name)}`))
+    // @NOTE a table of gigabytes goes a piece at a time (each index, then the table), with a pause
+    // between: removing all its files in one commit stalls the disk under concurrent publishes
+    for (const r of rows) {
+      const idx = await db.query<{ name: string; con: string | null }>(
+        `select i.relname as name, c.conname as con from pg_index x join pg_class i on i.oid = x.indexrelid
+         left join pg_constraint c on c.conindid = x.indexrelid where x.indrelid = to_regclass('${q(r.name)}')`,
+      )
+      for (const i of idx.rows) {
+        const what = i.con ? `alter table ${q(r.name)} drop constraint "${i.con}"` : `drop index if exists ${s}."${i.name}"`
+        await db.transaction((tx) => tx.exec(`set local lock_timeout = '1s'; ${what}`))
+        await sleep(DROP_PAUSE_MS)
+      }
+      await db.transaction((tx) => tx.exec(`set local lock_timeout = '1s'; drop table if exists ${q(r.name)}`))
+    }
   }
 }
 export type SignalPartitions = ReturnType<typeof signalPartitions>
