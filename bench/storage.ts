@@ -1,6 +1,5 @@
 import { readFileSync } from 'node:fs'
-import { migrate, postgresDb, signalPartitions, signalReader, signalWriter, type Db } from '../libs/shared/db/index.js'
-import { ident } from '../libs/shared/db/types.js'
+import { type Db, ident, migrate, postgresDb, signalPartitions, signalReader, signalWriter } from '../libs/shared/db/index.js'
 import { newSignalId, type ReadFilter } from '../libs/shared/domain/index.js'
 import { round } from './lib/load.js'
 

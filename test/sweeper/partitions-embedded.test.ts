@@ -1,6 +1,5 @@
 import t from 'tap'
-import { migrate, pgliteDb, signalPartitions } from '../../libs/shared/db/index.js'
-import { ident } from '../../libs/shared/db/types.js'
+import { ident, migrate, pgliteDb, signalPartitions } from '../../libs/shared/db/index.js'
 import { countByType, insertSignals } from './support.js'
 
 const DAY = 86_400

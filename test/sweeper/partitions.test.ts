@@ -1,7 +1,6 @@
 import { setImmediate as tick } from 'node:timers/promises'
 import t from 'tap'
-import { signalPartitions, type Queryable } from '../../libs/shared/db/index.js'
-import { ident } from '../../libs/shared/db/types.js'
+import { ident, type Queryable, signalPartitions } from '../../libs/shared/db/index.js'
 import { startStack, type Stack } from '../helpers/stack.js'
 import { countByType, insertSignals, sweepOnce } from './support.js'
 

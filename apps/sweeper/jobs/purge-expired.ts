@@ -45,16 +45,18 @@ export async function purgeExpired(purger: SignalPurger, log: Logger, o: PurgeOp
     const retired = await purger.partitions.retire(o.graceSeconds)
     report.partitions = { ...retired, made: report.partitions.made, detachMs: Math.round(retired.detachMs), dropMs: Math.round(retired.dropMs) }
     metrics.purgedPartitions.inc(retired.dropped)
-    const floor = await purger.partitions.floor()
+    const partitions = await purger.partitions.rowPurged()
     for (const kind of ['expired', 'removed'] satisfies PurgeKind[]) {
-      for (;;) {
-        if (!more()) return finish(log, report, t0)
-        const n = await purger.purgeBatch(kind, o.graceSeconds, o.batchSize, floor)
-        report[kind] += n
-        report.batches++
-        metrics.purgedSignals.inc({ kind }, n) // per batch: a run that fails later still counts what it deleted
-        if (n < o.batchSize) break
-        await sleep(o.pauseMs)
+      for (const partition of partitions) {
+        for (;;) {
+          if (!more()) return finish(log, report, t0)
+          const n = await purger.purgeBatch(kind, o.graceSeconds, o.batchSize, partition)
+          report[kind] += n
+          report.batches++
+          metrics.purgedSignals.inc({ kind }, n) // per batch: a run that fails later still counts what it deleted
+          if (n < o.batchSize) break
+          await sleep(o.pauseMs)
+        }
       }
     }
     for (;;) {

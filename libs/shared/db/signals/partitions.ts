@@ -88,10 +88,12 @@ export function signalPartitions(db: Db, s: Ident) {
 
   return {
     list: () => list(),
-    /** Where the open partitions begin: the row purge works from here up (0: no partition is closed). */
-    async floor(): Promise<number> {
+    /** `signals_<…>` schema-qualified, for a partition name from this module (or the default partition). */
+    relation: (name: string) => (name === KEPT_PARTITION ? `${s}.${KEPT_PARTITION}` : q(name)),
+    /** The partitions the row purge works on: the open ones (the head is not past them) and the default one. */
+    async rowPurged(): Promise<string[]> {
       const head = Number((await db.query<{ seq: string }>(`select seq from ${s}.feed_head`)).rows[0]?.seq ?? 0)
-      return (await list()).find((p) => p.hi - 1 > head)?.lo ?? 0
+      return [...(await list()).filter((p) => p.hi - 1 > head).map((p) => p.name), KEPT_PARTITION]
     },
     /**
      * Makes sure partitions reach well past the head (the last one ends at least half its width

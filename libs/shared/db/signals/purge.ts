@@ -12,11 +12,11 @@ export type PurgeKind = 'expired' | 'removed'
  * (`skip locked`), so however many sweepers run, each row is deleted once and nobody waits.
  */
 export function signalPurger(db: Db, s: Ident) {
-  // @NOTE the row purge covers partitions from `floor` up (the open ones: dropping whole partitions
-  // retires the closed ones, signals/partitions.ts) and the default partition (rows carried
-  // forward). `seq >= floor` prunes the closed partitions from the plan, so their expired rows,
-  // waiting for the drop, are never walked.
-  const from = { all: `${s}.signals`, kept: `${s}.${KEPT_PARTITION}` } as const
+  const partitions = signalPartitions(db, s)
+  // @NOTE the sweeper runs the row purge on one partition at a time: the open ones and the default
+  // one (signals/partitions.ts `rowPurged`); dropping whole partitions retires the closed ones, so
+  // their expired rows, waiting for the drop, are never walked. Named, not pruned by a seq
+  // predicate: `seq >= n` would offer the planner the primary key instead of the expiry index.
   // @NOTE three guards on every purge, each load-bearing:
   // - past the grace: by-id reads already answer 404 there (signals/read.ts `kept`), so when the
   //   purge runs never changes what a reader sees;
@@ -30,7 +30,7 @@ export function signalPurger(db: Db, s: Ident) {
     expired: `
       with doomed as (
         select seq from ${rel}
-        where seq >= $3 and not pinned and expires_at < now() - $1::int * interval '1 second' ${guards}
+        where not pinned and expires_at < now() - $1::int * interval '1 second' ${guards}
         order by expires_at limit $2
         for update skip locked
       )
@@ -39,28 +39,27 @@ export function signalPurger(db: Db, s: Ident) {
     removed: `
       with doomed as (
         select seq from ${rel}
-        where seq >= $3 and removed_at < now() - $1::int * interval '1 second' ${guards}
+        where removed_at < now() - $1::int * interval '1 second' ${guards}
         order by removed_at limit $2
         for update skip locked
       )
       delete from ${rel} x using doomed d where x.seq = d.seq`,
   })
-  const all = sql(from.all)
-  const kept = sql(from.kept)
+  const statements = new Map<string, Record<PurgeKind, string>>()
+  const on = (partition: string | null) => {
+    const rel = partition === null ? `${s}.signals` : partitions.relation(partition)
+    let x = statements.get(rel)
+    if (!x) statements.set(rel, (x = sql(rel)))
+    return x
+  }
   const keys = idempotencyKeys(db, s)
-  const partitions = signalPartitions(db, s)
   return {
     partitions,
     /** Deletes up to `limit` Idempotency-Key rows older than their 24 h; returns how many went. */
     purgeKeysBatch: (limit: number): Promise<number> => keys.purgeBatch(limit),
-    /**
-     * Deletes up to `limit` rows of one kind with seq >= `floor` (0: the whole table), then from
-     * the default partition; returns how many went.
-     */
-    async purgeBatch(kind: PurgeKind, graceSeconds: number, limit: number, floor = 0): Promise<number> {
-      const n = (await db.query(all[kind], [graceSeconds, limit, floor])).rowCount
-      if (n >= limit || floor === 0) return n
-      return n + (await db.query(kept[kind], [graceSeconds, limit - n, 0])).rowCount
+    /** Deletes up to `limit` rows of one kind from one partition (null: the whole table); returns how many went. */
+    async purgeBatch(kind: PurgeKind, graceSeconds: number, limit: number, partition: string | null = null): Promise<number> {
+      return (await db.query(on(partition)[kind], [graceSeconds, limit])).rowCount
     },
   }
 }
