@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { PurgeKind, SignalPurger } from '../../../libs/shared/db/index.js'
+import type { PurgeKind, RetireReport, SignalPurger } from '../../../libs/shared/db/index.js'
 import type { Logger } from '../../../libs/shared/log/index.js'
 import { metrics } from '../../../libs/shared/metrics/index.js'
 
@@ -17,6 +17,8 @@ export interface PurgeOptions {
 }
 
 export interface PurgeReport {
+  /** Whole partitions dropped (signals/partitions.ts), the disk they held and the rows carried out of them. */
+  partitions: { made: number } & RetireReport
   expired: number
   removed: number
   /** Idempotency-Key rows past their 24 h. */
@@ -28,23 +30,33 @@ export interface PurgeReport {
 }
 
 /**
- * wire.purge-expired: deletes signals expired (unpinned) or removed more than the grace ago, then
- * Idempotency-Key rows older than 24 h, in small batches, until none are left. The guards (grace, 24 h floor, rollup cursor) live in the SQL.
+ * wire.purge-expired: makes the next partition of `signals` if the head nears the last one, drops
+ * the closed partitions whose every row may go (carrying forward the few that must stay), then
+ * deletes signals expired (unpinned) or removed more than the grace ago from the open partitions
+ * and the default one, then Idempotency-Key rows older than 24 h, in small batches, until none are
+ * left. The guards (grace, 24 h floor, rollup cursor) live in the SQL.
  */
 export async function purgeExpired(purger: SignalPurger, log: Logger, o: PurgeOptions): Promise<PurgeReport> {
   const t0 = Date.now()
-  const report: PurgeReport = { expired: 0, removed: 0, keys: 0, batches: 0, ms: 0, done: false }
+  const report: PurgeReport = { partitions: { made: 0, dropped: 0, bytes: 0, carried: 0, detachMs: 0, dropMs: 0 }, expired: 0, removed: 0, keys: 0, batches: 0, ms: 0, done: false }
   const more = () => !o.signal?.aborted && Date.now() - t0 < o.budgetMs
   try {
+    report.partitions.made = (await purger.partitions.ensure()).made.length
+    const retired = await purger.partitions.retire(o.graceSeconds)
+    report.partitions = { ...retired, made: report.partitions.made, detachMs: Math.round(retired.detachMs), dropMs: Math.round(retired.dropMs) }
+    metrics.purgedPartitions.inc(retired.dropped)
+    const partitions = await purger.partitions.rowPurged()
     for (const kind of ['expired', 'removed'] satisfies PurgeKind[]) {
-      for (;;) {
-        if (!more()) return finish(log, report, t0)
-        const n = await purger.purgeBatch(kind, o.graceSeconds, o.batchSize)
-        report[kind] += n
-        report.batches++
-        metrics.purgedSignals.inc({ kind }, n) // per batch: a run that fails later still counts what it deleted
-        if (n < o.batchSize) break
-        await sleep(o.pauseMs)
+      for (const partition of partitions) {
+        for (;;) {
+          if (!more()) return finish(log, report, t0)
+          const n = await purger.purgeBatch(kind, o.graceSeconds, o.batchSize, partition)
+          report[kind] += n
+          report.batches++
+          metrics.purgedSignals.inc({ kind }, n) // per batch: a run that fails later still counts what it deleted
+          if (n < o.batchSize) break
+          await sleep(o.pauseMs)
+        }
       }
     }
     for (;;) {
@@ -73,7 +85,7 @@ function countRun(outcome: 'complete' | 'partial' | 'failed', t0: number) {
 function finish(log: Logger, r: PurgeReport, t0: number): PurgeReport {
   countRun(r.done ? 'complete' : 'partial', t0)
   r.ms = Date.now() - t0
-  if (r.expired || r.removed || r.keys || !r.done) log.info(r, 'purged expired signals')
+  if (r.expired || r.removed || r.keys || r.partitions.made || r.partitions.dropped || !r.done) log.info(r, 'purged expired signals')
   else log.debug(r, 'nothing to purge')
   return r
 }

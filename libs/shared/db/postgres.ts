@@ -21,6 +21,10 @@ export function postgresDb(url: string, opts: PostgresOptions = {}): Db {
     idleTimeoutMillis: 30_000,
     ...(opts.statementTimeoutMs ? { statement_timeout: opts.statementTimeoutMs } : {}),
   })
+  // @NOTE no JIT: Wire's statements are short index probes, but on a big partition the planner's
+  // cost estimates without statistics (a fresh partition, never analysed yet) pass jit_above_cost
+  // and each read would spend 20-30 ms compiling (bench/storage.ts). Queued before the first query.
+  pool.on('connect', (client) => void client.query('set jit = off').catch(() => {}))
   // @NOTE an idle client's connection error is emitted on the pool; without a listener it crashes the process
   pool.on('error', () => {})
   // @NOTE connect and query apart (pool.query does both): a failed connect sent nothing, a

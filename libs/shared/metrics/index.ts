@@ -60,6 +60,10 @@ export const metrics = {
     help: 'Unix time at which a job run last finished without an error (complete or partial)',
     labelNames: ['sweep'],
   }),
+  purgedPartitions: new client.Counter({
+    name: 'wire_purged_partitions_total',
+    help: 'Partitions of the signals table dropped by the purge, every row in them past expiry + grace (pinned ones carried forward)',
+  }),
   purgedSignals: new client.Counter({
     name: 'wire_purged_signals_total',
     help: 'Signals deleted by the purge: expired (past expiry + grace) or removed (by a moderator, past the grace)',

@@ -67,6 +67,10 @@ export function pageReader(db: Queryable, s: Ident, graceSeconds: number) {
       order by x.seq desc limit $2
     ) p on true`
 
+  // the first stored seq above a point: a follower whose cursor sits in a dropped partition's range
+  // (signals/partitions.ts) jumps over the gap in one query rather than one empty window at a time
+  const nextSql = `select min(seq) as next from ${s}.signals where seq > $1`
+
   type Row = SignalRow & { head: string; changes: string; edge: string }
   const run = async (sql: string, from: number | null, limit: number, window: number, f: ReadFilter, nowMs: number) => {
     const { rows } = await db.query<Row>(sql, [from, limit, f.type, f.origin, f.tags, f.q, f.sinceMs, f.includeExpired, nowMs, f.refId, window])
@@ -86,6 +90,7 @@ export function pageReader(db: Queryable, s: Ident, graceSeconds: number) {
       const budget = budgetOf(f)
       let window = Math.min(firstWindow(limit, f), budget)
       let scanned = 0
+      let jumped = false
       for (;;) {
         const r = await run(afterSql, from, limit - out.length, window, f, nowMs)
         out.push(...r.signals)
@@ -94,6 +99,14 @@ export function pageReader(db: Queryable, s: Ident, graceSeconds: number) {
         if (full || r.edge >= r.head || scanned >= budget)
           return { signals: out, head: r.head, changes: r.changes, upTo: full ? out.at(-1)!.seq : Math.max(cursor, r.edge) }
         from = r.edge
+        if (out.length === 0 && !jumped) {
+          // no row exists between here and the next stored one (seq <= head is all committed, and a
+          // row carried out of a dropped partition moves in the transaction that detaches it)
+          jumped = true
+          const next = (await db.query<{ next: string | null }>(nextSql, [from])).rows[0]?.next
+          from = Math.max(from, Math.min(r.head, next == null ? r.head : Number(next) - 1))
+          if (from >= r.head) return { signals: out, head: r.head, changes: r.changes, upTo: from }
+        }
         window = Math.min(window * 4, budget - scanned)
       }
     },

@@ -1,8 +1,9 @@
-import type { Ident, Queryable } from '../types.js'
+import type { Db, Ident } from '../types.js'
 import { idempotencyKeys } from './idempotency.js'
+import { KEPT_PARTITION, PURGE_FLOOR_SECONDS } from './purge-guards.js'
+import { signalPartitions } from './partitions.js'
 
-/** Nothing younger than this is ever purged: the unverified thread limit counts the last 24 h (threadsInLastDay). */
-export const PURGE_FLOOR_SECONDS = 86_400
+export { KEPT_PARTITION, PURGE_FLOOR_SECONDS }
 
 export type PurgeKind = 'expired' | 'removed'
 
@@ -10,7 +11,12 @@ export type PurgeKind = 'expired' | 'removed'
  * The sweeper's deletes, one short transaction per batch. Two purgers at once take different rows
  * (`skip locked`), so however many sweepers run, each row is deleted once and nobody waits.
  */
-export function signalPurger(db: Queryable, s: Ident) {
+export function signalPurger(db: Db, s: Ident) {
+  const partitions = signalPartitions(db, s)
+  // @NOTE the sweeper runs the row purge on one partition at a time: the open ones and the default
+  // one (signals/partitions.ts `rowPurged`); dropping whole partitions retires the closed ones, so
+  // their expired rows, waiting for the drop, are never walked. Named, not pruned by a seq
+  // predicate: `seq >= n` would offer the planner the primary key instead of the expiry index.
   // @NOTE three guards on every purge, each load-bearing:
   // - past the grace: by-id reads already answer 404 there (signals/read.ts `kept`), so when the
   //   purge runs never changes what a reader sees;
@@ -19,33 +25,41 @@ export function signalPurger(db: Queryable, s: Ident) {
   const guards = `
     and created_at < now() - ${PURGE_FLOOR_SECONDS} * interval '1 second'
     and seq <= (select last_seq from ${s}.stats_rollup)`
-  const sql: Record<PurgeKind, string> = {
+  const sql = (rel: string): Record<PurgeKind, string> => ({
     // pinned signals never expire; the partial index signals_expires_at_idx holds only unpinned ones
     expired: `
       with doomed as (
-        select seq from ${s}.signals
+        select seq from ${rel}
         where not pinned and expires_at < now() - $1::int * interval '1 second' ${guards}
         order by expires_at limit $2
         for update skip locked
       )
-      delete from ${s}.signals x using doomed d where x.seq = d.seq`,
+      delete from ${rel} x using doomed d where x.seq = d.seq`,
     // moderation-removed signals are hidden everywhere already; pinned or not, they go after the grace
     removed: `
       with doomed as (
-        select seq from ${s}.signals
+        select seq from ${rel}
         where removed_at < now() - $1::int * interval '1 second' ${guards}
         order by removed_at limit $2
         for update skip locked
       )
-      delete from ${s}.signals x using doomed d where x.seq = d.seq`,
+      delete from ${rel} x using doomed d where x.seq = d.seq`,
+  })
+  const statements = new Map<string, Record<PurgeKind, string>>()
+  const on = (partition: string | null) => {
+    const rel = partition === null ? `${s}.signals` : partitions.relation(partition)
+    let x = statements.get(rel)
+    if (!x) statements.set(rel, (x = sql(rel)))
+    return x
   }
   const keys = idempotencyKeys(db, s)
   return {
+    partitions,
     /** Deletes up to `limit` Idempotency-Key rows older than their 24 h; returns how many went. */
     purgeKeysBatch: (limit: number): Promise<number> => keys.purgeBatch(limit),
-    /** Deletes up to `limit` rows of one kind; returns how many went. */
-    async purgeBatch(kind: PurgeKind, graceSeconds: number, limit: number): Promise<number> {
-      return (await db.query(sql[kind], [graceSeconds, limit])).rowCount
+    /** Deletes up to `limit` rows of one kind from one partition (null: the whole table); returns how many went. */
+    async purgeBatch(kind: PurgeKind, graceSeconds: number, limit: number, partition: string | null = null): Promise<number> {
+      return (await db.query(on(partition)[kind], [graceSeconds, limit])).rowCount
     },
   }
 }

@@ -1,5 +1,6 @@
 import type { Signal } from '../../domain/index.js'
 import type { Db, Ident, Queryable } from '../types.js'
+import { signalPartitions } from './partitions.js'
 import { signalColumns, toSignal, type SignalRow } from './row.js'
 
 /** A signal ready to insert: everything but its seq. */
@@ -56,12 +57,32 @@ export function signalWriter(db: Db, s: Ident) {
   const removeSql = `${change} update ${s}.signals set removed_at = now(), changed = (select changes from c)
     where id = $1 and removed_at is null returning id`
 
+  // @NOTE partitions ahead of the head: once a batch's seq passes `recheckAt` (half the last
+  // partition's width before its end), the next partition is made off the publish path. The
+  // sweeper does the same every run; an insert that still outran both lands in the default
+  // partition (migrations/0007), so no publish ever fails for want of a partition. A failure is
+  // retried by the next batch (recheckAt stays where it was).
+  const partitions = signalPartitions(db, s)
+  let recheckAt = 0
+  let ensuring = false
+  const watch = (top: number) => {
+    if (top < recheckAt || ensuring) return
+    ensuring = true
+    partitions
+      .ensure(top)
+      .then((r) => void (recheckAt = r.recheckAt))
+      .catch(() => {})
+      .finally(() => void (ensuring = false))
+  }
+
   return {
     /** Inserts a batch atomically; returns the signals with their seqs, in order. */
     async insertBatch(batch: readonly NewSignal[]): Promise<Signal[]> {
       // one statement is one transaction: a single round trip per batch
       const { rows } = await db.query<{ seq: string; id: string }>(insertBatchSql, batchParams(batch))
-      return withSeqs(batch, rows)
+      const out = withSeqs(batch, rows)
+      watch(out.at(-1)?.seq ?? 0)
+      return out
     },
     /**
      * Opens a thread for an origin allowed `limit` threads per 24 h, atomically across writers: a
@@ -75,7 +96,7 @@ export function signalWriter(db: Db, s: Ident) {
         if (n >= limit) return null
         const r = await tx.query<{ seq: string; id: string }>(insertBatchSql, batchParams([x]))
         return withSeqs([x], r.rows)[0]!
-      })
+      }).then((x) => (x && watch(x.seq), x))
     },
     async setPinned(id: string, pinned: boolean, q: Queryable = db): Promise<Signal | null> {
       const { rows } = await q.query<SignalRow>(setPinnedSql, [id, pinned])
