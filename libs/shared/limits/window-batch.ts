@@ -28,7 +28,7 @@ const MAX_LEASE = 64
 /** A lease is at most this fraction of a window's points, so what other processes may be refused early stays small. */
 const LEASE_SHARE = 16
 /** Keys holding a lease; least recently used are dropped (their unused points are forfeited, never overspent). */
-const MAX_LEASES = 100_000
+const MAX_LEASES = 10_000
 
 interface Lease {
   /** Points reserved in Redis and not handed out yet. */
