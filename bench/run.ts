@@ -13,7 +13,8 @@ import { wrk, type WrkResult } from './lib/wrk.js'
 // CPU (to say when the client, not the server, was the limit). With BENCH_BEFORE=<another checkout,
 // built>, every measurement runs on both builds in turn, in the same run. Prints the figures and writes
 // them to bench/results/. Settings: BENCH_SECONDS (default 8), BENCH_POLLERS (default 5000,20000),
-// BENCH_ROUNDS (fan-out publishes, default 10), BENCH_REPEAT (default 2), DATABASE_URL, REDIS_URL.
+// BENCH_ROUNDS (fan-out publishes, default 10), BENCH_REPEAT (default 2), BENCH_ONLY (publish, reads or
+// fanout: one part), DATABASE_URL, REDIS_URL.
 
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test'
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'
@@ -21,6 +22,8 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 8)
 const POLLERS = (process.env.BENCH_POLLERS ?? '5000,20000').split(',').map(Number)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10)
 const REPEAT = Number(process.env.BENCH_REPEAT ?? 2)
+const ONLY = process.env.BENCH_ONLY
+const part = (name: 'publish' | 'reads' | 'fanout') => !ONLY || ONLY === name
 // @NOTE this sandbox caps open files near 20,000 per process: a reader holds at most this many pollers here
 const PER_READER = 10_000
 const BUILDS: Array<[string, string | undefined]> = process.env.BENCH_BEFORE ? [['before', process.env.BENCH_BEFORE], ['after', undefined]] : [['this build', undefined]]
@@ -120,10 +123,12 @@ async function main() {
     return out
   }
   try {
-    results.publishWriter = await each('publish, writer, 64 connections', (b) => publishes(b, 'writer'), (r) => line('', r))
-    results.publishServer = await each('publish, single process, 64 connections', (b) => publishes(b, 'server'), (r) => line('', r))
-    results.reads = await each('reads, 64 connections', reads, (r) => `\n  ${line('newest 100', r.newest100)}\n  ${line('head poll (wait=0)', r.headPoll)}`)
-    for (const n of POLLERS)
+    if (part('publish')) {
+      results.publishWriter = await each('publish, writer, 64 connections', (b) => publishes(b, 'writer'), (r) => line('', r))
+      results.publishServer = await each('publish, single process, 64 connections', (b) => publishes(b, 'server'), (r) => line('', r))
+    }
+    if (part('reads')) results.reads = await each('reads, 64 connections', reads, (r) => `\n  ${line('newest 100', r.newest100)}\n  ${line('head poll (wait=0)', r.headPoll)}`)
+    for (const n of part('fanout') ? POLLERS : [])
       results[`fanOut${n}`] = await each(`long-poll fan-out, ${n} pollers`, (b) => fanOuts(b, n), (r) =>
         `${r.responses} responses (${r.errors} errors) over ${r.readers} reader(s), ${r.clientProcesses} client processes; reader CPU ${r.serverUsPerResponse} µs/response; ` +
         `client ${r.clientUsPerResponse} µs/response, ${r.clientCores} cores${r.clientCores > 0.85 * r.clientProcesses ? ' — CLIENT SATURATED' : ''}; machine idle ${Math.round(r.machineIdle * 100)} %` +

@@ -5,6 +5,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import { invalid, LIMITS, WireError } from '../domain/index.js'
 import type { Logger } from '../log/index.js'
 import { frameworkError, installErrorHandler, sendError } from './errors.js'
+import { lazyChildLogger } from './lazy-logger.js'
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
 
@@ -72,6 +73,7 @@ export function createHttpApp(log: Logger, http: HttpSettings = DEFAULT_HTTP): F
     bodyLimit: LIMITS.maxBodyBytes,
     requestIdHeader: 'x-request-id',
     logController: new LogController({ disableRequestLogging: true }), // one debug line per request instead (onResponse)
+    childLoggerFactory: lazyChildLogger, // req.log's child is made only if the request logs
     return503OnClosing: false, // our own onRequest hook answers with a JSON 503 instead (below)
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1000 },
     // answered before routing, so without hooks: CORS is set here
