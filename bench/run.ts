@@ -130,7 +130,7 @@ async function main() {
     if (part('reads')) results.reads = await each('reads, 64 connections', reads, (r) => `\n  ${line('newest 100', r.newest100)}\n  ${line('head poll (wait=0)', r.headPoll)}`)
     for (const n of part('fanout') ? POLLERS : [])
       results[`fanOut${n}`] = await each(`long-poll fan-out, ${n} pollers`, (b) => fanOuts(b, n), (r) =>
-        `${r.responses} responses (${r.errors} errors) over ${r.readers} reader(s), ${r.clientProcesses} client processes; reader CPU ${r.serverUsPerResponse} µs/response; ` +
+        `${r.waiting}/${r.pollers} waiting, ${r.responses} responses (${r.errors} errors) over ${r.readers} reader(s), ${r.clientProcesses} client processes; reader CPU ${r.serverUsPerResponse} µs/response; ` +
         `client ${r.clientUsPerResponse} µs/response, ${r.clientCores} cores${r.clientCores > 0.85 * r.clientProcesses ? ' — CLIENT SATURATED' : ''}; machine idle ${Math.round(r.machineIdle * 100)} %` +
         `${r.machineIdle < 0.05 ? ' — MACHINE SATURATED (latency is the machine’s)' : ''}; ack→response p50 ${r.p50} ms p99 ${r.p99} ms; ${r.rssPerPollerKB} KB RSS (${r.heapPerPollerKB} KB heap) per poller; ${r.queriesPerWake} queries per wake`)
   } finally {

@@ -25,6 +25,8 @@ async function until(check: () => Promise<boolean>, ms: number) {
 
 export interface FanOutResult {
   pollers: number
+  /** Pollers that were waiting when the rounds began (a few may fail to connect on a saturated machine). */
+  waiting: number
   readers: number
   clientProcesses: number
   rounds: number
@@ -60,8 +62,11 @@ export async function fanOut(procs: RoleProc[], pollers: number, rounds: number,
   const per = Math.ceil(pollers / readers.length)
   const clients = await Promise.all(readers.map((r, i) => holdPollers(r, Math.min(per, pollers - i * per), nextCursor)))
   const waiting = async () => (await Promise.all(readers.map(async (u) => ((await (await fetch(`${u}/readyz`)).json()) as { waiting: number }).waiting))).reduce((a, b) => a + b, 0)
-  const allWaiting = () => until(async () => (await waiting()) >= pollers, 60_000)
-  if (!(await allWaiting())) throw new Error(`not all ${pollers} pollers are waiting`)
+  await until(async () => (await waiting()) >= pollers, 60_000)
+  // on a saturated machine a few connections may fail to open: measure those that wait, and say so
+  const held = await waiting()
+  if (held < pollers * 0.95) throw new Error(`only ${held} of ${pollers} pollers are waiting`)
+  const allWaiting = () => until(async () => (await waiting()) >= held, 60_000)
   const rss = total((p) => p.rssBytes())
   const heap = await sum(readers, 'nodejs_heap_size_used_bytes')
   const q0 = await sum(readers, 'wire_feed_queries_total')
@@ -82,7 +87,7 @@ export async function fanOut(procs: RoleProc[], pollers: number, rounds: number,
     await publish()
     const acked = performance.timeOrigin + performance.now()
     let got: number[] = []
-    await until(async () => ((got = got.concat((await report()).arrivals)), got.length >= pollers), 30_000)
+    await until(async () => ((got = got.concat((await report()).arrivals)), got.length >= held), 30_000)
     for (const t of got) lat.push(t - acked)
     await allWaiting()
   }
@@ -98,6 +103,7 @@ export async function fanOut(procs: RoleProc[], pollers: number, rounds: number,
   const clientCpu = c1.cpuMs - c0.cpuMs
   return {
     pollers,
+    waiting: held,
     readers: readers.length,
     clientProcesses: clients.reduce((s, c) => s + c.processes, 0),
     rounds,
@@ -109,8 +115,8 @@ export async function fanOut(procs: RoleProc[], pollers: number, rounds: number,
     machineIdle: round((m1.idle - m0.idle) / Math.max(1, m1.total - m0.total), 2),
     p50: round(percentile(lat, 50)),
     p99: round(percentile(lat, 99)),
-    rssPerPollerKB: round((rss - rss0) / pollers / 1024, 2),
-    heapPerPollerKB: round((heap - heap0) / pollers / 1024, 2),
+    rssPerPollerKB: round((rss - rss0) / held / 1024, 2),
+    heapPerPollerKB: round((heap - heap0) / held / 1024, 2),
     queriesPerWake: round((q1 - q0) / Math.max(1, w1 - w0), 2),
   }
 }
