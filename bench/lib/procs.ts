@@ -1,18 +1,31 @@
 import { spawn, type ChildProcess } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import { projectPath } from '../../libs/shared/paths.js'
 
 export interface RoleProc {
   url: string
   child: ChildProcess
+  /** CPU seconds (user + system) the process has spent, from /proc: no request to the process, so nothing billed to it. */
+  cpuSeconds(): number
+  /** Resident memory, bytes, from /proc. */
+  rssBytes(): number
   stop(): Promise<void>
 }
 
-// BENCH_BUILD: another checkout's root whose built dist/ to measure instead (before/after comparisons in one run)
-const BUILD = process.env.BENCH_BUILD
+const TICKS_PER_SECOND = 100 // USER_HZ on Linux
 
-/** Starts a role of the built code and waits until /readyz answers 200. */
-export async function startRole(role: 'writer' | 'reader' | 'agents' | 'server', port: number, env: Record<string, string>): Promise<RoleProc> {
-  const main = BUILD ? `${BUILD}/dist/apps/${role}/main.js` : projectPath(`dist/apps/${role}/main.js`)
+function procStat(pid: number) {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ') // fields from the 3rd on
+  return { cpuSeconds: (Number(f[11]) + Number(f[12])) / TICKS_PER_SECOND, rssBytes: Number(f[21]) * 4096 }
+}
+
+/**
+ * Starts a role of the built code and waits until /readyz answers 200. `root`: another checkout
+ * whose built dist/ to run instead (before/after comparisons in one run).
+ */
+export async function startRole(role: 'writer' | 'reader' | 'agents' | 'server', port: number, env: Record<string, string>, root?: string): Promise<RoleProc> {
+  const main = root ? `${root}/dist/apps/${role}/main.js` : projectPath(`dist/apps/${role}/main.js`)
   const child = spawn(process.execPath, [main], {
     env: { ...process.env, LOG_LEVEL: 'warn', SERVER_PORT: String(port), SERVER_HOST: '127.0.0.1', WIRE_CONFIG: '/nonexistent/board.json', ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
@@ -27,6 +40,8 @@ export async function startRole(role: 'writer' | 'reader' | 'agents' | 'server',
   return {
     url,
     child,
+    cpuSeconds: () => procStat(child.pid!).cpuSeconds,
+    rssBytes: () => procStat(child.pid!).rssBytes,
     stop: () =>
       new Promise<void>((resolve) => {
         if (child.exitCode !== null) return resolve()

@@ -10,9 +10,10 @@ import { publishSignal } from '../../../libs/shared/publish/index.js'
  * Idempotency-Key, a retry within 24 h answers the original signal instead of storing another.
  */
 export async function publishRoutes(app: FastifyInstance, { ctx }: { ctx: WriterContext }) {
-  app.addHook('onResponse', async (_req, reply) => {
+  app.addHook('onResponse', (_req, reply, done) => {
     metrics.publishes.inc({ code: String(reply.statusCode) })
     if (reply.statusCode === 200) metrics.publishSeconds.observe(reply.elapsedTime / 1000)
+    done()
   })
   app.post('/signals', async (req, reply) => {
     const body = typeof req.body === 'string' ? req.body : undefined

@@ -1,4 +1,5 @@
-import { randomBytes } from 'node:crypto'
+import { hash, randomBytes } from 'node:crypto'
+import { LRUCache } from 'lru-cache'
 import { LIMITS, WireError, identityUri } from '../domain/index.js'
 import { bearerToken } from './bearer.js'
 import { fingerprint } from './fingerprint.js'
@@ -35,14 +36,24 @@ export interface LocalIdentityOptions {
   isAllowListed: (identityId: string) => Promise<boolean>
 }
 
+/** Fingerprints of recent tokens, keyed by the token's SHA-256 (a tenth of the HMAC's cost); bounded. */
+const RECENT_TOKENS = 10_000
+
 /** Local mode: the token is the identity, through a keyed fingerprint. Tokens are never stored. */
 export function localIdentity(o: LocalIdentityOptions): IdentityResolver {
+  const recent = new LRUCache<string, string>({ max: RECENT_TOKENS })
+  const fingerprintOf = (token: string) => {
+    const key = hash('sha256', token, 'base64url')
+    let id = recent.get(key)
+    if (id === undefined) recent.set(key, (id = fingerprint(o.fingerprintKey, token)))
+    return id
+  }
   const idOf = (authorization: string | string[] | undefined): string => {
     const token = bearerToken(authorization)
     if (token === null) throw new WireError('unauthorized', 'publishing needs Authorization: Bearer <token>')
     if (token.length < LIMITS.minLocalTokenLength)
       throw new WireError('unauthorized', `bearer token must be at least ${LIMITS.minLocalTokenLength} characters`)
-    return fingerprint(o.fingerprintKey, token)
+    return fingerprintOf(token)
   }
   return {
     mode: 'local',

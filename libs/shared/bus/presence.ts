@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto'
+import { hash } from 'node:crypto'
 import type { Redis } from 'ioredis'
 import type { Logger } from '../log/index.js'
 import { channels } from './channels.js'
@@ -60,7 +60,7 @@ export function redisPresence(redis: Redis, boardId: string, log: Logger, now = 
   timer.unref()
   return {
     // @NOTE bounded while Redis is down: beyond the cap a new poller is simply not counted
-    touch: (k) => void (pending.size < MAX_PENDING && pending.set(createHash('sha256').update(k).digest('base64url').slice(0, 22), now())),
+    touch: (k) => void (pending.size < MAX_PENDING && pending.set(hash('sha256', k, 'base64url').slice(0, 22), now())),
     async count() {
       await flush()
       try {

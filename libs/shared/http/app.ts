@@ -6,6 +6,7 @@ import { invalid, LIMITS, WireError } from '../domain/index.js'
 import type { Logger } from '../log/index.js'
 import { metrics } from '../metrics/index.js'
 import { frameworkError, installErrorHandler, sendError } from './errors.js'
+import { lazyChildLogger } from './lazy-logger.js'
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
 
@@ -73,6 +74,7 @@ export function createHttpApp(log: Logger, http: HttpSettings = DEFAULT_HTTP): F
     bodyLimit: LIMITS.maxBodyBytes,
     requestIdHeader: 'x-request-id',
     logController: new LogController({ disableRequestLogging: true }), // one debug line per request instead (onResponse)
+    childLoggerFactory: lazyChildLogger, // req.log's child is made only if the request logs
     return503OnClosing: false, // our own onRequest hook answers with a JSON 503 instead (below)
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1000 },
     // answered before routing, so without hooks: CORS is set here
@@ -98,19 +100,23 @@ export function createHttpApp(log: Logger, http: HttpSettings = DEFAULT_HTTP): F
     })
   // Shutting down: requests that arrive on kept-alive connections get 503 with `Connection: close`,
   // so clients go to another pod and the connection drains; requests already in flight finish.
+  // @NOTE every hook here runs on every request, so each is a plain callback (no promise per request)
   let closing = false
   app.addHook('preClose', async () => void (closing = true))
-  app.addHook('onRequest', async (_req, reply) => {
-    if (!closing) return
+  app.addHook('onRequest', (_req, reply, done) => {
+    if (!closing) return done()
     reply.header('connection', 'close')
-    throw new WireError('unavailable', 'this process is shutting down; retry on another', undefined, { retryAfter: 1 })
+    done(new WireError('unavailable', 'this process is shutting down; retry on another', undefined, { retryAfter: 1 }))
   })
   // and requests in flight when shutdown began close their connection with their answer, so the
-  // server is not left waiting on kept-alive sockets nobody will close
-  app.addHook('onSend', async (_req, reply) => void (closing && reply.header('connection', 'close')))
-  // every 401 says how to authenticate (RFC 6750 §3, RFC 9728 §5.1), whichever route refused
+  // server is not left waiting on kept-alive sockets nobody will close; every 401 says how to
+  // authenticate (RFC 6750 §3, RFC 9728 §5.1), whichever route refused
   const challenge = `Bearer${http.resourceMetadataUrl ? ` resource_metadata="${http.resourceMetadataUrl}"` : ''}`
-  app.addHook('onSend', async (_req, reply) => void (reply.statusCode === 401 && !reply.hasHeader('www-authenticate') && reply.header('www-authenticate', challenge)))
+  app.addHook('onSend', (_req, reply, payload, done) => {
+    if (closing) reply.header('connection', 'close')
+    if (reply.statusCode === 401 && !reply.hasHeader('www-authenticate')) reply.header('www-authenticate', challenge)
+    done(null, payload)
+  })
   app.register(cors, {
     origin: '*',
     methods: ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE'],
@@ -129,8 +135,10 @@ export function createHttpApp(log: Logger, http: HttpSettings = DEFAULT_HTTP): F
     }
     done(null, text)
   })
-  app.addHook('onResponse', async (req, reply) => {
-    req.log.debug({ method: req.method, url: req.routeOptions.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request')
-  })
+  if (log.isLevelEnabled('debug'))
+    app.addHook('onResponse', (req, reply, done) => {
+      req.log.debug({ method: req.method, url: req.routeOptions.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request')
+      done()
+    })
   return app
 }

@@ -2,6 +2,9 @@ import type { Redis } from 'ioredis'
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible'
 import { WireError } from '../domain/index.js'
 import { metrics } from '../metrics/index.js'
+import { WindowLimiter } from './window-batch.js'
+
+export { WindowLimiter, type WindowLimiterOptions } from './window-batch.js'
 
 /** Config `clientLimits`: every max is per window; 0 turns that limit off. */
 export interface ClientLimitSettings {
@@ -24,7 +27,7 @@ export interface ClientLimitSettings {
  */
 const POLL_SLOT_SECONDS = 60
 
-const limited = (limiter: RateLimiterAbstract, what: string, res: RateLimiterRes) =>
+const limited = (limiter: { points: number }, what: string, res: RateLimiterRes) =>
   new WireError(
     'rate_limited',
     `rate limit reached: ${what}`,
@@ -38,7 +41,11 @@ const limited = (limiter: RateLimiterAbstract, what: string, res: RateLimiterRes
  * its own in memory (fail to local, not open).
  */
 export function clientLimits(o: ClientLimitSettings & { keyPrefix: string }, redis?: Redis) {
-  const make = (name: string, points: number, windowMs: number): RateLimiterAbstract | null => {
+  // budgets only ever consumed: one Redis call per turn of the event loop for all of them (WindowLimiter)
+  const make = (name: string, points: number, windowMs: number): WindowLimiter | null =>
+    points <= 0 ? null : new WindowLimiter({ keyPrefix: `${o.keyPrefix}:${name}`, points, duration: Math.max(1, Math.round(windowMs / 1000)) }, redis)
+  // long-poll slots are given back (reward): rate-limiter-flexible's limiter
+  const slots = (name: string, points: number, windowMs: number): RateLimiterAbstract | null => {
     if (points <= 0) return null
     const duration = Math.max(1, Math.round(windowMs / 1000))
     const keyPrefix = `${o.keyPrefix}:${name}`
@@ -46,11 +53,11 @@ export function clientLimits(o: ClientLimitSettings & { keyPrefix: string }, red
     return redis ? new RateLimiterRedis({ storeClient: redis, keyPrefix, points, duration, insuranceLimiter: memory, rejectIfRedisNotReady: true }) : memory
   }
   const reads = make('read', o.readMax, o.readWindowMs)
-  const polls = make('poll', o.longPollsMax, POLL_SLOT_SECONDS * 1000)
+  const polls = slots('poll', o.longPollsMax, POLL_SLOT_SECONDS * 1000)
   const publishes = make('pubaddr', o.publishMax, o.publishWindowMs)
   const newIdentities = make('newid', o.newIdentityMax, 60_000)
 
-  const take = async (limiter: RateLimiterAbstract | null, key: string, what: string, reason: string) => {
+  const take = async (limiter: Pick<WindowLimiter, 'consume' | 'points'> | null, key: string, what: string, reason: string) => {
     if (!limiter) return
     try {
       await limiter.consume(key)

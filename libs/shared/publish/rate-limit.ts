@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis'
-import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible'
+import { RateLimiterRes } from 'rate-limiter-flexible'
 import { WireError } from '../domain/index.js'
+import { WindowLimiter } from '../limits/index.js'
 
 export interface RateLimitOptions {
   publishMax: number
@@ -14,15 +15,11 @@ export interface RateLimitOptions {
 /**
  * Per-identity publish limits (docs/protocol.md "Rate limit"), shared by all writers through Redis.
  * While Redis is down each writer falls back to its own in-memory limiter (fail to local, not open).
+ * A writer's publishes of one turn of the event loop are counted in one Redis call (WindowLimiter).
  */
 export function publishRateLimits(o: RateLimitOptions, redis?: Redis) {
-  const make = (name: string, points: number, windowMs: number): RateLimiterAbstract => {
-    const duration = Math.max(1, Math.round(windowMs / 1000))
-    const memory = new RateLimiterMemory({ keyPrefix: `${o.keyPrefix}:${name}`, points, duration })
-    return redis
-      ? new RateLimiterRedis({ storeClient: redis, keyPrefix: `${o.keyPrefix}:${name}`, points, duration, insuranceLimiter: memory, rejectIfRedisNotReady: true })
-      : memory
-  }
+  const make = (name: string, points: number, windowMs: number) =>
+    new WindowLimiter({ keyPrefix: `${o.keyPrefix}:${name}`, points, duration: Math.max(1, Math.round(windowMs / 1000)) }, redis)
   // PUBLISH_RATE_LIMIT_MAX=0 means no limit for verified identities, as in the reference server
   const verified = o.publishMax > 0 ? make('pub', o.publishMax, o.publishWindowMs) : null
   const unverified = make('unv', o.unverifiedMax, o.unverifiedWindowMs)

@@ -1,0 +1,55 @@
+import { fork, type ChildProcess } from 'node:child_process'
+import { projectPath } from '../../libs/shared/paths.js'
+
+/** Sockets per client process: well under this sandbox's cap of 20,000 open files per process. */
+const PER_PROCESS = 5000
+
+export interface PollReport {
+  /** Arrival times (epoch ms) of answers carrying signals since the last report. */
+  arrivals: number[]
+  /** Answers of any kind since the start, and those that were not 2xx. */
+  answered: number
+  errors: number
+  /** CPU time the client processes spent since the start (user + system), ms. */
+  cpuMs: number
+}
+
+/**
+ * The fan-out client: `count` followers of `url` (a reader's base URL), each a long-poll on its own
+ * keep-alive socket that polls again from `nextCursor` as soon as it is answered. Spread over child
+ * processes of PER_PROCESS sockets (bench/lib/poll-proc.ts), each single-threaded, with pre-built
+ * requests and no JSON parsing, so the client costs far less per response than the server.
+ */
+export async function holdPollers(url: string, count: number, cursor: number, wait = 25, path = '/sw/signals?cursor=') {
+  const u = new URL(url)
+  const procs: ChildProcess[] = []
+  const opened: Array<Promise<void>> = []
+  for (let left = count; left > 0; left -= PER_PROCESS) {
+    const data = { host: u.hostname, port: Number(u.port), path, cursor, wait, count: Math.min(PER_PROCESS, left) }
+    const child = fork(projectPath('dist/bench/lib/poll-proc.js'), [JSON.stringify(data)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+    procs.push(child)
+    opened.push(new Promise((resolve, reject) => (child.once('message', () => resolve()), child.once('exit', (c) => reject(new Error(`poller process exited with ${c}`))))))
+  }
+  await Promise.all(opened)
+  const ask = (p: ChildProcess) =>
+    new Promise<{ arrivals: number[]; answered: number; errors: number; cpu: { user: number; system: number } }>((resolve) => {
+      p.once('message', (m) => resolve(m as never))
+      p.send({ cmd: 'report' })
+    })
+  return {
+    processes: procs.length,
+    async report(): Promise<PollReport> {
+      const all = await Promise.all(procs.map(ask))
+      return {
+        arrivals: all.flatMap((r) => r.arrivals),
+        answered: all.reduce((s, r) => s + r.answered, 0),
+        errors: all.reduce((s, r) => s + r.errors, 0),
+        cpuMs: all.reduce((s, r) => s + (r.cpu.user + r.cpu.system) / 1000, 0),
+      }
+    },
+    async stop() {
+      await Promise.all(procs.map((p) => new Promise<void>((resolve) => (p.exitCode !== null ? resolve() : (p.once('exit', () => resolve()), p.send({ cmd: 'stop' }))))))
+    },
+  }
+}
+export type Pollers = Awaited<ReturnType<typeof holdPollers>>

@@ -1,0 +1,140 @@
+import type { Redis } from 'ioredis'
+import { LRUCache } from 'lru-cache'
+import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible'
+
+/**
+ * Reserves points for each key in one script call: for each key the same steps as
+ * rate-limiter-flexible's RateLimiterRedis (a fixed window created with its expiry, counted with
+ * INCRBY), so keys, windows and counts are the same as its and processes running either share them.
+ */
+const SCRIPT = `local out = {}
+for i, key in ipairs(KEYS) do
+  redis.call('set', key, 0, 'EX', ARGV[1], 'NX')
+  local consumed = redis.call('incrby', key, ARGV[i + 1])
+  local ttl = redis.call('pttl', key)
+  if ttl == -1 then
+    redis.call('expire', key, ARGV[1])
+    ttl = 1000 * ARGV[1]
+  end
+  out[#out + 1] = consumed
+  out[#out + 1] = ttl
+end
+return out`
+
+/** Keys per script call: bounds one call's time inside Redis; more go in the next. */
+const MAX_KEYS = 500
+/** Most points a process reserves ahead for one key (see LEASE_SHARE). */
+const MAX_LEASE = 64
+/** A lease is at most this fraction of a window's points, so what other processes may be refused early stays small. */
+const LEASE_SHARE = 16
+/** Keys holding a lease; least recently used are dropped (their unused points are forfeited, never overspent). */
+const MAX_LEASES = 10_000
+
+interface Lease {
+  /** Points reserved in Redis and not handed out yet. */
+  left: number
+  /** Size of the next reservation: doubles while the key keeps using up its lease within the window. */
+  size: number
+  /** The window's end (its key's expiry in Redis); a lease dies with it. */
+  until: number
+}
+
+interface Pending {
+  resolve: (r?: unknown) => void
+  reject: (r: unknown) => void
+}
+
+export interface WindowLimiterOptions {
+  keyPrefix: string
+  points: number
+  /** Window length in seconds. */
+  duration: number
+}
+
+/**
+ * A fixed-window limiter shared through Redis whose hot path stays in the process. Every point
+ * handed out was first counted in Redis, so all processes together never admit more than the
+ * limit. A key consuming steadily reserves a few points ahead (a lease that doubles up to
+ * min(MAX_LEASE, points / LEASE_SHARE) and dies with the window), so a busy identity costs one
+ * Redis call per lease rather than per publish; a key seen rarely reserves exactly what it asks
+ * for. The consumes of one turn of the event loop go to Redis in one script call. The cost: a
+ * process may hold up to a lease of unused points per key, which other processes cannot spend in
+ * that window. While Redis is not ready, or a call fails, each process counts in memory (fail to
+ * local, not open), as rate-limiter-flexible's insurance limiter does.
+ */
+export class WindowLimiter {
+  readonly points: number
+  readonly duration: number
+  private readonly prefix: string
+  private readonly maxLease: number
+  private readonly memory: RateLimiterMemory
+  private readonly redis: Redis | undefined
+  private readonly leases = new LRUCache<string, Lease>({ max: MAX_LEASES })
+  private waiting = new Map<string, Pending[]>()
+  private scheduled = false
+
+  constructor(o: WindowLimiterOptions, redis?: Redis) {
+    this.points = o.points
+    this.duration = o.duration
+    this.prefix = o.keyPrefix
+    this.maxLease = Math.min(MAX_LEASE, Math.max(1, Math.floor(o.points / LEASE_SHARE)))
+    this.redis = redis
+    this.memory = new RateLimiterMemory({ keyPrefix: o.keyPrefix, points: o.points, duration: o.duration })
+  }
+
+  /** Takes one point of `key`'s window: resolves when granted, rejects with a RateLimiterRes past the limit. */
+  consume(key: string): Promise<unknown> {
+    if (!this.redis || this.redis.status !== 'ready') return this.memory.consume(key)
+    const lease = this.leases.get(key)
+    if (lease && lease.left > 0 && lease.until > Date.now() && !this.waiting.has(key)) {
+      lease.left--
+      return Promise.resolve()
+    }
+    return new Promise<unknown>((resolve, reject) => {
+      const w = this.waiting.get(key)
+      if (w) w.push({ resolve, reject })
+      else this.waiting.set(key, [{ resolve, reject }])
+      if (!this.scheduled) {
+        this.scheduled = true
+        setImmediate(() => this.flush())
+      }
+    })
+  }
+
+  private flush() {
+    this.scheduled = false
+    const all = [...this.waiting]
+    this.waiting = new Map()
+    for (let i = 0; i < all.length; i += MAX_KEYS) void this.reserve(all.slice(i, i + MAX_KEYS))
+  }
+
+  private async reserve(batch: Array<[string, Pending[]]>) {
+    const now = Date.now()
+    const asks = batch.map(([key, waiting]) => {
+      const prev = this.leases.get(key)
+      // a lease used up within its window: reserve twice as many next time
+      const size = prev && prev.until > now ? Math.min(this.maxLease, prev.size * 2) : 1
+      return { key, waiting, size, reserve: Math.max(waiting.length, size) }
+    })
+    let out: number[]
+    try {
+      const keys = asks.map((a) => `${this.prefix}:${a.key}`)
+      out = (await this.redis!.eval(SCRIPT, asks.length, ...keys, String(this.duration), ...asks.map((a) => String(a.reserve)))) as number[]
+    } catch {
+      for (const a of asks) for (const p of a.waiting) this.memory.consume(a.key).then(p.resolve, p.reject)
+      return
+    }
+    const at = Date.now()
+    asks.forEach((a, i) => {
+      const consumed = Number(out[2 * i])
+      const ttl = Number(out[2 * i + 1])
+      // of the points just reserved, those still under the limit are granted, in arrival order
+      const granted = Math.max(0, Math.min(a.reserve, this.points - (consumed - a.reserve)))
+      a.waiting.forEach((p, j) => {
+        if (j < granted) p.resolve()
+        else p.reject(new RateLimiterRes(0, ttl, consumed, false))
+      })
+      if (granted > 0) this.leases.set(a.key, { left: Math.max(0, granted - a.waiting.length), size: a.size, until: at + ttl })
+    })
+  }
+}

@@ -1,0 +1,106 @@
+import { Redis } from 'ioredis'
+import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible'
+import t, { type Test } from 'tap'
+import { WindowLimiter } from '../../libs/shared/limits/index.js'
+import { TEST_REDIS_URL } from '../helpers/services.js'
+
+// The batched, leased Redis limiter of the hot paths (publishes, reads): shared by every process on
+// one Redis, never more than the limit in all, and counting in the same keys as rate-limiter-flexible.
+
+const prefix = () => `test:wl:${process.pid}:${Math.random().toString(36).slice(2, 8)}`
+const ready = async (r: Redis) => (r.status === 'ready' ? undefined : new Promise((res) => r.once('ready', res)))
+
+async function redis(t: Test) {
+  const r = new Redis(TEST_REDIS_URL, { enableAutoPipelining: true })
+  t.teardown(() => r.disconnect())
+  await ready(r)
+  return r
+}
+
+/** Consumes `n` times, spread over `limiters` in turn, all at once; how many each granted. */
+async function burst(limiters: WindowLimiter[], key: string, n: number) {
+  const out = await Promise.all(
+    Array.from({ length: n }, (_, i) =>
+      limiters[i % limiters.length]!.consume(key).then(
+        () => 'ok',
+        (e: unknown) => (e instanceof RateLimiterRes ? 'limited' : 'error'),
+      ),
+    ),
+  )
+  return { ok: out.filter((o) => o === 'ok').length, limited: out.filter((o) => o === 'limited').length, errors: out.filter((o) => o === 'error').length }
+}
+
+t.test('two processes share one limit: a burst over both is granted exactly the limit', async (t) => {
+  const p = prefix()
+  const a = new WindowLimiter({ keyPrefix: p, points: 5, duration: 60 }, await redis(t))
+  const b = new WindowLimiter({ keyPrefix: p, points: 5, duration: 60 }, await redis(t))
+  t.same(await burst([a, b], 'id-1', 12), { ok: 5, limited: 7, errors: 0 })
+  t.same(await burst([b], 'id-1', 1), { ok: 0, limited: 1, errors: 0 }, 'and the other refuses too')
+  t.same(await burst([a], 'id-2', 1), { ok: 1, limited: 0, errors: 0 }, 'another key has its own')
+})
+
+t.test('one at a time across processes, as a slow client publishes', async (t) => {
+  const p = prefix()
+  const a = new WindowLimiter({ keyPrefix: p, points: 3, duration: 60 }, await redis(t))
+  const b = new WindowLimiter({ keyPrefix: p, points: 3, duration: 60 }, await redis(t))
+  const seen: string[] = []
+  for (let i = 0; i < 5; i++) seen.push(await (i % 2 ? b : a).consume('k').then(() => 'ok', () => 'limited'))
+  t.same(seen, ['ok', 'ok', 'ok', 'limited', 'limited'])
+})
+
+t.test('a refusal says how long until the window turns', async (t) => {
+  const a = new WindowLimiter({ keyPrefix: prefix(), points: 1, duration: 30 }, await redis(t))
+  await a.consume('k')
+  const res = await a.consume('k').then(() => null, (e: unknown) => e)
+  t.ok(res instanceof RateLimiterRes)
+  t.equal((res as RateLimiterRes).remainingPoints, 0)
+  t.ok((res as RateLimiterRes).msBeforeNext > 0 && (res as RateLimiterRes).msBeforeNext <= 30_000)
+})
+
+t.test('a busy key leases points ahead: fewer Redis calls, and still never more than the limit in all', async (t) => {
+  const p = prefix()
+  const points = 2000
+  const ra = await redis(t)
+  const a = new WindowLimiter({ keyPrefix: p, points, duration: 60 }, ra)
+  const b = new WindowLimiter({ keyPrefix: p, points, duration: 60 }, await redis(t))
+  let calls = 0
+  const evalOf = ra.eval.bind(ra)
+  ra.eval = ((...args: Parameters<typeof ra.eval>) => (calls++, evalOf(...args))) as typeof ra.eval
+  let granted = 0
+  // one consume per turn, as a steady publisher: each would cost a call without leases
+  for (let i = 0; i < 300; i++) granted += (await burst([a], 'busy', 1)).ok
+  t.equal(granted, 300)
+  t.ok(calls < 30, `300 consumes cost ${calls} Redis calls`)
+  const rest = await burst([a, b], 'busy', 3000)
+  t.ok(granted + rest.ok <= points, `granted ${granted + rest.ok} of ${points}`)
+  // what a process may hold unused is at most its lease: points / 16, at most 64
+  t.ok(granted + rest.ok >= points - 2 * 64, 'and at most a lease per process is left unspent')
+})
+
+t.test('counts in the same keys as rate-limiter-flexible: a process running either shares the count', async (t) => {
+  const p = prefix()
+  const r = await redis(t)
+  const old = new RateLimiterRedis({ storeClient: r, keyPrefix: p, points: 4, duration: 60 })
+  const ours = new WindowLimiter({ keyPrefix: p, points: 4, duration: 60 }, r)
+  await old.consume('k')
+  await old.consume('k')
+  t.same(await burst([ours], 'k', 3), { ok: 2, limited: 1, errors: 0 })
+  await t.rejects(old.consume('k'), 'the old limiter sees our points')
+})
+
+t.test('while Redis is not ready, each process counts on its own (fail to local, not open)', async (t) => {
+  const r = new Redis('redis://127.0.0.1:1', { lazyConnect: true, enableOfflineQueue: false, retryStrategy: () => null })
+  r.on('error', () => {})
+  t.teardown(() => r.disconnect())
+  const a = new WindowLimiter({ keyPrefix: prefix(), points: 2, duration: 60 }, r)
+  t.same(await burst([a], 'k', 4), { ok: 2, limited: 2, errors: 0 })
+})
+
+t.test('a Redis call that fails falls back to counting in memory', async (t) => {
+  const r = await redis(t)
+  const p = prefix()
+  const a = new WindowLimiter({ keyPrefix: p, points: 2, duration: 60 }, r)
+  await r.lpush(`${p}:k`, 'not a counter') // the script's INCRBY fails on it (WRONGTYPE)
+  t.same(await burst([a], 'k', 3), { ok: 2, limited: 1, errors: 0 })
+  await r.del(`${p}:k`)
+})
