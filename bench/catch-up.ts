@@ -8,12 +8,11 @@ import { metric, startRole } from './lib/procs.js'
 // sequential follower reading `limit` at a time from cursor 0, unfiltered and tag-filtered; then a
 // deep-cursor read load (`cursor=1000&limit=7`, 8 clients). Never runs ANALYZE: it prints whether
 // autovacuum analysed the table during the run, so a figure can't look good by accident.
-// Settings: CATCHUP_SIGNALS (20000), BENCH_SECONDS (5), DATABASE_URL, REDIS_URL.
+// Settings: CATCHUP_SIGNALS (20000), BENCH_SECONDS (5), BENCH_BEFORE (another built checkout), DATABASE_URL.
 
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test'
 const N = Number(process.env.CATCHUP_SIGNALS ?? 20_000)
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
-const schema = `bench_catchup_${Date.now()}`
 const out = (s: string) => process.stdout.write(s + '\n')
 
 async function sql<T extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values: unknown[] = []) {
@@ -27,7 +26,7 @@ async function sql<T extends pg.QueryResultRow = pg.QueryResultRow>(text: string
 }
 
 /** N signals as the writer stores them (dense seq, head moved), tags `bench` and one of `g0`..`g3`. */
-async function seed() {
+async function seed(schema: string) {
   await sql(`
     insert into ${schema}.signals (seq, id, origin, origin_name, origin_uri, origin_verified, type, tags, payload, ref_id, ttl_seconds, created_at, expires_at)
     select i, lpad(i::text, 20, 'x'), 'fp_bench', null, 'sw://localhost/identities/fp_bench', true, 'broadcast',
@@ -36,8 +35,8 @@ async function seed() {
   await sql(`update ${schema}.feed_head set seq = $1`, [N])
 }
 
-const analysed = async () =>
-  (await sql<{ n: string }>(`select coalesce(analyze_count + autoanalyze_count, 0) as n from pg_stat_user_tables where schemaname = $1 and relname = 'signals'`, [schema]))[0]?.n ?? '0'
+const analysed = async (schema: string) =>
+  (await sql<{ n: string }>(`select coalesce(sum(analyze_count + autoanalyze_count), 0) as n from pg_stat_user_tables where schemaname = $1 and relname like 'signals%'`, [schema]))[0]?.n ?? '0'
 
 /** One follower from cursor 0 reading `limit` at a time for SECONDS: signals/s and ms per request. */
 async function follow(base: string, limit: number, filter: string) {
@@ -69,30 +68,32 @@ async function deepCursor(base: string) {
   return { requestsPerSecond: r.perSecond, p50: r.p50, p99: r.p99, serverCpuMsPerRequest: round((cpu * 1000) / Math.max(1, r.ok), 3) }
 }
 
-const port = 4700 + Math.floor(Math.random() * 200)
-// the server migrates the fresh schema; seeding happens after, while it runs (as publishes would)
-// one client address does every read: per-address budgets off, as a board behind many clients would not see them
-const server = await startRole('server', port, { DATABASE_URL, WIRE_PG_SCHEMA: schema, WAKE_FALLBACK_POLL_MS: '200', READ_RATE_LIMIT_MAX: '0', LONG_POLLS_PER_ADDRESS_MAX: '0' })
-try {
-  await seed()
-  await metric(server.url, 'process_cpu_seconds_total')
-  // the server learns the head on its next check; wait until it reports the seeded head
-  for (let i = 0; i < 100; i++) {
-    const head = (await (await fetch(`${server.url}/sw/signals?limit=1`)).json()) as { nextCursor: number }
-    if (head.nextCursor >= N) break
-    await new Promise((r) => setTimeout(r, 100))
+/** One build on a fresh schema: seed, wait for the server to see the head, measure. */
+async function measure(label: string, root: string | undefined) {
+  const schema = `bench_catchup_${Date.now()}`
+  const port = 4700 + Math.floor(Math.random() * 200)
+  // the server migrates the fresh schema; seeding happens after, while it runs (as publishes would).
+  // One client address does every read: per-address budgets off, as a board behind many clients would not see them
+  const env = { DATABASE_URL, WIRE_PG_SCHEMA: schema, WAKE_FALLBACK_POLL_MS: '200', READ_RATE_LIMIT_MAX: '0', LONG_POLLS_PER_ADDRESS_MAX: '0' }
+  const server = await startRole('server', port, env, root)
+  try {
+    await seed(schema)
+    for (let i = 0; i < 100; i++) {
+      const head = (await (await fetch(`${server.url}/sw/signals?limit=1`)).json()) as { nextCursor: number }
+      if (head.nextCursor >= N) break
+      await new Promise((r) => setTimeout(r, 100))
+    }
+    out(`${label}: ${N} signals behind, table analysed ${await analysed(schema)} times before the run`)
+    for (const [limit, filter] of [[3, ''], [3, '&tag=g1'], [100, ''], [100, '&tag=g1']] as const) out(`  ${JSON.stringify(await follow(server.url, limit, filter))}`)
+    out(`  deep cursor (cursor=1000&limit=7, 8 clients): ${JSON.stringify(await deepCursor(server.url))}`)
+    out(`  table analysed ${await analysed(schema)} times by the end of the run`)
+  } finally {
+    await server.stop()
+    await sql(`drop schema if exists ${schema} cascade; drop schema if exists ${schema}_boss cascade`)
   }
-  out(`catch-up on a fresh board: ${N} signals behind, table analysed ${await analysed()} times before the run`)
-  const rows = [
-    await follow(server.url, 3, ''),
-    await follow(server.url, 3, '&tag=g1'),
-    await follow(server.url, 100, ''),
-    await follow(server.url, 100, '&tag=g1'),
-  ]
-  for (const r of rows) out(JSON.stringify(r))
-  out(`deep cursor (cursor=1000&limit=7, 8 clients): ${JSON.stringify(await deepCursor(server.url))}`)
-  out(`table analysed ${await analysed()} times by the end of the run`)
-} finally {
-  await server.stop()
-  await sql(`drop schema if exists ${schema} cascade; drop schema if exists ${schema}_boss cascade`)
 }
+
+// BENCH_BEFORE=<another built checkout>: before and after alternate, twice, in one run
+const before = process.env.BENCH_BEFORE
+const builds: Array<[string, string | undefined]> = before ? [['before', before], ['after', undefined], ['before', before], ['after', undefined]] : [['this build', undefined]]
+for (const [label, root] of builds) await measure(label, root)
