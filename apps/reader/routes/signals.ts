@@ -11,7 +11,7 @@ export async function signalRoutes(app: FastifyInstance, { ctx }: { ctx: ReaderC
   app.get('/signals', async (req, reply) => {
     const q = parseReadQuery(req.query as Record<string, unknown>, Date.now(), ctx.cfg.authority)
     ctx.presence.touch(ctx.identity.peek(req.headers.authorization) ?? `ip:${req.ip}`)
-    const page = await ctx.feed.read(q, abortOnClose(reply))
+    const page = await ctx.feed.read(q, q.waitMs > 0 ? abortOnClose(reply) : undefined) // only a wait needs to hear the client leave
     reply.header('cache-control', 'no-store')
     // a page a wake-up shares with other waiters was encoded by the first of them: the rest skip fastify's send
     if (page.body) return sendShared(reply, page.body)

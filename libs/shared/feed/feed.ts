@@ -60,9 +60,9 @@ export class Feed {
   async read(q: ReadQuery, signal?: AbortSignal): Promise<FeedPage> {
     // a cursor beyond any head the board has reached (another board, a reset database): back to the
     // head at once. One merely beyond this process's news (another reader served it) is behind-ness.
-    if (q.cursor !== null && !(await this.sync.reached(q.cursor))) return emptyPage(this.sync.head)
+    if (q.cursor !== null && q.cursor > this.sync.knownHead && !(await this.sync.reached(q.cursor))) return emptyPage(this.sync.head)
     // read-your-writes: a head we were told about is loaded first; a replica still behind it gets a moment to replay
-    const replayed = await this.sync.catchUp(this.opts.lagWaitMs ?? 500)
+    const replayed = this.sync.lagging ? await this.sync.catchUp(this.opts.lagWaitMs ?? 500) : true
     const first = await this.firstPage(q, !replayed)
     if (first.signals.length || first.partial || q.waitMs <= 0 || this.closed) return first
     // the first page may have come from the database while the tail moved on: look at the tail again,
