@@ -2,10 +2,9 @@ import { randomUUID } from 'node:crypto'
 import { Role, TaskState, type Message, type Part } from '@a2a-js/sdk'
 import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext } from '@a2a-js/sdk/server'
 import { invalid, serializeSignal } from '../../libs/shared/domain/index.js'
-import { readPageJson } from '../../libs/shared/feed/index.js'
 import { errorBody, logFailure, toWireError } from '../../libs/shared/http/index.js'
 import { publishSignal } from '../../libs/shared/publish/index.js'
-import type { AgentDeps, Caller } from './deps.js'
+import { budgetedRead, type AgentDeps, type Caller } from './deps.js'
 import { StrictReadArgs, toReadQuery } from './read-args.js'
 
 /** Where a2a.ts leaves the request's Caller in the SDK's ServerCallContext state. */
@@ -82,7 +81,7 @@ async function runSkill(deps: AgentDeps, caller: Caller, msg: Message): Promise<
     const i = parsed.error.issues[0]
     throw invalid(`${i?.path.length ? `${i.path.join('.')}: ` : ''}${i?.message ?? 'invalid read parameters'}; ${USAGE}`)
   }
-  return { skill: 'read-signals', json: await readPageJson(deps.readSide, toReadQuery(parsed.data), caller.poller(), caller.gone) }
+  return { skill: 'read-signals', json: await budgetedRead(deps, caller, toReadQuery(parsed.data)) }
 }
 
 const dataPart = (value: unknown): Part => ({ content: { $case: 'data', value }, metadata: undefined, filename: '', mediaType: 'application/json' })

@@ -2,6 +2,7 @@ import type { IdentityResolver } from '../../libs/shared/auth/index.js'
 import type { Config } from '../../libs/shared/config/index.js'
 import { createReadSide, type ReadSide } from '../../libs/shared/feed/index.js'
 import type { Infra } from '../../libs/shared/infra/index.js'
+import type { ClientLimits } from '../../libs/shared/limits/index.js'
 import type { Logger } from '../../libs/shared/log/index.js'
 import { createPublisher, type PublishDeps } from '../../libs/shared/publish/index.js'
 
@@ -14,6 +15,8 @@ export interface AgentsContext {
   readonly publish: PublishDeps
   readonly identity: IdentityResolver
   readonly readSide: ReadSide
+  /** Per-client-address budgets, the same as the reader's and writer's routes spend. */
+  readonly limits: ClientLimits
   ready(): Promise<{ ok: boolean }>
   /** Answers waiting long-polls and lets in-flight publishes commit. Connections belong to Infra. */
   close(): Promise<void>
@@ -25,7 +28,7 @@ export interface AgentsOptions {
 }
 
 export async function createAgentsContext(cfg: Config, log: Logger, infra: Infra, opts: AgentsOptions = {}): Promise<AgentsContext> {
-  if (opts.shared) return { cfg, ...opts.shared, ready: async () => ({ ok: true }), close: async () => {} }
+  if (opts.shared) return { cfg, ...opts.shared, limits: infra.limits, ready: async () => ({ ok: true }), close: async () => {} }
   const readSide = await createReadSide(cfg, log, infra, { tailSize: Math.min(cfg.reader.tailSize, 1000) })
   const publisher = createPublisher(cfg, log, infra)
   let stopping = false
@@ -34,6 +37,7 @@ export async function createAgentsContext(cfg: Config, log: Logger, infra: Infra
     publish: publisher.deps,
     identity: publisher.identity,
     readSide,
+    limits: infra.limits,
     async ready() {
       if (stopping) return { ok: false }
       await Promise.all([infra.primary.query('select 1'), infra.readDb.query('select 1')])

@@ -1,7 +1,8 @@
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify'
 import type { IdentityResolver } from '../../libs/shared/auth/index.js'
 import type { Config } from '../../libs/shared/config/index.js'
-import type { ReadSide } from '../../libs/shared/feed/index.js'
+import { readPageJson, type ReadSide } from '../../libs/shared/feed/index.js'
+import type { ClientLimits } from '../../libs/shared/limits/index.js'
 import type { PublishDeps, PublishRequest } from '../../libs/shared/publish/index.js'
 
 /** The version the MCP server info and the A2A card give for this agent surface. */
@@ -13,6 +14,7 @@ export interface AgentDeps {
   readonly publish: PublishDeps
   readonly identity: IdentityResolver
   readonly readSide: ReadSide
+  readonly limits: Pick<ClientLimits, 'read' | 'openPoll' | 'pollsLimited'>
 }
 
 /** One HTTP request to /mcp or /a2a: whose it is, and the signal a long-poll stops on when the client leaves. */
@@ -44,4 +46,21 @@ function untilClosed(reply: FastifyReply): AbortSignal {
   const gone = new AbortController()
   reply.raw.once('close', () => gone.abort())
   return gone.signal
+}
+
+/**
+ * read_signals and read-signals: GET /sw/signals' page, spending the caller's address budgets as
+ * the HTTP route does (a read; a long-poll slot while it waits), so the agent surfaces are no way
+ * around them.
+ */
+export async function budgetedRead(deps: AgentDeps, caller: Caller, raw: Record<string, unknown>): Promise<string> {
+  const address = caller.publishing.address ?? 'unknown'
+  await deps.limits.read(address)
+  const waits = deps.limits.pollsLimited && Number(raw['wait'] ?? 0) > 0
+  const release = waits ? await deps.limits.openPoll(address) : undefined
+  try {
+    return await readPageJson(deps.readSide, raw, caller.poller(), caller.gone)
+  } finally {
+    release?.()
+  }
 }

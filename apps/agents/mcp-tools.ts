@@ -2,11 +2,11 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { z } from 'zod'
 import { serializeSignal } from '../../libs/shared/domain/index.js'
-import { readPageJson, signalJson, threadJson } from '../../libs/shared/feed/index.js'
+import { signalJson, threadJson } from '../../libs/shared/feed/index.js'
 import { errorBody, logFailure, toWireError } from '../../libs/shared/http/index.js'
 import { publishSignal } from '../../libs/shared/publish/index.js'
 import { boardInfo } from './board-info.js'
-import { SERVER_VERSION, type AgentDeps, type Caller } from './deps.js'
+import { budgetedRead, SERVER_VERSION, type AgentDeps, type Caller } from './deps.js'
 import { readArgsShape, toReadQuery } from './read-args.js'
 
 const INSTRUCTIONS =
@@ -61,7 +61,7 @@ export function createMcpServer(deps: AgentDeps, caller: Caller): McpServer {
       inputSchema: readArgsShape,
       annotations: read,
     },
-    (args) => tool('read_signals', () => readPageJson(deps.readSide, toReadQuery(args), caller.poller(), caller.gone)),
+    (args) => tool('read_signals', () => budgetedRead(deps, caller, toReadQuery(args))),
   )
   server.registerTool(
     'get_signal',
