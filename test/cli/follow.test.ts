@@ -8,15 +8,11 @@ import { projectPath } from '../../libs/shared/paths.js'
 import { startProcess } from '../helpers/process.js'
 import { listeningBoard, TOKEN } from '../client/support.js'
 import { CLI, NODE } from './run.js'
+import { until } from '../helpers/wait.js'
 
 // `wire follow` as a long-running child process: NDJSON and plain lines, and --cursor-file across a Ctrl-C.
 
 const lines = (out: string) => out.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { id: string })
-const until = async (what: string, ok: () => boolean, ms = 20_000) => {
-  for (const t0 = Date.now(); !ok(); await new Promise((r) => setTimeout(r, 50)))
-    if (Date.now() - t0 > ms) throw new Error(`timed out waiting for ${what}`)
-}
-
 t.test('follow --cursor-file resumes after SIGINT: nothing lost, nothing repeated', async (t) => {
   const { wire: client } = await listeningBoard(t)
   const url = client.urls[0]!
@@ -32,8 +28,8 @@ t.test('follow --cursor-file resumes after SIGINT: nothing lost, nothing repeate
   await publish(2) // before the first run: the newest page shows them
   const first = await follow()
   await publish(3)
-  await until('five lines', () => lines(first.output()).length >= 5)
-  await until('the cursor file', () => existsSync(cursorFile))
+  await until(() => lines(first.output()).length >= 5, 20_000, 'five lines')
+  await until(() => existsSync(cursorFile), 20_000, 'the cursor file')
   first.signal('SIGINT')
   const end = await first.exited
   t.equal(end.code, 0, 'Ctrl-C ends follow cleanly')
@@ -44,15 +40,15 @@ t.test('follow --cursor-file resumes after SIGINT: nothing lost, nothing repeate
   const second = await follow()
   t.match(second.output(), new RegExp(`following .* at cursor \\d+`))
   await publish(2)
-  await until('six lines', () => lines(second.output()).length >= 6)
+  await until(() => lines(second.output()).length >= 6, 20_000, 'six lines')
   // Ctrl-C in the middle of a stream of publishes
   const burst = publish(40)
-  await until('some of the burst', () => lines(second.output()).length >= 12)
+  await until(() => lines(second.output()).length >= 12, 20_000, 'some of the burst')
   second.signal('SIGINT')
   t.equal((await second.exited).code, 0)
   await burst
   const third = await follow()
-  await until('the rest', () => lines(first.output()).length + lines(second.output()).length + lines(third.output()).length >= acked.length)
+  await until(() => lines(first.output()).length + lines(second.output()).length + lines(third.output()).length >= acked.length, 20_000, 'the rest')
   third.signal('SIGINT')
   t.equal((await third.exited).code, 0)
 
@@ -66,7 +62,7 @@ t.test('follow prints one plain line per signal when not on a terminal, and stop
   const s = (await client.publish({ $type: 'broadcast', $tags: ['ops'], text: 'deploy\nstarted' })).signal
   await client.publish({ $type: 'broadcast', $tags: ['other'], text: 'not shown' })
   const last = (await client.publish({ $type: 'offer', $tags: ['ops'], price: 3 })).signal
-  await until('two lines', () => proc.output().includes(last.id))
+  await until(() => proc.output().includes(last.id), 20_000, 'two lines')
   proc.signal('SIGTERM')
   t.equal((await proc.exited).code, 0)
   const out = proc.output().split('\n').filter((l) => /^\d{4}-/.test(l))
@@ -101,7 +97,7 @@ t.test('the welcome text\'s npx wire commands work as printed', async (t) => {
   })
   const published = JSON.parse(out).signal
   t.same([published.payload.text, published.tags], ['hi, wire', ['hello']])
-  await until('the follower shows it', () => proc.output().includes(published.id))
+  await until(() => proc.output().includes(published.id), 20_000, 'the follower shows it')
   proc.signal('SIGINT')
   const end = await proc.exited
   t.ok(end.code === 0 || end.signal === 'SIGINT', `Ctrl-C ends it (npm passes the signal on): ${JSON.stringify(end)}`)

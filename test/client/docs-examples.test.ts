@@ -8,16 +8,12 @@ import { projectPath } from '../../libs/shared/paths.js'
 import { startProcess } from '../helpers/process.js'
 import { NODE } from '../cli/run.js'
 import { listeningBoard } from './support.js'
+import { until } from '../helpers/wait.js'
 
 // docs/client.md's examples, run as written (the package name pointed at the built client).
 
 const blocks = [...readFileSync(projectPath('docs/client.md'), 'utf8').matchAll(/```js\n([\s\S]*?)```/g)].map((m) => m[1]!)
 const entry = pathToFileURL(projectPath('client/dist/client/src/index.js')).href
-const until = async (what: string, ok: () => boolean, ms = 20_000) => {
-  for (const t0 = Date.now(); !ok(); await new Promise((r) => setTimeout(r, 50)))
-    if (Date.now() - t0 > ms) throw new Error(`timed out waiting for ${what}`)
-}
-
 /** Runs a script in `dir` (where the follower keeps cursor.txt); killed with the test at the latest. */
 function run(t: Test, dir: string, file: string, env: NodeJS.ProcessEnv) {
   const child = spawn(NODE, [file], { cwd: dir, env })
@@ -49,17 +45,17 @@ t.test('the ten-line follower follows, stops on Ctrl-C, and resumes from its cur
   const a = (await wire.publish({ $type: 'broadcast', $tags: ['hello'], text: 'one' })).signal
   await wire.publish({ $type: 'broadcast', $tags: ['other'], text: 'not followed' })
   const first = run(t, dir, file, env)
-  await until('the newest page', () => first.output().includes(a.createdAt))
+  await until(() => first.output().includes(a.createdAt), 20_000, 'the newest page')
   const b = (await wire.publish({ $type: 'broadcast', $tags: ['hello'], text: 'two' })).signal
-  await until('the live one', () => first.output().includes(b.createdAt))
-  await until('cursor.txt', () => existsSync(join(dir, 'cursor.txt')) && readFileSync(join(dir, 'cursor.txt'), 'utf8') !== '')
+  await until(() => first.output().includes(b.createdAt), 20_000, 'the live one')
+  await until(() => existsSync(join(dir, 'cursor.txt')) && readFileSync(join(dir, 'cursor.txt'), 'utf8') !== '', 20_000, 'cursor.txt')
   first.kill('SIGINT')
   t.equal(await first.exited, 0, 'Ctrl-C ends it cleanly')
   t.notMatch(first.output(), /not followed/)
 
   const c = (await wire.publish({ $type: 'broadcast', $tags: ['hello'], text: 'three' })).signal
   const second = run(t, dir, file, env)
-  await until('the one published while it was down', () => second.output().includes(c.createdAt))
+  await until(() => second.output().includes(c.createdAt), 20_000, 'the one published while it was down')
   t.notMatch(second.output(), /"one"|"two"/, 'after a restart: only what it had not seen')
   second.kill('SIGINT')
   t.equal(await second.exited, 0)

@@ -5,19 +5,11 @@ import pg from 'pg'
 import t, { type Test } from 'tap'
 import { ident, listMigrations, migrate, pgliteDb, readBoardId } from '../../libs/shared/db/index.js'
 import { assertServicesUp, dropSchema, TEST_DATABASE_URL, uniqueSchema } from '../helpers/services.js'
+import { eventually } from '../helpers/wait.js'
 
 // The migration runner against the machine's PostgreSQL (and PGlite), with migration files of the
 // test's own in a temporary directory.
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
-async function until(ok: () => Promise<boolean>, ms = 5000) {
-  const end = Date.now() + ms
-  while (!(await ok())) {
-    if (Date.now() > end) return false
-    await sleep(10)
-  }
-  return true
-}
 
 function migrationsDir(t: Test, files: Record<string, string>) {
   const dir = mkdtempSync(join(tmpdir(), 'wire-migrations-'))
@@ -61,9 +53,9 @@ t.test('the runner holds its lock for the whole run, not per transaction', async
   const c = await client(t)
   await c.query('select pg_advisory_lock(hashtext($1))', [gate])
   const first = migrate(TEST_DATABASE_URL, schema, { dir })
-  t.ok(await until(async () => (await waitingRunners(c, new RegExp(gate))) === 1), 'the first runner applied 0001 and waits in 0002')
+  t.ok(await eventually(async () => (await waitingRunners(c, new RegExp(gate))) === 1), 'the first runner applied 0001 and waits in 0002')
   const second = migrate(TEST_DATABASE_URL, schema, { dir })
-  t.ok(await until(async () => (await waitingRunners(c, /hashtext\(\$1\)/)) === 1), 'the second runner waits for the migration lock')
+  t.ok(await eventually(async () => (await waitingRunners(c, /hashtext\(\$1\)/)) === 1), 'the second runner waits for the migration lock')
   t.equal((await c.query(`select count(*)::int as n from "${schema}".schema_migrations`)).rows[0].n, 1, 'only 0001 is recorded meanwhile')
   await c.query('select pg_advisory_unlock(hashtext($1))', [gate])
   t.same(await first, { applied: ['0001_things.sql', '0002_wait.sql'] }, 'the first runner applied both')

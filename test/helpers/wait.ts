@@ -9,3 +9,11 @@ export async function until(check: () => boolean | Promise<boolean>, ms = 5000, 
     await new Promise((r) => setTimeout(r, 5))
   }
 }
+
+/** `until` for assertions: true once `check` holds, false after `ms` (so `t.ok(await eventually(…), '…')` names what failed). */
+export async function eventually(check: () => boolean | Promise<boolean>, ms = 5000): Promise<boolean> {
+  return until(check, ms).then(
+    () => true,
+    () => false,
+  )
+}
