@@ -2,11 +2,13 @@ import type { WakeBus } from '../bus/index.js'
 import type { SignalReader } from '../db/index.js'
 import type { ReadQuery } from '../domain/index.js'
 import type { Logger } from '../log/index.js'
-import { metrics } from '../metrics/index.js'
+import { hotCounts, metrics } from '../metrics/index.js'
 import { emptyPage, type FeedPage } from './page.js'
 import { databasePage, tailNewest, tailPage } from './tail-pages.js'
 import { TailSync } from './tail-sync.js'
-import { Waiters } from './waiters.js'
+import { Waiters, type Gone } from './waiters.js'
+
+const countRead = (fromTail: FeedPage | null) => void (fromTail ? hotCounts.tailReads++ : hotCounts.dbReads++)
 
 export interface FeedOptions {
   authority: string
@@ -56,20 +58,21 @@ export class Feed {
     return this.waiters.size
   }
 
-  /** One page of GET /sw/signals; with `waitMs`, waits for a match until then or until `signal` aborts. */
-  async read(q: ReadQuery, signal?: AbortSignal): Promise<FeedPage> {
+  /** One page of GET /sw/signals; with `waitMs`, waits for a match until then or until `gone` aborts (the caller left). */
+  async read(q: ReadQuery, gone?: Gone): Promise<FeedPage> {
     // a cursor beyond any head the board has reached (another board, a reset database): back to the
     // head at once. One merely beyond this process's news (another reader served it) is behind-ness.
     if (q.cursor !== null && q.cursor > this.sync.knownHead && !(await this.sync.reached(q.cursor))) return emptyPage(this.sync.head)
     // read-your-writes: a head we were told about is loaded first; a replica still behind it gets a moment to replay
     const replayed = this.sync.lagging ? await this.sync.catchUp(this.opts.lagWaitMs ?? 500) : true
-    const first = await this.firstPage(q, !replayed)
+    const found = this.firstPage(q, !replayed)
+    const first = found instanceof Promise ? await found : found // the tail's answer takes no extra turn
     if (first.signals.length || first.partial || q.waitMs <= 0 || this.closed) return first
     // the first page may have come from the database while the tail moved on: look at the tail again,
     // now, in the same turn as registering the wait
     const again = tailPage(this.sync.tail, q, first.nextCursor, Date.now(), this.opts.graceMs)
     if (again?.signals.length) return again
-    const outcome = await this.waiters.add(q, again?.nextCursor ?? first.nextCursor, q.waitMs, signal)
+    const outcome = await this.waiters.add(q, again?.nextCursor ?? first.nextCursor, q.waitMs, gone)
     return 'page' in outcome ? outcome.page : this.answerAt(q, outcome.cursor)
   }
 
@@ -80,20 +83,20 @@ export class Feed {
     this.waiters.releaseAll()
   }
 
-  private async firstPage(q: ReadQuery, replicaBehind: boolean): Promise<FeedPage> {
+  private firstPage(q: ReadQuery, replicaBehind: boolean): FeedPage | Promise<FeedPage> {
     const now = Date.now()
     if (q.cursor === null) {
       const fromTail = tailNewest(this.sync.tail, q, now, this.opts.graceMs)
-      metrics.tailHits.inc({ from: fromTail ? 'tail' : 'db' })
+      countRead(fromTail)
       if (fromTail) return fromTail
       metrics.feedQueries.inc({ kind: 'newest' })
-      const page = await this.reader.newest(q.limit, q, now)
-      return databasePage(this.sync.tail, page, this.opts.authority) // nextCursor: the head it was read at
+      // nextCursor: the head it was read at
+      return this.reader.newest(q.limit, q, now).then((page) => databasePage(this.sync.tail, page, this.opts.authority))
     }
     // never "nothing new" below a head the replica has not replayed: the primary answers that
-    if (replicaBehind && this.opts.primary) return (metrics.tailHits.inc({ from: 'db' }), this.databasePage(q, q.cursor, now, this.opts.primary))
+    if (replicaBehind && this.opts.primary) return (countRead(null), this.databasePage(q, q.cursor, now, this.opts.primary))
     const fromTail = tailPage(this.sync.tail, q, q.cursor, now, this.opts.graceMs)
-    metrics.tailHits.inc({ from: fromTail ? 'tail' : 'db' })
+    countRead(fromTail)
     return fromTail ?? this.databasePage(q, q.cursor, now)
   }
 

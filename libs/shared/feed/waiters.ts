@@ -1,5 +1,6 @@
+import { Deadlines, type Due } from '../deadlines.js'
 import { WireError, type ReadQuery } from '../domain/index.js'
-import { metrics } from '../metrics/index.js'
+import { hotCounts, metrics } from '../metrics/index.js'
 import type { FeedPage } from './page.js'
 
 /** How a wait ended: woken with a page, or at `cursor` (deadline, disconnect, shutdown) with the caller to answer. */
@@ -8,25 +9,62 @@ export type WaitOutcome = { page: FeedPage } | { cursor: number }
 /** Looks for matches after `cursor`: a page with signals ends the wait; an empty one moves the cursor on. */
 export type Check = (q: ReadQuery, cursor: number) => FeedPage | Promise<FeedPage>
 
-interface Waiter {
-  readonly q: ReadQuery
-  /** Waiters with the same key and cursor get the same page: it is computed and encoded once. */
-  readonly key: string
-  /** Everything up to here was considered and did not match. */
-  cursor: number
-  end(outcome: WaitOutcome): void
+/**
+ * Says when the caller has gone (its connection closed): an AbortSignal, or anything with the same
+ * three members. Listeners are objects (`handleEvent`), so a waiting request needs no closure.
+ */
+export interface Gone {
+  readonly aborted: boolean
+  addEventListener(type: 'abort', listener: { handleEvent(): void }): void
+  removeEventListener(type: 'abort', listener: { handleEvent(): void }): void
 }
 
 const YIELD_EVERY = 500
 /** Retry-After of a long-poll refused because the process is full: its waiters turn over within a wait. */
 const FULL_RETRY_AFTER_SECONDS = 2
 
+/** Waiters with the same key and cursor get the same page: one check, one encoding. Memoised per query object. */
+const keys = new WeakMap<ReadQuery, string>()
+function keyOf(q: ReadQuery): string {
+  let k = keys.get(q)
+  if (k === undefined) keys.set(q, (k = JSON.stringify([q.type, q.tags, q.origin, q.q, q.sinceMs, q.includeExpired, q.refId, q.limit])))
+  return k
+}
+
+/** One waiting request: its deadline is a slot in the shared wheel, its disconnect a listener object. */
+class Waiter implements Due {
+  readonly q: ReadQuery
+  /** Everything up to here was considered and did not match. */
+  cursor: number
+  readonly owner: Waiters
+  readonly gone: Gone | undefined
+  readonly resolve: (outcome: WaitOutcome) => void
+  dueBucket: number | undefined = undefined
+
+  constructor(owner: Waiters, q: ReadQuery, cursor: number, gone: Gone | undefined, resolve: (o: WaitOutcome) => void) {
+    this.owner = owner
+    this.q = q
+    this.cursor = cursor
+    this.gone = gone
+    this.resolve = resolve
+  }
+  /** The deadline. */
+  expire() {
+    this.owner.end(this, { cursor: this.cursor })
+  }
+  /** The caller left. */
+  handleEvent() {
+    this.owner.end(this, { cursor: this.cursor })
+  }
+}
+
 /**
- * Long-poll requests waiting for a matching signal. Idle waiters cost a timer and no database
- * work. The waiters know nothing of the tail or the database: `wake` is handed the check to run.
+ * Long-poll requests waiting for a matching signal. Idle waiters cost a slot in one timer wheel and
+ * no database work. The waiters know nothing of the tail or the database: `wake` is handed the check to run.
  */
 export class Waiters {
   private readonly all = new Set<Waiter>()
+  private readonly deadlines = new Deadlines<Waiter>()
   /** At most this many wait at once (READER_MAX_WAITERS; 0: no cap). */
   private readonly max: number
 
@@ -39,10 +77,10 @@ export class Waiters {
   }
 
   /**
-   * Waits at `cursor` until a wake finds a match, `waitMs` passes, `signal` aborts or `releaseAll`.
+   * Waits at `cursor` until a wake finds a match, `waitMs` passes, `gone` aborts or `releaseAll`.
    * Throws `unavailable` (with Retry-After) at once when the process already holds `max` waits.
    */
-  add(q: ReadQuery, cursor: number, waitMs: number, signal?: AbortSignal): Promise<WaitOutcome> {
+  add(q: ReadQuery, cursor: number, waitMs: number, gone?: Gone): Promise<WaitOutcome> {
     if (this.max > 0 && this.all.size >= this.max) {
       metrics.waitersRefused.inc()
       throw new WireError('unavailable', 'too many long-polls are waiting on this server; try again shortly', undefined, {
@@ -50,26 +88,23 @@ export class Waiters {
         overload: true,
       })
     }
+    if (gone?.aborted) return Promise.resolve({ cursor })
     return new Promise<WaitOutcome>((resolve) => {
-      const w: Waiter = {
-        q,
-        key: JSON.stringify([q.type, q.tags, q.origin, q.q, q.sinceMs, q.includeExpired, q.refId, q.limit]),
-        cursor,
-        end: (outcome) => {
-          if (!this.all.delete(w)) return
-          clearTimeout(timer)
-          signal?.removeEventListener('abort', onAbort)
-          metrics.waiting.dec()
-          resolve(outcome)
-        },
-      }
-      const onAbort = () => w.end({ cursor: w.cursor })
-      const timer = setTimeout(onAbort, waitMs)
+      const w = new Waiter(this, q, cursor, gone, resolve)
       this.all.add(w)
-      metrics.waiting.inc()
-      if (signal?.aborted) onAbort()
-      else signal?.addEventListener('abort', onAbort, { once: true })
+      this.deadlines.add(w, Date.now() + waitMs)
+      gone?.addEventListener('abort', w)
+      hotCounts.waiting++
     })
+  }
+
+  /** Ends `w`'s wait with `outcome` (once). */
+  end(w: Waiter, outcome: WaitOutcome) {
+    if (!this.all.delete(w)) return
+    this.deadlines.cancel(w)
+    w.gone?.removeEventListener('abort', w)
+    hotCounts.waiting--
+    w.resolve(outcome)
   }
 
   /**
@@ -77,35 +112,40 @@ export class Waiters {
    * common case of many followers of one feed) once, and answer all its members with that page.
    */
   async wake(check: Check) {
-    const groups = new Map<string, Waiter[]>()
+    const groups = new Map<string, Map<number, Waiter[]>>()
     for (const w of this.all) {
-      const k = `${w.cursor}|${w.key}`
-      const g = groups.get(k)
+      const k = keyOf(w.q)
+      let byCursor = groups.get(k)
+      if (!byCursor) groups.set(k, (byCursor = new Map()))
+      const g = byCursor.get(w.cursor)
       if (g) g.push(w)
-      else groups.set(k, [w])
+      else byCursor.set(w.cursor, [w])
     }
     let n = 0
     const endTimer = metrics.wakeToResponse.startTimer()
     const fanOut = metrics.fanOutSeconds.startTimer()
-    for (const group of groups.values()) {
-      const first = group[0]!
-      let page: FeedPage
-      try {
-        page = await check(first.q, first.cursor)
-      } catch {
-        continue // they keep waiting: the next wake-up or their deadline answers them
+    for (const byCursor of groups.values())
+      for (const group of byCursor.values()) {
+        const first = group[0]!
+        let page: FeedPage
+        try {
+          page = await check(first.q, first.cursor)
+        } catch {
+          continue // they keep waiting: the next wake-up or their deadline answers them
+        }
+        const answers = page.signals.length > 0 || page.partial === true
+        for (const w of group) {
+          if (answers) this.end(w, { page })
+          else w.cursor = Math.max(w.cursor, page.nextCursor)
+          if (++n % YIELD_EVERY === 0) await new Promise((r) => setImmediate(r))
+        }
+        if (answers) endTimer() // when the last of the group was answered
       }
-      for (const w of group) {
-        if (page.signals.length || page.partial) (w.end({ page }), endTimer())
-        else w.cursor = Math.max(w.cursor, page.nextCursor)
-        if (++n % YIELD_EVERY === 0) await new Promise((r) => setImmediate(r))
-      }
-    }
     if (n) fanOut()
   }
 
   /** Ends every wait now (shutdown); each caller answers from its cursor. */
   releaseAll() {
-    for (const w of [...this.all]) w.end({ cursor: w.cursor })
+    for (const w of [...this.all]) this.end(w, { cursor: w.cursor })
   }
 }

@@ -7,6 +7,12 @@ import client from 'prom-client'
 export const registry = client.register
 client.collectDefaultMetrics({ register: registry })
 
+/**
+ * Counts bumped on every poll and long-poll: plain numbers, read into their metrics when scraped
+ * (prom-client's inc looks its labels up on every call, which a fan-out pays per response).
+ */
+export const hotCounts = { waiting: 0, tailReads: 0, dbReads: 0, laneServed: 0, laneHandedOver: 0 }
+
 export const metrics = {
   publishes: new client.Counter({ name: 'wire_publishes_total', help: 'Publish requests by result code', labelNames: ['code'] }),
   publishSeconds: new client.Histogram({
@@ -22,20 +28,45 @@ export const metrics = {
   }),
   wakes: new client.Counter({ name: 'wire_feed_wakes_total', help: 'Wake-ups received by readers (bus, resync, timer)', labelNames: ['source'] }),
   feedQueries: new client.Counter({ name: 'wire_feed_queries_total', help: 'Feed queries to the read database', labelNames: ['kind'] }),
-  waiting: new client.Gauge({ name: 'wire_waiting_pollers', help: 'Long-polls waiting now' }),
+  waiting: new client.Gauge({
+    name: 'wire_waiting_pollers',
+    help: 'Long-polls waiting now',
+    collect() {
+      this.set(hotCounts.waiting)
+    },
+  }),
   a2aTaskBytes: new client.Gauge({ name: 'wire_a2a_task_bytes', help: 'JSON characters of the A2A tasks this process keeps (working and finished)' }),
   waitersRefused: new client.Counter({ name: 'wire_waiters_refused_total', help: 'Long-polls refused with 503 because the process held READER_MAX_WAITERS' }),
-  tailHits: new client.Counter({ name: 'wire_tail_reads_total', help: 'Feed reads by where they were answered', labelNames: ['from'] }),
+  tailHits: new client.Counter({
+    name: 'wire_tail_reads_total',
+    help: 'Feed reads by where they were answered',
+    labelNames: ['from'],
+    collect() {
+      this.reset()
+      this.inc({ from: 'tail' }, hotCounts.tailReads)
+      this.inc({ from: 'db' }, hotCounts.dbReads)
+    },
+  }),
   tailSize: new client.Gauge({ name: 'wire_tail_signals', help: 'Signals held in the reader tail' }),
   wakeToResponse: new client.Histogram({
     name: 'wire_wake_to_response_seconds',
-    help: 'From the tail advancing to a waiting long-poll being answered',
+    help: 'From the tail advancing to the last long-poll of a group of identical waiters being answered',
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1],
   }),
   fanOutSeconds: new client.Histogram({
     name: 'wire_wake_fanout_seconds',
     help: 'Time to settle and answer every waiting long-poll after one tail advance',
     buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+  }),
+  laneRequests: new client.Counter({
+    name: 'wire_lane_requests_total',
+    help: 'GET /sw/signals requests served by the HTTP lane below fastify, and connections it handed to fastify (another route or an unusual request)',
+    labelNames: ['outcome'],
+    collect() {
+      this.reset()
+      this.inc({ outcome: 'served' }, hotCounts.laneServed)
+      this.inc({ outcome: 'handed_over' }, hotCounts.laneHandedOver)
+    },
   }),
   replicaLagSignals: new client.Gauge({ name: 'wire_replica_lag_signals', help: 'Known head minus the reader tail head (signals not yet replayed)' }),
   identityVerifies: new client.Counter({
