@@ -31,6 +31,9 @@ export function localPresence(now = Date.now): Presence {
   }
 }
 
+/** A poller's member in the sorted set: a hash of its key, so no identity or address is stored in Redis. */
+const member = (k: string) => hash('sha256', k, 'base64url').slice(0, 22)
+
 /**
  * recentPollers across the reader fleet: one sorted set, member = hash of the poller key, score =
  * last seen. Touches are gathered in memory and flushed once a second in one round trip.
@@ -43,7 +46,7 @@ export function redisPresence(redis: Redis, boardId: string, log: Logger, now = 
     const batch = pending
     pending = new Map()
     const args: Array<string | number> = []
-    for (const [member, t] of batch) args.push(t, member)
+    for (const [k, t] of batch) args.push(t, member(k))
     await redis
       .multi()
       .zadd(key, ...args)
@@ -52,15 +55,16 @@ export function redisPresence(redis: Redis, boardId: string, log: Logger, now = 
       .exec()
       .catch((err: Error) => {
         // Redis not ready (or down): keep the touches for the next flush, newer ones win
-        for (const [member, t] of batch) if (!pending.has(member)) pending.set(member, t)
+        for (const [k, t] of batch) if (!pending.has(k)) pending.set(k, t)
         log.debug({ err: err.message }, 'presence not recorded yet')
       })
   }
   const timer = setInterval(() => void flush(), 1000)
   timer.unref()
   return {
-    // @NOTE bounded while Redis is down: beyond the cap a new poller is simply not counted
-    touch: (k) => void (pending.size < MAX_PENDING && pending.set(hash('sha256', k, 'base64url').slice(0, 22), now())),
+    // @NOTE bounded while Redis is down: beyond the cap a new poller is simply not counted. Keys are
+    // hashed when flushed, once per poller and second rather than once per poll
+    touch: (k) => void ((pending.size < MAX_PENDING || pending.has(k)) && pending.set(k, now())),
     async count() {
       await flush()
       try {
