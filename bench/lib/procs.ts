@@ -26,7 +26,9 @@ function procStat(pid: number) {
  */
 export async function startRole(role: 'writer' | 'reader' | 'agents' | 'server', port: number, env: Record<string, string>, root?: string): Promise<RoleProc> {
   const main = root ? `${root}/dist/apps/${role}/main.js` : projectPath(`dist/apps/${role}/main.js`)
-  const child = spawn(process.execPath, [main], {
+  // BENCH_PROFILE=<role>: that role writes a V8 CPU profile (.cpuprofile) into BENCH_PROFILE_DIR when it stops
+  const profile = process.env.BENCH_PROFILE === role ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR ?? 'bench/results/profiles'}`] : []
+  const child = spawn(process.execPath, [...profile, main], {
     env: { ...process.env, LOG_LEVEL: 'warn', SERVER_PORT: String(port), SERVER_HOST: '127.0.0.1', WIRE_CONFIG: '/nonexistent/board.json', ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
   })
