@@ -6,11 +6,16 @@ import type { ReaderContext } from '../context.js'
 
 const JSON_TYPE = 'application/json; charset=utf-8'
 
-/** GET /sw/signals (poll and long-poll), /sw/signals/{id} and /sw/signals/{id}/thread. */
+/** Who polls, for recentPollers: the token's identity when it names one, else the client address. */
+export const pollerOf = (ctx: ReaderContext, authorization: string | undefined, address: string) => ctx.identity.peek(authorization) ?? `ip:${address}`
+
+/**
+ * GET /sw/signals (poll and long-poll; most of them are served by the HTTP lane, signals-lane.ts, and
+ * come here when the lane hands a connection to fastify), /sw/signals/{id} and /sw/signals/{id}/thread. */
 export async function signalRoutes(app: FastifyInstance, { ctx }: { ctx: ReaderContext }) {
   app.get('/signals', async (req, reply) => {
     const q = parseReadQuery(req.query as Record<string, unknown>, Date.now(), ctx.cfg.authority)
-    ctx.presence.touch(ctx.identity.peek(req.headers.authorization) ?? `ip:${req.ip}`)
+    ctx.presence.touch(pollerOf(ctx, req.headers.authorization, req.ip))
     const page = await ctx.feed.read(q, q.waitMs > 0 ? abortOnClose(reply) : undefined) // only a wait needs to hear the client leave
     reply.header('cache-control', 'no-store')
     // a page a wake-up shares with other waiters was encoded by the first of them: the rest skip fastify's send

@@ -7,47 +7,19 @@ import type { Logger } from '../log/index.js'
 import { metrics } from '../metrics/index.js'
 import { frameworkError, installErrorHandler, sendError } from './errors.js'
 import { lazyChildLogger } from './lazy-logger.js'
+import { DEFAULT_HTTP, type HttpSettings } from './settings.js'
+import { setHttpState, trustFunction, type HttpState } from './state.js'
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
 
 /** Where a board's RFC 9728 protected-resource document lives (served by the reader). */
 export const resourceMetadataUrl = (baseUrl: string) => `${baseUrl}/.well-known/oauth-protected-resource`
 
-/** Timeouts, caps and shedding per process (config `http`; docs/security.md). */
-export interface HttpSettings {
-  /** Headers and body must have arrived within this (a slow-loris body is cut with 408); not the answer's time. */
-  requestTimeoutMs: number
-  headersTimeoutMs: number
-  /** A socket with no traffic either way for this long is closed; above the longest long-poll wait. */
-  connectionTimeoutMs: number
-  keepAliveTimeoutMs: number
-  /** Open sockets per process; 0: no cap. Beyond it, new connections are closed at once. */
-  maxConnections: number
-  /** Shed (503 unavailable, Retry-After) while the mean event-loop delay exceeds this; 0: off. */
-  shedEventLoopDelayMs: number
-  /** Shed while the heap in use exceeds this fraction of V8's heap limit; 0: off. */
-  shedHeapUsedRatio: number
-  /** fastify's trustProxy: whose X-Forwarded-For sets req.ip. */
-  trustProxy: boolean | number | string[]
-  /** The board's RFC 9728 document, named in the `WWW-Authenticate` challenge of every 401. */
-  resourceMetadataUrl?: string
-}
-
-export const DEFAULT_HTTP: HttpSettings = {
-  requestTimeoutMs: 30_000,
-  headersTimeoutMs: 10_000,
-  connectionTimeoutMs: 60_000,
-  keepAliveTimeoutMs: 72_000,
-  maxConnections: 20_000,
-  shedEventLoopDelayMs: 1000,
-  shedHeapUsedRatio: 0.9,
-  trustProxy: false,
-}
-
 /** Health and metrics answer under pressure too: an orchestrator must not restart a busy process. */
 const EXEMPT_FROM_SHEDDING = new Set(['/', '/healthz', '/readyz', '/metrics'])
 
-const hops = (n: number) => (_address: string, hop: number) => hop < n
+/** Headers a browser may read from a cross-origin answer (CORS). */
+export const EXPOSED_HEADERS = ['WWW-Authenticate', 'Retry-After', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset']
 
 class Overloaded extends WireError {
   constructor() {
@@ -61,6 +33,7 @@ class Overloaded extends WireError {
  * other routes parse with parseJsonBody).
  */
 export function createHttpApp(log: Logger, http: HttpSettings = DEFAULT_HTTP): FastifyInstance {
+  const trust = trustFunction(http.trustProxy)
   const app = Fastify({
     loggerInstance: log as FastifyBaseLogger,
     requestTimeout: http.requestTimeoutMs,
@@ -69,8 +42,7 @@ export function createHttpApp(log: Logger, http: HttpSettings = DEFAULT_HTTP): F
     // @NOTE node checks the request and headers timeouts on this interval (30 s by default): once a
     // second, so a slow sender is cut close to its timeout
     http: { headersTimeout: http.headersTimeoutMs, connectionsCheckingInterval: 1000 },
-    // a hop count trusts that many proxies nearest to us (proxy-addr's meaning of a number)
-    trustProxy: typeof http.trustProxy === 'number' ? hops(http.trustProxy) : http.trustProxy,
+    trustProxy: trust ?? false,
     bodyLimit: LIMITS.maxBodyBytes,
     requestIdHeader: 'x-request-id',
     logController: new LogController({ disableRequestLogging: true }), // one debug line per request instead (onResponse)
@@ -86,7 +58,15 @@ export function createHttpApp(log: Logger, http: HttpSettings = DEFAULT_HTTP): F
   })
   installErrorHandler(app)
   if (http.maxConnections > 0) app.server.maxConnections = http.maxConnections
-  if (http.shedEventLoopDelayMs > 0 || http.shedHeapUsedRatio > 0)
+  const shedding = http.shedEventLoopDelayMs > 0 || http.shedHeapUsedRatio > 0
+  const state: HttpState = {
+    settings: http,
+    trust,
+    closing: false,
+    overloaded: () => shedding && (app as unknown as { isUnderPressure?: () => boolean }).isUnderPressure?.() === true,
+  }
+  setHttpState(app, state)
+  if (shedding)
     app.register(underPressure, {
       maxEventLoopDelay: http.shedEventLoopDelayMs,
       maxHeapUsedBytes: Math.floor(http.shedHeapUsedRatio * getHeapStatistics().heap_size_limit),
@@ -101,10 +81,9 @@ export function createHttpApp(log: Logger, http: HttpSettings = DEFAULT_HTTP): F
   // Shutting down: requests that arrive on kept-alive connections get 503 with `Connection: close`,
   // so clients go to another pod and the connection drains; requests already in flight finish.
   // @NOTE every hook here runs on every request, so each is a plain callback (no promise per request)
-  let closing = false
-  app.addHook('preClose', async () => void (closing = true))
+  app.addHook('preClose', async () => void (state.closing = true))
   app.addHook('onRequest', (_req, reply, done) => {
-    if (!closing) return done()
+    if (!state.closing) return done()
     reply.header('connection', 'close')
     done(new WireError('unavailable', 'this process is shutting down; retry on another', undefined, { retryAfter: 1 }))
   })
@@ -113,14 +92,14 @@ export function createHttpApp(log: Logger, http: HttpSettings = DEFAULT_HTTP): F
   // authenticate (RFC 6750 §3, RFC 9728 §5.1), whichever route refused
   const challenge = `Bearer${http.resourceMetadataUrl ? ` resource_metadata="${http.resourceMetadataUrl}"` : ''}`
   app.addHook('onSend', (_req, reply, payload, done) => {
-    if (closing) reply.header('connection', 'close')
+    if (state.closing) reply.header('connection', 'close')
     if (reply.statusCode === 401 && !reply.hasHeader('www-authenticate')) reply.header('www-authenticate', challenge)
     done(null, payload)
   })
   app.register(cors, {
     origin: '*',
     methods: ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE'],
-    exposedHeaders: ['WWW-Authenticate', 'Retry-After', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'],
+    exposedHeaders: EXPOSED_HEADERS,
     maxAge: 600,
   })
   // JSON only (fastify would also take text/plain), decoded strictly: bytes that are not UTF-8
