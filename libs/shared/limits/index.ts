@@ -1,9 +1,11 @@
 import type { Redis } from 'ioredis'
-import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible'
+import { RateLimiterRes } from 'rate-limiter-flexible'
 import { WireError } from '../domain/index.js'
 import { metrics } from '../metrics/index.js'
+import { SlotLimiter } from './slot-batch.js'
 import { WindowLimiter } from './window-batch.js'
 
+export { SlotLimiter, type SlotLimiterOptions } from './slot-batch.js'
 export { WindowLimiter, type WindowLimiterOptions } from './window-batch.js'
 
 /** Config `clientLimits`: every max is per window; 0 turns that limit off. */
@@ -44,14 +46,9 @@ export function clientLimits(o: ClientLimitSettings & { keyPrefix: string }, red
   // budgets only ever consumed: one Redis call per turn of the event loop for all of them (WindowLimiter)
   const make = (name: string, points: number, windowMs: number): WindowLimiter | null =>
     points <= 0 ? null : new WindowLimiter({ keyPrefix: `${o.keyPrefix}:${name}`, points, duration: Math.max(1, Math.round(windowMs / 1000)) }, redis)
-  // long-poll slots are given back (reward): rate-limiter-flexible's limiter
-  const slots = (name: string, points: number, windowMs: number): RateLimiterAbstract | null => {
-    if (points <= 0) return null
-    const duration = Math.max(1, Math.round(windowMs / 1000))
-    const keyPrefix = `${o.keyPrefix}:${name}`
-    const memory = new RateLimiterMemory({ keyPrefix, points, duration })
-    return redis ? new RateLimiterRedis({ storeClient: redis, keyPrefix, points, duration, insuranceLimiter: memory, rejectIfRedisNotReady: true }) : memory
-  }
+  // long-poll slots are taken and given back, a turn's worth per Redis call (SlotLimiter)
+  const slots = (name: string, points: number, windowMs: number): SlotLimiter | null =>
+    points <= 0 ? null : new SlotLimiter({ keyPrefix: `${o.keyPrefix}:${name}`, points, duration: Math.max(1, Math.round(windowMs / 1000)) }, redis)
   const reads = make('read', o.readMax, o.readWindowMs)
   const polls = slots('poll', o.longPollsMax, POLL_SLOT_SECONDS * 1000)
   const publishes = make('pubaddr', o.publishMax, o.publishWindowMs)
@@ -75,18 +72,19 @@ export function clientLimits(o: ClientLimitSettings & { keyPrefix: string }, red
     read: (address: string) => take(reads, address, `${o.readMax} reads per ${Math.round(o.readWindowMs / 1000)} s from one address`, 'reads'),
     /** Takes a long-poll slot for the address; resolves to its release (call once, when the poll ends). */
     async openPoll(address: string): Promise<() => void> {
+      if (!polls) return () => {}
       try {
-        await take(polls, address, `${o.longPollsMax} waiting long-polls from one address`, 'long_polls')
-      } catch (err) {
-        // a refused poll holds no slot: give back what the refused consume counted
-        polls?.reward(address, 1).catch(() => {})
-        throw err
+        await polls.take(address)
+      } catch (res) {
+        if (!(res instanceof RateLimiterRes)) throw res
+        metrics.refused.inc({ reason: 'long_polls' })
+        throw limited(polls, `${o.longPollsMax} waiting long-polls from one address`, res)
       }
       let released = false
       return () => {
-        if (released || !polls) return
+        if (released) return
         released = true
-        polls.reward(address, 1).catch(() => {}) // a lost reward only holds the slot until the window ends
+        polls.give(address) // a lost give-back only holds the slot until the window ends
       }
     },
     publish: (address: string) =>

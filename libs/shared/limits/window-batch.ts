@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis'
 import { LRUCache } from 'lru-cache'
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible'
+import { redisScript, type ScriptCall } from './redis-script.js'
 
 /**
  * Reserves points for each key in one script call: for each key the same steps as
@@ -69,6 +70,7 @@ export class WindowLimiter {
   private readonly maxLease: number
   private readonly memory: RateLimiterMemory
   private readonly redis: Redis | undefined
+  private readonly script: ScriptCall | undefined
   private readonly leases = new LRUCache<string, Lease>({ max: MAX_LEASES })
   private waiting = new Map<string, Pending[]>()
   private scheduled = false
@@ -79,6 +81,7 @@ export class WindowLimiter {
     this.prefix = o.keyPrefix
     this.maxLease = Math.min(MAX_LEASE, Math.max(1, Math.floor(o.points / LEASE_SHARE)))
     this.redis = redis
+    this.script = redis && redisScript(redis, 'wireWindow', SCRIPT)
     this.memory = new RateLimiterMemory({ keyPrefix: o.keyPrefix, points: o.points, duration: o.duration })
   }
 
@@ -119,7 +122,7 @@ export class WindowLimiter {
     let out: number[]
     try {
       const keys = asks.map((a) => `${this.prefix}:${a.key}`)
-      out = (await this.redis!.eval(SCRIPT, asks.length, ...keys, String(this.duration), ...asks.map((a) => String(a.reserve)))) as number[]
+      out = (await this.script!(asks.length, ...keys, String(this.duration), ...asks.map((a) => String(a.reserve)))) as number[]
     } catch {
       for (const a of asks) for (const p of a.waiting) this.memory.consume(a.key).then(p.resolve, p.reject)
       return

@@ -1,0 +1,161 @@
+import type { Redis } from 'ioredis'
+import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible'
+import { redisScript, type ScriptCall } from './redis-script.js'
+
+/**
+ * For each key, in one script call: give back the slots released since the last call, then take
+ * what is asked for up to the limit. The key is rate-limiter-flexible's (a counter created with
+ * its window's expiry), so a leaked slot comes back when the window ends, as with its limiter.
+ * ARGV: window seconds, limit, then per key: released, asked. Returns per key: granted, ttl ms.
+ */
+const SCRIPT = `local out = {}
+local limit = tonumber(ARGV[2])
+for i, key in ipairs(KEYS) do
+  local released = tonumber(ARGV[2 * i + 1])
+  local asked = tonumber(ARGV[2 * i + 2])
+  redis.call('set', key, 0, 'EX', ARGV[1], 'NX')
+  local held = tonumber(redis.call('get', key))
+  if released > 0 then
+    held = math.max(0, held - released)
+    redis.call('set', key, held, 'KEEPTTL')
+  end
+  local granted = math.max(0, math.min(asked, limit - held))
+  if granted > 0 then redis.call('incrby', key, granted) end
+  local ttl = redis.call('pttl', key)
+  if ttl == -1 then
+    redis.call('expire', key, ARGV[1])
+    ttl = 1000 * ARGV[1]
+  end
+  out[#out + 1] = granted
+  out[#out + 1] = ttl
+end
+return out`
+
+/** Keys per script call: bounds one call's time inside Redis; more go in the next. */
+const MAX_KEYS = 500
+/** A slot given back stays with this process this long for its key's next take (a follower re-polls at once). */
+const PARK_MS = 1000
+/** Keys with parked slots at most; past it a give-back goes to Redis at once. */
+const MAX_PARKED = 100_000
+const GRANTED = Promise.resolve()
+
+interface Ask {
+  released: number
+  waiting: Array<{ resolve: () => void; reject: (r: unknown) => void }>
+}
+
+export interface SlotLimiterOptions {
+  keyPrefix: string
+  /** Slots one key may hold at once. */
+  points: number
+  /** A key's counter expires this long (seconds) after it was created: leaked slots come back then. */
+  duration: number
+}
+
+/**
+ * Slots held while something lasts (a waiting long-poll per client address), shared through
+ * Redis. Takes and gives back of one turn of the event loop go to Redis in one script call,
+ * rather than a round trip each. A slot given back is first parked in the process for PARK_MS: a
+ * follower answered by a fan-out polls again within milliseconds, and its take reuses the parked
+ * slot without Redis. Parked slots still count in Redis, so all processes together never hold more
+ * than the limit; an address may just find its slot held by a process for up to PARK_MS after its
+ * poll ended. While Redis is not ready, or a call fails, each process counts in memory (fail to
+ * local, not open).
+ */
+export class SlotLimiter {
+  readonly points: number
+  private readonly o: SlotLimiterOptions
+  private readonly memory: RateLimiterMemory
+  private readonly redis: Redis | undefined
+  private readonly script: ScriptCall | undefined
+  private asks = new Map<string, Ask>()
+  private scheduled = false
+  /** Slots this process holds in Redis for no poll, by key: the key's next take uses one. */
+  private readonly parked = new Map<string, { n: number; at: number }>()
+  private parkTimer: NodeJS.Timeout | undefined
+
+  constructor(o: SlotLimiterOptions, redis?: Redis) {
+    this.o = o
+    this.points = o.points
+    this.redis = redis
+    this.script = redis && redisScript(redis, 'wireSlots', SCRIPT)
+    this.memory = new RateLimiterMemory({ keyPrefix: o.keyPrefix, points: o.points, duration: o.duration })
+  }
+
+  /** Takes a slot of `key`: resolves when granted, rejects with a RateLimiterRes when all are held. */
+  take(key: string): Promise<void> {
+    if (!this.redis || this.redis.status !== 'ready') return this.takeInMemory(key)
+    const p = this.parked.get(key)
+    if (p) {
+      if (--p.n === 0) this.parked.delete(key)
+      return GRANTED
+    }
+    return new Promise<void>((resolve, reject) => this.ask(key).waiting.push({ resolve, reject }))
+  }
+
+  /** Gives back a slot `take` granted. */
+  give(key: string) {
+    if (!this.redis || this.redis.status !== 'ready') return void this.memory.reward(key, 1).catch(() => {})
+    const p = this.parked.get(key)
+    if (p) ((p.n += 1), (p.at = Date.now()))
+    else if (this.parked.size < MAX_PARKED) this.parked.set(key, { n: 1, at: Date.now() })
+    else return void this.ask(key).released++
+    this.parkTimer ??= setInterval(() => this.unpark(), PARK_MS / 2).unref()
+  }
+
+  /** Gives Redis back the slots parked longer than PARK_MS. */
+  private unpark() {
+    const cutoff = Date.now() - PARK_MS
+    for (const [key, p] of this.parked)
+      if (p.at <= cutoff) {
+        this.parked.delete(key)
+        this.ask(key).released += p.n
+      }
+    if (!this.parked.size) (clearInterval(this.parkTimer), (this.parkTimer = undefined))
+  }
+
+  private takeInMemory(key: string): Promise<void> {
+    return this.memory.consume(key).then(
+      () => {},
+      (res: unknown) => {
+        this.memory.reward(key, 1).catch(() => {}) // a refused take holds nothing: undo what it counted
+        throw res
+      },
+    )
+  }
+
+  private ask(key: string): Ask {
+    let a = this.asks.get(key)
+    if (!a) this.asks.set(key, (a = { released: 0, waiting: [] }))
+    if (!this.scheduled) {
+      this.scheduled = true
+      setImmediate(() => this.flush())
+    }
+    return a
+  }
+
+  private flush() {
+    this.scheduled = false
+    const all = [...this.asks]
+    this.asks = new Map()
+    for (let i = 0; i < all.length; i += MAX_KEYS) void this.send(all.slice(i, i + MAX_KEYS))
+  }
+
+  private async send(batch: Array<[string, Ask]>) {
+    let out: number[]
+    try {
+      const keys = batch.map(([k]) => `${this.o.keyPrefix}:${k}`)
+      const args = batch.flatMap(([, a]) => [String(a.released), String(a.waiting.length)])
+      out = (await this.script!(batch.length, ...keys, String(this.o.duration), String(this.points), ...args)) as number[]
+    } catch {
+      // a lost give-back only holds its slot until the window ends; takes are counted in memory
+      for (const [key, a] of batch) for (const p of a.waiting) this.takeInMemory(key).then(p.resolve, p.reject)
+      return
+    }
+    batch.forEach(([, a], i) => {
+      const granted = Number(out[2 * i])
+      const ttl = Number(out[2 * i + 1])
+      a.waiting.forEach((p, j) => (j < granted ? p.resolve() : p.reject(new RateLimiterRes(0, ttl, this.points, false))))
+    })
+  }
+}
