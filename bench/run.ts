@@ -14,7 +14,8 @@ import { wrk, type WrkResult } from './lib/wrk.js'
 // built>, every measurement runs on both builds in turn, in the same run. Prints the figures and writes
 // them to bench/results/. Settings: BENCH_SECONDS (default 8), BENCH_POLLERS (default 5000,20000),
 // BENCH_ROUNDS (fan-out publishes, default 10), BENCH_REPEAT (default 2), BENCH_ONLY (publish, reads or
-// fanout: one part), DATABASE_URL, REDIS_URL.
+// fanout: one part), BENCH_BUDGETS=1 (fan-out with the per-address budgets at their defaults, each
+// follower its own client address through X-Forwarded-For), DATABASE_URL, REDIS_URL.
 
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test'
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'
@@ -32,6 +33,11 @@ const schema = `bench_${Date.now()}`
 const unlimited = { READ_RATE_LIMIT_MAX: '0', LONG_POLLS_PER_ADDRESS_MAX: '0', PUBLISH_ADDRESS_RATE_LIMIT_MAX: '0', NEW_IDENTITY_RATE_LIMIT_MAX: '0', HTTP_MAX_CONNECTIONS: '0' }
 // the per-identity rate limit stays on (through Redis), raised out of the way
 const env = { DATABASE_URL, REDIS_URL, WIRE_PG_SCHEMA: schema, PUBLISH_RATE_LIMIT_MAX: '1000000', WAKE_FALLBACK_POLL_MS: '60000', ...unlimited }
+const BUDGETS = process.env.BENCH_BUDGETS === '1'
+// readers in the fan-out: with BENCH_BUDGETS, every poll spends its follower's read budget and long-poll slot
+const readerEnv: Record<string, string> = BUDGETS
+  ? Object.fromEntries([...Object.entries(env).filter(([k]) => k !== 'READ_RATE_LIMIT_MAX' && k !== 'LONG_POLLS_PER_ADDRESS_MAX'), ['TRUST_PROXY', '1']])
+  : env
 const log = (s: string) => process.stdout.write(s + '\n')
 let port = 4700 + Math.floor(Math.random() * 200)
 
@@ -84,7 +90,7 @@ async function reads(build: string | undefined) {
 
 async function fanOuts(build: string | undefined, n: number): Promise<FanOutResult> {
   const writer = await startRole('writer', port++, env, build)
-  const readers = await Promise.all(Array.from({ length: Math.ceil(n / PER_READER) }, () => startRole('reader', port++, env, build)))
+  const readers = await Promise.all(Array.from({ length: Math.ceil(n / PER_READER) }, () => startRole('reader', port++, readerEnv, build)))
   const body = JSON.stringify({ $type: 'broadcast', $tags: ['bench'], text: 'fan-out' })
   const publish = async () => {
     const res = await fetch(`${writer.url}/sw/signals`, { method: 'POST', headers: { authorization: 'Bearer bench-fan-out-token', 'content-type': 'application/json' }, body })
@@ -92,7 +98,7 @@ async function fanOuts(build: string | undefined, n: number): Promise<FanOutResu
   }
   try {
     await publish()
-    return await fanOut(readers, n, ROUNDS, publish)
+    return await fanOut(readers, n, ROUNDS, publish, { forwarded: BUDGETS })
   } finally {
     await Promise.all([writer.stop(), ...readers.map((r) => r.stop())])
   }
@@ -129,7 +135,7 @@ async function main() {
     }
     if (part('reads')) results.reads = await each('reads, 64 connections', reads, (r) => `\n  ${line('newest 100', r.newest100)}\n  ${line('head poll (wait=0)', r.headPoll)}`)
     for (const n of part('fanout') ? POLLERS : [])
-      results[`fanOut${n}`] = await each(`long-poll fan-out, ${n} pollers`, (b) => fanOuts(b, n), (r) =>
+      results[`fanOut${n}`] = await each(`long-poll fan-out, ${n} pollers${BUDGETS ? ', per-address budgets on' : ''}`, (b) => fanOuts(b, n), (r) =>
         `${r.waiting}/${r.pollers} waiting, ${r.responses} responses (${r.errors} errors) over ${r.readers} reader(s), ${r.clientProcesses} client processes; reader CPU ${r.serverUsPerResponse} µs/response; ` +
         `client ${r.clientUsPerResponse} µs/response, ${r.clientCores} cores${r.clientCores > 0.85 * r.clientProcesses ? ' — CLIENT SATURATED' : ''}; machine idle ${Math.round(r.machineIdle * 100)} %` +
         `${r.machineIdle < 0.05 ? ' — MACHINE SATURATED (latency is the machine’s)' : ''}; ack→response p50 ${r.p50} ms p99 ${r.p99} ms; ${r.rssPerPollerKB} KB RSS (${r.heapPerPollerKB} KB heap) per poller; ${r.queriesPerWake} queries per wake`)

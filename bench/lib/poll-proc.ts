@@ -14,19 +14,30 @@ interface Data {
   cursor: number
   wait: number
   count: number
+  /** Set: poller i says it forwards for client number `forwardedFrom + i` (X-Forwarded-For 10.x.y.z), so per-address budgets count each follower on its own. */
+  forwardedFrom?: number
 }
 
 const d = JSON.parse(process.argv[2]!) as Data
 const CURSOR = Buffer.from('"nextCursor":')
 const HEADER_END = Buffer.from('\r\n\r\n')
 const LENGTH = 'content-length:'
-const request = (cursor: number) => Buffer.from(`GET ${d.path}${cursor}&wait=${d.wait} HTTP/1.1\r\nHost: ${d.host}\r\n\r\n`)
+const request = (cursor: number, extra = '') => Buffer.from(`GET ${d.path}${cursor}&wait=${d.wait} HTTP/1.1\r\nHost: ${d.host}\r\n${extra}\r\n`)
 /** Requests by cursor: every follower of one feed polls the same bytes. */
 const built = new Map<number, Buffer>()
-const requestAt = (cursor: number) => {
+const sharedRequest = (cursor: number) => {
   let b = built.get(cursor)
   if (!b) built.set(cursor, (b = request(cursor)))
   return b
+}
+const forwarded = (n: number) => `X-Forwarded-For: 10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}\r\n`
+/** Poller `i`'s request at `cursor`: the shared bytes, or its own when it forwards for a client of its own. */
+const requestFor = (i: number) => {
+  if (d.forwardedFrom === undefined) return sharedRequest
+  const header = forwarded(d.forwardedFrom + i)
+  let last = -1
+  let bytes = Buffer.alloc(0)
+  return (cursor: number) => (cursor === last ? bytes : ((last = cursor), (bytes = request(cursor, header))))
 }
 
 /** Arrival times (performance.timeOrigin-based ms, comparable across threads) of answers with signals. */
@@ -34,7 +45,8 @@ let arrivals: number[] = []
 let answered = 0
 let errors = 0
 
-function poller() {
+function poller(i: number) {
+  const requestAt = requestFor(i)
   let buf: Buffer | null = null
   const socket = net.connect({ host: d.host, port: d.port, noDelay: true })
   socket.on('connect', () => (socket.write(requestAt(d.cursor)), opened()))
@@ -73,7 +85,7 @@ const sockets: net.Socket[] = []
 
 // open gradually: stay under the listen backlog
 for (let i = 0; i < d.count; i++) {
-  poller()
+  poller(i)
   if (i % 200 === 199) await new Promise((r) => setTimeout(r, 10))
 }
 

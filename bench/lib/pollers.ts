@@ -20,12 +20,14 @@ export interface PollReport {
  * processes of PER_PROCESS sockets (bench/lib/poll-proc.ts), each single-threaded, with pre-built
  * requests and no JSON parsing, so the client costs far less per response than the server.
  */
-export async function holdPollers(url: string, count: number, cursor: number, wait = 25, path = '/sw/signals?cursor=') {
+export async function holdPollers(url: string, count: number, cursor: number, opts: { wait?: number; path?: string; forwardedFrom?: number } = {}) {
+  const { wait = 25, path = '/sw/signals?cursor=', forwardedFrom } = opts
   const u = new URL(url)
   const procs: ChildProcess[] = []
   const opened: Array<Promise<void>> = []
   for (let left = count; left > 0; left -= PER_PROCESS) {
-    const data = { host: u.hostname, port: Number(u.port), path, cursor, wait, count: Math.min(PER_PROCESS, left) }
+    const from = forwardedFrom === undefined ? {} : { forwardedFrom: forwardedFrom + count - left }
+    const data = { host: u.hostname, port: Number(u.port), path, cursor, wait, count: Math.min(PER_PROCESS, left), ...from }
     const child = fork(projectPath('dist/bench/lib/poll-proc.js'), [JSON.stringify(data)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
     procs.push(child)
     opened.push(new Promise((resolve, reject) => (child.once('message', () => resolve()), child.once('exit', (c) => reject(new Error(`poller process exited with ${c}`))))))
