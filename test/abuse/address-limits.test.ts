@@ -1,6 +1,7 @@
 import t from 'tap'
 import { loadConfig } from '../../libs/shared/config/index.js'
 import { startStack } from '../helpers/stack.js'
+import { until } from '../helpers/wait.js'
 import { secondReader, secondWriter } from './more-roles.js'
 
 const jsonOf = (r: Response): Promise<any> => r.json()
@@ -54,7 +55,7 @@ t.test('waiting long-polls per address: past the cap 429 at once, the waiting on
   const head = (await jsonOf(await fetch(`${base}/sw/signals`))).nextCursor
   const poll = (cursor = head) => fetch(`${base}/sw/signals?cursor=${cursor}&wait=20`)
   const waiting = [poll(), poll()]
-  while ((await s.reader.ready()).waiting! < 2) await new Promise((r) => setTimeout(r, 10))
+  await until(async () => (await s.reader.ready()).waiting! >= 2, 5000, 'both polls waiting')
   const third = await poll()
   t.equal(third.status, 429)
   t.equal((await jsonOf(third)).error.code, 'rate_limited')
@@ -69,9 +70,9 @@ t.test('waiting long-polls per address: past the cap 429 at once, the waiting on
   }
   // the slots go back (asynchronously, to Redis) when the answers are sent
   const slotKey = `wire:${s.schema}:rl:client:poll:127.0.0.1`
-  while (Number((await s.infra.redis!.get(slotKey)) ?? 0) > 0) await new Promise((r) => setTimeout(r, 10))
+  await until(async () => Number((await s.infra.redis!.get(slotKey)) ?? 0) <= 0, 5000, 'the poll slots given back')
   const again = poll(next)
-  while ((await s.reader.ready()).waiting! < 1) await new Promise((r) => setTimeout(r, 10))
+  await until(async () => (await s.reader.ready()).waiting! >= 1, 5000, 'the poll waiting')
   const sig2 = (await s.publish({ $type: 'broadcast', text: 'again' })).json().signal
   t.equal((await jsonOf(await again)).signals[0].id, sig2.id, 'slots are given back when polls end')
 })

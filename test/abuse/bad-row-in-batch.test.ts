@@ -99,11 +99,8 @@ t.test('a lost connection: "outcome unknown" when the statement was sent, "nothi
 
   const slow = publish(s, { $type: 'slow' }, 'lost-connection-agent')
   // wait until the insert is running on the server, then cut the connection under it
-  for (;;) {
-    const { rowCount } = await direct.query(`select 1 from pg_stat_activity where wait_event = 'PgSleep' and query like '%${s.schema}%signals%'`)
-    if (rowCount) break
-    await new Promise((r) => setTimeout(r, 10))
-  }
+  const sleeping = `select 1 from pg_stat_activity where wait_event = 'PgSleep' and query like '%${s.schema}%signals%'`
+  await until(async () => ((await direct.query(sleeping)).rowCount ?? 0) > 0, 5000, 'the insert running on the server')
   proxy.cut()
   const unknown = await slow
   t.equal(unknown.statusCode, 503)
@@ -119,7 +116,7 @@ t.test('a lost connection: "outcome unknown" when the statement was sent, "nothi
 
   // the server finished the statement the client gave up on: wait until no backend is running it
   const running = `select 1 from pg_stat_activity where state = 'active' and pid <> pg_backend_pid() and query like '%${s.schema}%signals%'`
-  while ((await direct.query(running)).rowCount) await new Promise((r) => setTimeout(r, 20))
+  await until(async () => !(await direct.query(running)).rowCount, 5000, 'the statement to finish on the server')
   const stored = await direct.query(`select type from "${s.schema}".signals`)
   t.same(stored.rows, [{ type: 'slow' }], 'the "unknown" one was in fact stored; the "nothing" one was not')
   proxy.restore()

@@ -3,6 +3,7 @@ import t from 'tap'
 import { loadConfig } from '../../libs/shared/config/index.js'
 import { LIMITS } from '../../libs/shared/domain/index.js'
 import { startStack, type Stack } from '../helpers/stack.js'
+import { until } from '../helpers/wait.js'
 
 const jsonOf = (r: Response): Promise<any> => r.json()
 
@@ -74,8 +75,8 @@ t.test('connections past HTTP_MAX_CONNECTIONS are closed; open ones keep working
   const open = [rawSocket(port), rawSocket(port), rawSocket(port)]
   await Promise.all(open.map((c) => c.ready))
   // the server has accepted all three before the next arrives
-  while ((await new Promise<number>((r, j) => s.app.server.getConnections((e, n) => (e ? j(e) : r(n))))) < 3)
-    await new Promise((r) => setTimeout(r, 10))
+  const connections = () => new Promise<number>((r, j) => s.app.server.getConnections((e, n) => (e ? j(e) : r(n))))
+  await until(async () => (await connections()) >= 3, 5000, 'three connections accepted')
   const extra = rawSocket(port)
   await extra.closed
   t.equal(extra.received(), '', 'the fourth is closed without an answer')

@@ -5,6 +5,7 @@ import { networkIdentity, type NetworkIdentityOptions } from '../../libs/shared/
 import { WireError } from '../../libs/shared/domain/index.js'
 import { createLogger } from '../../libs/shared/log/index.js'
 import { startFakeIdentity } from '../helpers/fake-identity.js'
+import { eventually } from '../helpers/wait.js'
 
 // The network-mode resolver on its own, against the fake identity network: the cache, single
 // flight, the read-path peek, registration and how each kind of answer maps to an error.
@@ -24,13 +25,6 @@ const codeOf = (p: Promise<unknown>) =>
     () => 'resolved',
     (err: unknown) => (err instanceof WireError ? err.code : `not a WireError: ${String(err)}`),
   )
-
-/** Polls `ok` every 20 ms for up to `ms`. */
-async function until(ok: () => boolean, ms = 2000) {
-  const end = Date.now() + ms
-  while (!ok() && Date.now() < end) await sleep(20)
-  return ok()
-}
 
 t.test('an accepted token becomes the network identity, reused until the cache entry ages out', async (t) => {
   const fake = await startFakeIdentity(t, { 'tok-alice': { identityId: 'id_alice', displayName: 'Alice', bits: 7 } })
@@ -125,11 +119,11 @@ t.test('peek never waits: an unknown token counts by its hash until a background
   t.match(first, /^tok:[A-Za-z0-9_-]{22}$/)
   t.not(first, resolver.peek(bearer('tok-other')), 'different tokens, different keys')
   t.equal(resolver.peek(bearer('tok-erin')), first, 'same token, same key while verifying')
-  t.ok(await until(() => resolver.peek(bearer('tok-erin')) === 'id_erin'), 'named once the verify answered')
+  t.ok(await eventually(() => resolver.peek(bearer('tok-erin')) === 'id_erin', 2000), 'named once the verify answered')
   t.equal(fake.verifyCalls('tok-erin'), 1, 'one background verify, however many reads')
   await resolver.authenticate(bearer('tok-erin'))
   t.equal(fake.verifyCalls('tok-erin'), 1, 'publishes reuse what the read learned')
-  t.ok(await until(() => resolver.peek(bearer('tok-other')) === null), 'a rejected token is no identity')
+  t.ok(await eventually(() => resolver.peek(bearer('tok-other')) === null, 2000), 'a rejected token is no identity')
 })
 
 t.test('peek stays quiet while the network is down', async (t) => {

@@ -8,6 +8,7 @@ import { createLogger } from '../../libs/shared/log/index.js'
 import { startFakeIdentity } from '../helpers/fake-identity.js'
 import { assertServicesUp, dropSchema, TEST_DATABASE_URL, TEST_REDIS_URL, uniqueSchema } from '../helpers/services.js'
 import { startStack } from '../helpers/stack.js'
+import { eventually } from '../helpers/wait.js'
 
 // Network identity mode when the identity network is down, failing or slow (publishes fail closed,
 // everything else keeps working), and the same behaviour on the embedded database and in the fleet.
@@ -20,12 +21,6 @@ const TOKENS = {
 }
 const ADMIN = { authorization: 'Bearer admin-secret-token' }
 const thread = (text = 'topic') => ({ $type: 'broadcast', text })
-
-async function until(ok: () => boolean, ms = 2000) {
-  const end = Date.now() + ms
-  while (!ok() && Date.now() < end) await sleep(20)
-  return ok()
-}
 
 t.test('with the identity network down, publishes fail closed and everything else works', async (t) => {
   const fake = await startFakeIdentity(t, TOKENS)
@@ -149,7 +144,7 @@ t.test('network mode in the fleet: separate writer and reader processes', async 
   // the reader has a cache of its own: its first read with a token verifies in the background
   const auth = { authorization: 'Bearer tok-rich' }
   t.equal((await reader.inject({ url: '/sw/signals', headers: auth })).statusCode, 200)
-  t.ok(await until(() => readerCtx.identity.peek(auth.authorization) === 'id_rich'), 'the reader learned the identity')
+  t.ok(await eventually(() => readerCtx.identity.peek(auth.authorization) === 'id_rich', 2000), 'the reader learned the identity')
   t.equal(fake.verifyCalls('tok-rich'), 2, 'one verify by the writer, one by the reader')
 
   await fake.stop()

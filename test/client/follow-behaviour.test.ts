@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http'
 import t from 'tap'
 import { backoffDelay, retryDelay, SeenIds, WireClient, WireError, type EmittedSignal } from '../../client/src/index.js'
+import { until } from '../helpers/wait.js'
 import { collect, failingProxy, httpServer, listeningBoard, TOKEN } from './support.js'
 
 // How a follower waits, retries, deduplicates and drops: against real local HTTP servers that
@@ -57,7 +58,7 @@ t.test('a server that answers at once with nothing is not hammered', async (t) =
   const srv = await httpServer(t, (req, res) => page(res, [], cursorOf(req.url))) // ignores wait
   const ctl = new AbortController()
   const c = collect(new WireClient({ url: srv.url }).follow({}, { cursor: 5, signal: ctl.signal, minIntervalMs: 300 }))
-  while (srv.times.length < 5) await new Promise((r) => setTimeout(r, 50))
+  await until(() => srv.times.length >= 5, 5000, 'five polls')
   ctl.abort()
   await c.done
   // measured at the server, so a first request's connection set-up may shave a little off one gap

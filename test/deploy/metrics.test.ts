@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
 import { purgeExpired } from '../../apps/sweeper/jobs/purge-expired.js'
 import { refreshStats } from '../../apps/sweeper/jobs/refresh-stats.js'
@@ -10,6 +9,7 @@ import { registry } from '../../libs/shared/metrics/index.js'
 import { startFakeIdentity } from '../helpers/fake-identity.js'
 import { startRedis } from '../helpers/fleet.js'
 import { startStack } from '../helpers/stack.js'
+import { eventually } from '../helpers/wait.js'
 import { insertSignals } from '../sweeper/support.js'
 import { loadYaml, EXAMPLES_DIR, parseMetrics, sample } from './support.js'
 
@@ -20,12 +20,6 @@ import { loadYaml, EXAMPLES_DIR, parseMetrics, sample } from './support.js'
 const quiet = createLogger('server', 'silent')
 const scrape = () => registry.metrics()
 const value = async (name: string, labels: Record<string, string> = {}) => sample(await scrape(), name, labels) ?? 0
-
-async function until(ok: () => boolean | Promise<boolean>, ms = 5000) {
-  const end = Date.now() + ms
-  while (!(await ok()) && Date.now() < end) await sleep(25)
-  return ok()
-}
 
 // first in the file: nothing has created a Redis bus or a network identity client yet
 t.test('a board without Redis and in local identity mode shows neither health gauge', async (t) => {
@@ -40,7 +34,7 @@ t.test('wire_tail_reads_total counts reads answered from the tail and from the d
   const s = await startStack(t, { reader: { tailSize: 3 } })
   const { nextCursor: c0 } = await s.read() // seqs are dense: the six publishes take c0+1 … c0+6
   for (let n = 1; n <= 6; n++) t.equal((await s.publish({ $type: 'note', n })).statusCode, 200)
-  t.ok(await until(async () => (await s.read(`cursor=${c0 + 4}`)).signals.length === 2), 'all six in the feed')
+  t.ok(await eventually(async () => (await s.read(`cursor=${c0 + 4}`)).signals.length === 2), 'all six in the feed')
   const tail0 = await value('wire_tail_reads_total', { from: 'tail' })
   const db0 = await value('wire_tail_reads_total', { from: 'db' })
   t.equal((await s.read(`cursor=${c0 + 4}`)).signals.length, 2, 'a cursor inside the tail (the last 3 signals)')
@@ -57,13 +51,13 @@ t.test('wire_redis_up follows the Redis connection of the wake-up bus', async (t
   const redis = await startRedis(t)
   const bus = redisBus(redis.url, 'metrics_test', quiet)
   t.teardown(() => bus.close())
-  t.ok(await until(() => bus.healthy()), 'connected')
+  t.ok(await eventually(() => bus.healthy()), 'connected')
   t.equal(await value('wire_redis_up'), 1, 'up')
   await redis.stop()
-  t.ok(await until(() => !bus.healthy()), 'Redis stopped')
+  t.ok(await eventually(() => !bus.healthy()), 'Redis stopped')
   t.equal(sample(await scrape(), 'wire_redis_up'), 0, 'down')
   await redis.start()
-  t.ok(await until(() => bus.healthy(), 10_000), 'reconnected')
+  t.ok(await eventually(() => bus.healthy(), 10_000), 'reconnected')
   t.equal(await value('wire_redis_up'), 1, 'up again')
 })
 

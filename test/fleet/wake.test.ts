@@ -1,9 +1,14 @@
 import t from 'tap'
 import { fleetSchema, json, publish, startReplica, startRole } from '../helpers/fleet.js'
 import { TEST_DATABASE_URL, TEST_REDIS_URL } from '../helpers/services.js'
+import { eventually, until } from '../helpers/wait.js'
 
 // The design card's shape for real: a writer process, two reader processes on a streaming replica,
 // woken over Redis pub/sub. The readers' fallback timer is 10 s, so a prompt answer is the wake-up.
+
+/** One number from a role's GET /metrics: the first group of `line`. */
+const metricOf = async (url: string, line: RegExp) => Number(line.exec(await (await fetch(`${url}/metrics`)).text())?.[1] ?? NaN)
+const WAITING = /^wire_waiting_pollers (\d+)$/m
 
 t.test('a publish on the writer wakes long-polls on two readers at once', async (t) => {
   const replica = await startReplica(t)
@@ -21,7 +26,7 @@ t.test('a publish on the writer wakes long-polls on two readers at once', async 
   for (let i = 0; i < rounds; i++) {
     const cursors = await Promise.all(readers.map(async (r) => (await json(`${r.url}/sw/signals?limit=1`)).nextCursor as number))
     const polls = readers.map((r, k) => json(`${r.url}/sw/signals?cursor=${cursors[k]}&wait=10`).then((page) => ({ page, at: Date.now() })))
-    await new Promise((r) => setTimeout(r, 150))
+    await until(async () => (await Promise.all(readers.map((r) => metricOf(r.url, WAITING)))).every((n) => n === 1), 5000, 'both polls waiting')
     const t0 = Date.now()
     const res = await publish(writer, { $type: 'broadcast', round: i })
     t.equal(res.status, 200)
@@ -40,18 +45,11 @@ t.test('without Redis, a publish on the writer wakes a reader process through LI
   const env = { DATABASE_URL: TEST_DATABASE_URL, WIRE_PG_SCHEMA: fleetSchema(t) } // no REDIS_URL
   const writer = await startRole(t, 'writer', env)
   const reader = await startRole(t, 'reader', { ...env, WAKE_FALLBACK_POLL_MS: '10000' })
-  const metric = async (line: RegExp) => Number(line.exec(await (await fetch(`${reader.url}/metrics`)).text())?.[1] ?? NaN)
-  const until = async (ok: () => Promise<boolean>) => {
-    for (let i = 0; i < 500; i++) {
-      if (await ok()) return true
-      await new Promise((r) => setTimeout(r, 10))
-    }
-    return false
-  }
-  t.ok(await until(async () => (await metric(/^wire_pg_listen_up (\d+)$/m)) === 1), 'the reader listens on the primary')
+  const metric = (line: RegExp) => metricOf(reader.url, line)
+  t.ok(await eventually(async () => (await metric(/^wire_pg_listen_up (\d+)$/m)) === 1), 'the reader listens on the primary')
   const { nextCursor } = await json(`${reader.url}/sw/signals?limit=1`)
   const poll = json(`${reader.url}/sw/signals?cursor=${nextCursor}&wait=10`).then((page) => ({ page, at: Date.now() }))
-  t.ok(await until(async () => (await metric(/^wire_waiting_pollers (\d+)$/m)) === 1), 'the long-poll waits')
+  t.ok(await eventually(async () => (await metric(WAITING)) === 1), 'the long-poll waits')
   const t0 = Date.now()
   const res = await publish(writer, { $type: 'broadcast', text: 'no redis' })
   t.equal(res.status, 200)

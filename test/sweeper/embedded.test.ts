@@ -5,6 +5,7 @@ import { JOBS } from '../../apps/sweeper/sweeper.js'
 import { loadConfig } from '../../libs/shared/config/index.js'
 import { openInfra } from '../../libs/shared/infra/index.js'
 import { createLogger } from '../../libs/shared/log/index.js'
+import { eventually } from '../helpers/wait.js'
 import { countByType, directBuckets, insertSignals } from './support.js'
 
 const DAY = 86_400
@@ -51,7 +52,7 @@ t.test('the embedded board (PGlite) runs the same sweeper jobs, and stops them b
 
   t.equal((await app.inject({ url: `/sw/signals/${idOf('gone')}` })).statusCode, 404, 'past the grace: 404 at once')
   const gone = async () => (await countByType(db, schema)).gone === undefined
-  for (const t0 = Date.now(); !(await gone()) && Date.now() - t0 < 5000; ) await new Promise((r) => setTimeout(r, 100))
+  t.ok(await eventually(gone, 5000), 'the expired rows go')
   t.same(await countByType(db, schema), { broadcast: 1, pinned: 1 }, 'purged by the pg-boss jobs on PGlite; the pinned one stays')
   t.equal((await app.inject({ url: `/sw/signals/${idOf('pinned')}` })).statusCode, 200)
 

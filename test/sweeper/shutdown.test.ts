@@ -3,6 +3,7 @@ import { JOBS, createSweeper } from '../../apps/sweeper/sweeper.js'
 import { createLogger } from '../../libs/shared/log/index.js'
 import { dropSchema } from '../helpers/services.js'
 import { startStack } from '../helpers/stack.js'
+import { until } from '../helpers/wait.js'
 import { countByType, insertSignals } from './support.js'
 
 t.test('stopping the sweeper mid-purge lets the job finish its batch and complete, then pg-boss stops', async (t) => {
@@ -15,10 +16,8 @@ t.test('stopping the sweeper mid-purge lets the job finish its batch and complet
   const boss = `"${sweeper.bossSchema}"`
   const activePurge = async () =>
     (await db.query(`select 1 from ${boss}.job where name = $1 and state = 'active'`, [JOBS.purge])).rowCount > 0
-  for (const t0 = Date.now(); !((await activePurge()) && ((await countByType(db, s.schema)).gone ?? 0) < 20_000); ) {
-    if (Date.now() - t0 > 5000) throw new Error('no purge in flight within 5 s')
-    await new Promise((r) => setTimeout(r, 50))
-  }
+  const inFlight = async () => (await activePurge()) && ((await countByType(db, s.schema)).gone ?? 0) < 20_000
+  await until(inFlight, 5000, 'a purge in flight')
 
   const t0 = Date.now()
   await sweeper.stop()

@@ -8,6 +8,7 @@ import { openInfra } from '../../libs/shared/infra/index.js'
 import { createLogger } from '../../libs/shared/log/index.js'
 import { startProcess } from '../helpers/process.js'
 import { assertServicesUp, dropSchema, TEST_DATABASE_URL, uniqueSchema } from '../helpers/services.js'
+import { eventually } from '../helpers/wait.js'
 import { countByType, insertSignals } from './support.js'
 
 const root = resolve(import.meta.dirname, '../..')
@@ -27,12 +28,6 @@ function sweeperCommand(): string[] {
 
 const spawnSweeper = (t: Test, env: Record<string, string>) =>
   startProcess(t, process.execPath, sweeperCommand(), env, /"msg":"listening"/, 60_000)
-
-/** Polls `check` every 100 ms for at most `ms`. */
-async function until(check: () => Promise<boolean>, ms: number): Promise<boolean> {
-  for (const t0 = Date.now(); Date.now() - t0 < ms; await new Promise((r) => setTimeout(r, 100))) if (await check()) return true
-  return check()
-}
 
 /** `expired` summed over a process's 'purged expired signals' log lines. */
 const loggedPurges = (output: string) =>
@@ -70,7 +65,7 @@ t.test('two sweeper processes purge each expired row exactly once, one job per i
   // started together, so both install pg-boss and create its queues for the first time at once
   const [a, b] = await Promise.all([spawnSweeper(t, env), spawnSweeper(t, env)])
 
-  t.ok(await until(async () => (await countByType(db, schema)).gone === undefined, 5000), 'every expired row purged')
+  t.ok(await eventually(async () => (await countByType(db, schema)).gone === undefined, 5000), 'every expired row purged')
   t.same(await countByType(db, schema), { pinned: 25, active: 10 }, 'pinned and active rows survive')
   // let a few more one-second slots pass with both sweepers offering every job in each of them
   await new Promise((r) => setTimeout(r, 2500))

@@ -11,6 +11,7 @@ import { openInfra } from '../../libs/shared/infra/index.js'
 import { createLogger } from '../../libs/shared/log/index.js'
 import { TEST_DATABASE_URL } from '../helpers/services.js'
 import { startStack, type Stack } from '../helpers/stack.js'
+import { eventually } from '../helpers/wait.js'
 
 // The admin API on /sw/admin and /sw/v1/admin (docs/protocol.md "Lifecycle and operators") and the
 // board file (WIRE_CONFIG).
@@ -303,20 +304,16 @@ t.test('a reader that missed an invalidation still drops a removed or unpinned s
   const { app: reader, close } = await startReader(cfg, log)
   t.teardown(close)
   const feedOf = async () => (await reader.inject({ url: '/sw/signals?includeExpired=1' })).json().signals as Array<{ id: string; pinned: boolean }>
-  const until = async (what: () => Promise<boolean>) => {
-    for (let i = 0; i < 20 && !(await what()); i++) await new Promise((r) => setTimeout(r, 50))
-    return what()
-  }
   const removed = (await s.publish({ $type: 'broadcast', text: 'remove me' })).json().signal
   const unpinned = (await s.publish({ $type: 'broadcast', text: 'unpin me' })).json().signal
   await s.app.inject({ method: 'POST', url: `/sw/admin/signals/${unpinned.id}/pin`, headers: ADMIN })
-  t.ok(await until(async () => (await feedOf()).some((x) => x.id === unpinned.id && x.pinned)), 'the second reader has both, one pinned')
+  t.ok(await eventually(async () => (await feedOf()).some((x) => x.id === unpinned.id && x.pinned), 1000), 'the second reader has both, one pinned')
   await s.app.inject({ method: 'DELETE', url: `/sw/admin/signals/${removed.id}`, headers: ADMIN })
   await backdate(s, unpinned.id)
   await s.app.inject({ method: 'DELETE', url: `/sw/admin/signals/${unpinned.id}/pin`, headers: ADMIN })
   t.equal((await reader.inject({ url: `/sw/signals/${removed.id}` })).statusCode, 404, 'by id it is gone at once')
-  t.ok(await until(async () => !(await feedOf()).some((x) => x.id === removed.id)), 'the removed signal leaves its feed within 1 s')
-  t.ok(await until(async () => !(await feedOf()).some((x) => x.id === unpinned.id && x.pinned)), 'the unpinned signal is no longer pinned in its feed within 1 s')
+  t.ok(await eventually(async () => !(await feedOf()).some((x) => x.id === removed.id), 1000), 'the removed signal leaves its feed within 1 s')
+  t.ok(await eventually(async () => !(await feedOf()).some((x) => x.id === unpinned.id && x.pinned), 1000), 'the unpinned signal is no longer pinned in its feed within 1 s')
 })
 
 t.test('the board file (WIRE_CONFIG)', async (t) => {

@@ -4,6 +4,9 @@ import { reportListenHealth } from '../metrics/index.js'
 import { channels } from './channels.js'
 import type { BusPath, PathSink } from './path.js'
 
+/** Messages waiting for the NOTIFY in flight; past this the newest are dropped (a stuck connection). */
+const MAX_PENDING = 1000
+
 /**
  * LISTEN/NOTIFY on the primary: one connection per process that both listens on the board's
  * channel and sends on it. The payload is the encoded message only (a head, or an invalidation of
@@ -69,14 +72,38 @@ export function pgPath(url: string, boardId: string, log: Logger, sink: PathSink
     retry.unref()
   }
 
+  // @NOTE one NOTIFY at a time on the connection: pg deprecates (and pg@9 removes) queueing a
+  // query behind a running one, which a burst of publishes did. Messages sent meanwhile wait here
+  // in order; a wake waiting behind a wake is merged into it (receivers keep the highest head), so
+  // a burst costs a NOTIFY per round trip, not one per publish.
+  const pending: string[] = []
+  let sending = false
+  const isWake = (text: string) => !text.startsWith('{')
   const send = (text: string) => {
-    const s = sub
-    if (!s || !listening) return void log.debug('wake-up not sent: LISTEN connection down')
-    try {
-      s.notify(channel, text).catch((err: Error) => log.warn({ err: err.message }, 'wake-up not sent by NOTIFY'))
-    } catch (err) {
-      log.warn({ err: (err as Error).message }, 'wake-up not sent by NOTIFY')
+    if (!sub || !listening) return void log.debug('wake-up not sent: LISTEN connection down')
+    const last = pending.length - 1
+    if (last >= 0 && isWake(text) && isWake(pending[last]!)) pending[last] = Number(text) > Number(pending[last]) ? text : pending[last]!
+    else if (pending.length < MAX_PENDING) pending.push(text)
+    else return void log.warn('wake-up not sent: NOTIFY queue full')
+    void drain()
+  }
+  const drain = async () => {
+    if (sending) return
+    sending = true
+    for (let text = pending.shift(); text !== undefined; text = pending.shift()) {
+      const s = sub
+      if (!s || !listening) {
+        log.debug({ dropped: pending.length + 1 }, 'wake-up not sent: LISTEN connection down')
+        pending.length = 0
+        break
+      }
+      try {
+        await s.notify(channel, text)
+      } catch (err) {
+        log.warn({ err: (err as Error).message }, 'wake-up not sent by NOTIFY')
+      }
     }
+    sending = false
   }
 
   void open()
@@ -93,6 +120,7 @@ export function pgPath(url: string, boardId: string, log: Logger, sink: PathSink
       const s = sub
       sub = null
       listening = false
+      pending.length = 0
       await s?.close().catch(() => {})
     },
   }

@@ -1,6 +1,6 @@
-import { setTimeout as sleep } from 'node:timers/promises'
 import type { Db, Ident, Queryable } from '../types.js'
-import { KEPT_PARTITION, PURGE_FLOOR_SECONDS } from './purge-guards.js'
+import { dropDetached, keptRowsSql } from './partition-drop.js'
+import { KEPT_PARTITION } from './purge-guards.js'
 
 /** A range partition of `signals`: seq in [lo, hi). `lo` is null for the first one (MINVALUE). */
 export interface Partition {
@@ -16,8 +16,6 @@ export const PARTITION_MIN_ROWS = 1_000_000
 export const PARTITION_MAX_ROWS = 500_000_000
 /** A partition is dropped once at most this many of its rows must be kept (carried forward). */
 export const CARRY_MAX_ROWS = 10_000
-/** Pause between the pieces of a detached partition's removal. */
-const DROP_PAUSE_MS = 20
 /** How far back the recent rate is measured, in seq values. */
 const RATE_SAMPLE = 100_000
 
@@ -41,6 +39,11 @@ export interface RetireReport {
   bytes: number
   /** Rows copied into the default partition because they must stay. */
   carried: number
+  /**
+   * Closed, counted partitions left in place because more than the carry limit of their rows must
+   * stay: the row purge works on them (`rowPurged`) until they can go.
+   */
+  held: string[]
   /** Time `signals` was locked detaching partitions (what publishes and reads may wait for). */
   detachMs: number
   /** Time removing the detached tables' files (locks only those tables). */
@@ -90,10 +93,14 @@ export function signalPartitions(db: Db, s: Ident) {
     list: () => list(),
     /** `signals_<…>` schema-qualified, for a partition name from this module (or the default partition). */
     relation: (name: string) => (name === KEPT_PARTITION ? `${s}.${KEPT_PARTITION}` : q(name)),
-    /** The partitions the row purge works on: the open ones (the head is not past them) and the default one. */
-    async rowPurged(): Promise<string[]> {
+    /**
+     * The partitions the row purge works on: the open ones (the head is not past them), the closed
+     * ones `retire` held (`RetireReport.held`), and the default one.
+     */
+    async rowPurged(held: readonly string[] = []): Promise<string[]> {
       const head = Number((await db.query<{ seq: string }>(`select seq from ${s}.feed_head`)).rows[0]?.seq ?? 0)
-      return [...(await list()).filter((p) => p.hi - 1 > head).map((p) => p.name), KEPT_PARTITION]
+      const open = (await list()).filter((p) => p.hi - 1 > head).map((p) => p.name)
+      return [...open, ...held.filter((n) => !open.includes(n)), KEPT_PARTITION]
     },
     /**
      * Makes sure partitions reach well past the head (the last one ends at least half its width
@@ -128,75 +135,51 @@ export function signalPartitions(db: Db, s: Ident) {
     },
     /**
      * Drops every closed partition (the head is past it) whose rows are all purgeable, as the row
-     * purge defines it (signals/purge.ts), but for at most CARRY_MAX_ROWS: those (pinned signals,
+     * purge defines it (signals/purge.ts), but for at most `carryMax`: those (pinned signals,
      * the odd long-lived one) are copied into the default partition, keeping their seq, in the
      * transaction that detaches the partition, so no reader ever misses one. The detached table is
      * dropped in a second, short transaction; a drop cut short is finished by the next run.
+     * A partition with more rows to keep is held (reported, for the row purge) and the younger
+     * ones are still looked at: a partition of pinned signals must not keep every later one.
      */
-    async retire(graceSeconds: number): Promise<RetireReport> {
-      const report: RetireReport = { dropped: 0, bytes: 0, carried: 0, detachMs: 0, dropMs: 0 }
+    async retire(graceSeconds: number, carryMax: number = CARRY_MAX_ROWS): Promise<RetireReport> {
+      const report: RetireReport = { dropped: 0, bytes: 0, carried: 0, held: [], detachMs: 0, dropMs: 0 }
       const { rows: st } = await db.query<{ head: string; rolled: string }>(
         `select (select seq from ${s}.feed_head) as head, (select last_seq from ${s}.stats_rollup) as rolled`,
       )
       const head = Number(st[0]!.head)
       const rolled = Number(st[0]!.rolled)
-      // the rows a drop must keep: exactly those the row purge would not delete (signals/purge.ts),
-      // as a union of three index scans (created_at, the pinned and the unpinned expires_at indexes)
-      const cutoff = `now() - $1::int * interval '1 second'`
-      const live = `(removed_at is null or removed_at >= ${cutoff})`
-      const keep = (t: string) => `select seq from ${t} where created_at >= now() - ${PURGE_FLOOR_SECONDS} * interval '1 second'
-        union select seq from ${t} where pinned and ${live}
-        union select seq from ${t} where not pinned and expires_at >= ${cutoff} and ${live}`
       for (const p of await list()) {
         if (p.hi - 1 > head || p.hi - 1 > rolled) break // open, or not all counted by the stats rollup
         const dropped = await db.transaction(async (tx) => {
           await tx.query(`select pg_advisory_xact_lock(hashtextextended($1, 0))`, [lockKey])
-          if (!(await list(tx)).some((x) => x.name === p.name)) return false // another sweeper took it
+          if (!(await list(tx)).some((x) => x.name === p.name)) return 'gone' // another sweeper took it
           // index scans only: a drop never reads the partition's rows, only the few it keeps
           await tx.exec(`set local enable_seqscan = off; set local lock_timeout = '1s'`)
           const survivors = await tx.query<{ n: number }>(
-            `select count(*)::int as n from (${keep(q(p.name))} limit ${CARRY_MAX_ROWS + 1}) k`,
+            `select count(*)::int as n from (${keptRowsSql(q(p.name))} limit ${Math.trunc(carryMax) + 1}) k`,
             [graceSeconds],
           )
-          if (survivors.rows[0]!.n > CARRY_MAX_ROWS) return false
+          if (survivors.rows[0]!.n > carryMax) return 'held'
           const size = await tx.query<{ n: string }>(`select pg_total_relation_size(to_regclass('${q(p.name)}')) as n`)
           const gone = `signals_gone_${p.lo ?? 0}`
           const t0 = performance.now()
           await tx.exec(`alter table ${s}.signals detach partition ${q(p.name)}; alter table ${q(p.name)} rename to "${gone}"`)
-          const carried = await tx.query(`insert into ${s}.signals select * from ${q(gone)} where seq in (${keep(q(gone))})`, [graceSeconds])
+          const carried = await tx.query(`insert into ${s}.signals select * from ${q(gone)} where seq in (${keptRowsSql(q(gone))})`, [graceSeconds])
           report.carried += carried.rowCount
           report.bytes += Number(size.rows[0]?.n ?? 0)
           return t0
         })
-        if (dropped === false) break // partitions retire oldest first: a younger one is not purgeable either
+        if (dropped === 'held') report.held.push(p.name)
+        if (typeof dropped === 'string') continue
         report.detachMs += performance.now() - dropped // until the commit
         report.dropped++
       }
       const t1 = performance.now()
-      await dropDetached()
+      await dropDetached(db, s, q)
       report.dropMs = performance.now() - t1
       return report
     },
-  }
-
-  async function dropDetached(): Promise<void> {
-    const { rows } = await db.query<{ name: string }>(
-      `select relname as name from pg_class where relnamespace = to_regnamespace('${s}') and relkind = 'r' and relname like 'signals\\_gone\\_%'`,
-    )
-    // @NOTE a table of gigabytes goes a piece at a time (each index, then the table), with a pause
-    // between: removing all its files in one commit stalls the disk under concurrent publishes
-    for (const r of rows) {
-      const idx = await db.query<{ name: string; con: string | null }>(
-        `select i.relname as name, c.conname as con from pg_index x join pg_class i on i.oid = x.indexrelid
-         left join pg_constraint c on c.conindid = x.indexrelid where x.indrelid = to_regclass('${q(r.name)}')`,
-      )
-      for (const i of idx.rows) {
-        const what = i.con ? `alter table ${q(r.name)} drop constraint "${i.con}"` : `drop index if exists ${s}."${i.name}"`
-        await db.transaction((tx) => tx.exec(`set local lock_timeout = '1s'; ${what}`))
-        await sleep(DROP_PAUSE_MS)
-      }
-      await db.transaction((tx) => tx.exec(`set local lock_timeout = '1s'; drop table if exists ${q(r.name)}`))
-    }
   }
 }
 export type SignalPartitions = ReturnType<typeof signalPartitions>
