@@ -35,7 +35,7 @@ export class Tail {
   }
 
   /** Append signals newer than head (ascending) and move head to `upTo`. */
-  append(signals: Signal[], upTo: number) {
+  append(signals: readonly Signal[], upTo: number) {
     for (const s of signals) if (s.seq > this.head) this.entries.push(this.entry(s))
     this.head = Math.max(this.head, upTo, signals.at(-1)?.seq ?? 0)
     this.trim()
