@@ -1,4 +1,4 @@
-import { searchText, serializeSignal, type Signal } from '../domain/index.js'
+import { searchText, serializeAndKeep, type Signal } from '../domain/index.js'
 
 export interface TailEntry {
   signal: Signal
@@ -66,7 +66,7 @@ export class Tail {
   }
 
   private entry(signal: Signal): TailEntry {
-    return { signal, json: serializeSignal(signal, this.authority) }
+    return { signal, json: serializeAndKeep(signal, this.authority) }
   }
 
   private trim() {
