@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { Role, TaskState, type Message, type Part } from '@a2a-js/sdk'
 import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext } from '@a2a-js/sdk/server'
-import { invalid, serializedSignal } from '../../libs/shared/domain/index.js'
+import { invalid, serializeSignal } from '../../libs/shared/domain/index.js'
 import { errorBody, logFailure, toWireError } from '../../libs/shared/http/index.js'
 import { publishSignal } from '../../libs/shared/publish/index.js'
 import { budgetedRead, type AgentDeps, type Caller } from './deps.js'
@@ -74,7 +74,7 @@ async function runSkill(deps: AgentDeps, caller: Caller, msg: Message): Promise<
   if ('$type' in data) {
     const s = await publishSignal(deps.publish, caller.authorization, JSON.stringify(data), caller.publishing)
     caller.log.info({ id: s.id, seq: s.seq, origin: s.origin, via: 'a2a' }, 'signal published')
-    return { skill: 'publish-signal', json: `{"ok":true,"signal":${serializedSignal(s, deps.cfg.authority)},"cursor":${s.seq}}` }
+    return { skill: 'publish-signal', json: `{"ok":true,"signal":${serializeSignal(s, deps.cfg.authority)},"cursor":${s.seq}}` }
   }
   const parsed = StrictReadArgs.safeParse(data)
   if (!parsed.success) {

@@ -1,7 +1,7 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { z } from 'zod'
-import { serializedSignal } from '../../libs/shared/domain/index.js'
+import { serializeSignal } from '../../libs/shared/domain/index.js'
 import { signalJson, threadJson } from '../../libs/shared/feed/index.js'
 import { errorBody, logFailure, toWireError } from '../../libs/shared/http/index.js'
 import { publishSignal } from '../../libs/shared/publish/index.js'
@@ -108,7 +108,7 @@ export function createMcpServer(deps: AgentDeps, caller: Caller): McpServer {
         const body = typeof signal === 'string' ? signal : JSON.stringify(signal)
         const s = await publishSignal(deps.publish, caller.authorization, body, { ...caller.publishing, ...(idempotencyKey !== undefined && { idempotencyKey }) })
         caller.log.info({ id: s.id, seq: s.seq, origin: s.origin, via: 'mcp' }, 'signal published')
-        return `{"ok":true,"signal":${serializedSignal(s, deps.cfg.authority)},"cursor":${s.seq}}`
+        return `{"ok":true,"signal":${serializeSignal(s, deps.cfg.authority)},"cursor":${s.seq}}`
       }),
   )
   server.registerTool(

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify'
-import { serializedSignal } from '../../../libs/shared/domain/index.js'
+import { serializeSignal } from '../../../libs/shared/domain/index.js'
 import { sendJsonText } from '../../../libs/shared/http/index.js'
 import { metrics } from '../../../libs/shared/metrics/index.js'
 import type { WriterContext } from '../context.js'
@@ -20,6 +20,6 @@ export async function publishRoutes(app: FastifyInstance, { ctx }: { ctx: Writer
     const idempotencyKey = req.headers['idempotency-key']
     const signal = await publishSignal(ctx.publisher.deps, req.headers.authorization, body, { idempotencyKey, address: req.ip })
     req.log.debug({ id: signal.id, seq: signal.seq, origin: signal.origin }, 'signal published')
-    return sendJsonText(reply, `{"ok":true,"signal":${serializedSignal(signal, ctx.cfg.authority)},"cursor":${signal.seq}}`)
+    return sendJsonText(reply, `{"ok":true,"signal":${serializeSignal(signal, ctx.cfg.authority)},"cursor":${signal.seq}}`)
   })
 }

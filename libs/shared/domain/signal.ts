@@ -36,27 +36,3 @@ export function serializeSignal(s: Signal, authority: string): string {
   )
 }
 
-
-/**
- * Serialisations kept with their signal objects (per authority) while those live: a tail keeps
- * each signal's JSON, and the answer to the publish that committed the signal, in the same
- * process, is built from that copy instead of serialising it again.
- */
-const kept = new Map<string, WeakMap<Signal, string>>()
-const NUL = /\u0000/
-
-/** serializeSignal, kept with `s` (a tail entry's copy). */
-export function serializeAndKeep(s: Signal, authority: string): string {
-  let byObject = kept.get(authority)
-  if (!byObject) kept.set(authority, (byObject = new WeakMap()))
-  const json = serializeSignal(s, authority)
-  // @NOTE V8 holds a concatenated string as a tree of its pieces (dozens here) until something reads
-  // it whole, as a regular expression does: one flat string to keep, half the memory, and a single
-  // object for the garbage collector to copy and trace while the pieces die young
-  NUL.test(json)
-  byObject.set(s, json)
-  return json
-}
-
-/** The copy kept for `s` when there is one (it is in this process's tail), else serializeSignal. */
-export const serializedSignal = (s: Signal, authority: string): string => kept.get(authority)?.get(s) ?? serializeSignal(s, authority)
