@@ -1,6 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { cpus, loadavg, totalmem } from 'node:os'
 import pg from 'pg'
+import { bossSchemaName } from '../libs/shared/db/index.js'
 import { projectPath } from '../libs/shared/paths.js'
 import { fanOut, type FanOutResult } from './lib/fan-out.js'
 import { round } from './lib/load.js'
@@ -141,6 +142,7 @@ async function main() {
         `${r.machineIdle < 0.05 ? ' — MACHINE SATURATED (latency is the machine’s)' : ''}; ack→response p50 ${r.p50} ms p99 ${r.p99} ms; ${r.rssPerPollerKB} KB RSS (${r.heapPerPollerKB} KB heap) per poller; ${r.queriesPerWake} queries per wake`)
   } finally {
     await sql(`drop schema if exists "${schema}" cascade`)
+    await sql(`drop schema if exists "${bossSchemaName(schema)}" cascade`) // the single process's sweeper made it
   }
   mkdirSync(projectPath('bench/results'), { recursive: true })
   const file = projectPath(`bench/results/${started.replace(/[:.]/g, '-')}.json`)

@@ -1,3 +1,4 @@
+import type { Signal } from '../domain/index.js'
 import type { Logger } from '../log/index.js'
 import type { Invalidation } from './types.js'
 
@@ -24,7 +25,7 @@ export function recentKeys<K>(max: number) {
  * delivered late costs nothing.
  */
 export function localListeners(log: Logger, remember = 1024) {
-  const wake: Array<(head: number) => void> = []
+  const wake: Array<(head: number, committed?: readonly Signal[]) => void> = []
   const inval: Array<(m: Invalidation) => unknown> = []
   const resync: Array<() => void> = []
   const heads = recentKeys<number>(remember)
@@ -43,9 +44,9 @@ export function localListeners(log: Logger, remember = 1024) {
 
   return {
     /** False (and nothing delivered) when this head was delivered already. */
-    wake(head: number): boolean {
+    wake(head: number, committed?: readonly Signal[]): boolean {
       if (!heads.add(head)) return false
-      each(wake, head)
+      each(wake, head, committed)
       return true
     },
     /** Null when this message id was delivered already; else settles with every listener. */
@@ -54,7 +55,7 @@ export function localListeners(log: Logger, remember = 1024) {
       return Promise.all(each(inval, m)).then(() => {})
     },
     resync: () => void each(resync),
-    onWake: (fn: (head: number) => void) => void wake.push(fn),
+    onWake: (fn: (head: number, committed?: readonly Signal[]) => void) => void wake.push(fn),
     onInvalidation: (fn: (m: Invalidation) => unknown) => void inval.push(fn),
     onResync: (fn: () => void) => void resync.push(fn),
     clear() {

@@ -1,3 +1,5 @@
+import type { Signal } from '../domain/index.js'
+
 /** Tells readers to refresh one signal (removed, pinned, unpinned) or the board metadata. */
 export type Invalidation = { kind: 'signal'; id: string } | { kind: 'board' } | { kind: 'rules' }
 
@@ -6,13 +8,19 @@ export type Invalidation = { kind: 'signal'; id: string } | { kind: 'board' } | 
  * from PostgreSQL; a lost message costs latency (the reader's fallback timer), never correctness.
  * Every message reaches this process's own listeners first, synchronously, then the other
  * processes of the board (Redis and/or LISTEN/NOTIFY); a message seen twice is delivered once.
+ * The one exception stays in the process: its own listeners also get the signals a wake-up's
+ * commit stored, so a read side here can take them in without reading them back.
  */
 export interface WakeBus {
-  /** Delivers `head` to this process's listeners before returning, then publishes it. */
-  publishWake(head: number): void
+  /**
+   * Delivers `head` to this process's listeners before returning, then publishes it. `committed`:
+   * the batch whose commit made `head` (in seq order, ending at it), for this process's listeners only.
+   */
+  publishWake(head: number, committed?: readonly Signal[]): void
   /** Resolves once this process's own listeners have settled (their promises too); other processes are told without waiting. */
   publishInvalidation(m: Invalidation): Promise<void>
-  onWake(fn: (head: number) => void): void
+  /** `committed` is there only for a commit of this process (publishWake's second argument). */
+  onWake(fn: (head: number, committed?: readonly Signal[]) => void): void
   /** A listener may return a promise: publishInvalidation waits for it. */
   onInvalidation(fn: (m: Invalidation) => unknown): void
   /** Called after a network path (re)connects: messages may have been lost meanwhile. */

@@ -46,8 +46,8 @@ export function wakeBus(o: WakeBusOptions): WakeBus {
   if (o.listenUrl) paths.push(pgPath(o.listenUrl, o.boardId, o.log, sink))
 
   return {
-    publishWake(head) {
-      local.wake(head)
+    publishWake(head, committed) {
+      local.wake(head, committed)
       const text = encodeWake(head)
       for (const p of paths) p.sendWake(text)
     },

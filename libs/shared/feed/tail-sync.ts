@@ -1,8 +1,9 @@
 import type { Invalidation, WakeBus } from '../bus/index.js'
 import type { SignalReader } from '../db/index.js'
-import type { ReadFilter } from '../domain/index.js'
+import type { ReadFilter, Signal } from '../domain/index.js'
 import type { Logger } from '../log/index.js'
 import { metrics } from '../metrics/index.js'
+import { coalesced } from './coalesced.js'
 import { Tail } from './tail.js'
 
 export interface TailSyncOptions {
@@ -31,6 +32,8 @@ export class TailSync {
   private lastHeadCheck = 0
   /** The board's change number (pins, unpins, removals) the tail reflects. */
   private changes = 0
+  /** A pin, unpin or removal named a signal the tail may not hold yet: the next commit is read back, not taken as it is. */
+  private changedAhead = false
   private refreshing: Promise<void> | null = null
   private refreshAgain = false
   private timer: NodeJS.Timeout | undefined
@@ -41,15 +44,15 @@ export class TailSync {
   private readonly bus: WakeBus
   private readonly log: Logger
   private readonly opts: TailSyncOptions
-  /** Awaited after every refresh that moved the tail (the waiters' wake-up). */
-  private readonly onAdvance: () => Promise<void>
+  /** After every move of the tail: the waiters' wake-up, one at a time (moves during one make one more). */
+  private readonly advanced: () => Promise<void>
 
   constructor(reader: SignalReader, bus: WakeBus, log: Logger, opts: TailSyncOptions, onAdvance: () => Promise<void>) {
     this.reader = reader
     this.bus = bus
     this.log = log
     this.opts = opts
-    this.onAdvance = onAdvance
+    this.advanced = coalesced(onAdvance, (err) => this.log.warn({ err }, 'waking the waiters failed'))
     this.tail = new Tail(opts.authority, opts.tailSize)
   }
 
@@ -58,7 +61,7 @@ export class TailSync {
     this.tail.reset(page.signals, page.head, page.signals.length < this.opts.tailSize)
     this.changes = page.changes
     this.#knownHead = page.head
-    this.bus.onWake((head) => (metrics.wakes.inc({ source: 'bus' }), this.heard(head)))
+    this.bus.onWake((head, committed) => (metrics.wakes.inc({ source: 'bus' }), committed ? this.took(committed) : this.heard(head)))
     this.bus.onResync(() => (metrics.wakes.inc({ source: 'resync' }), void this.refresh()))
     this.bus.onInvalidation((m) => this.invalidate(m)) // awaited by this process's admin call: its answer already shows the change
     this.timer = setInterval(() => (metrics.wakes.inc({ source: 'timer' }), void this.refresh()), this.opts.fallbackPollMs)
@@ -70,6 +73,22 @@ export class TailSync {
     if (head <= this.#knownHead) return
     this.#knownHead = head
     void this.refresh()
+  }
+
+  /**
+   * Signals this process just committed, in seq order. When they continue the tail exactly (the
+   * first is the head + 1: every seq below them is in the tail already, seqs are dense) they go in
+   * as they are, with no query. Anything else (an earlier commit whose answer has not been handled
+   * yet, another process's commit in between, a change to a signal not taken in yet) is read from
+   * the database, like a head heard of.
+   */
+  took(batch: readonly Signal[]) {
+    const head = batch.at(-1)!.seq
+    if (this.closed || this.changedAhead || batch[0]!.seq !== this.tail.head + 1) return this.heard(head)
+    this.tail.append(batch, head)
+    this.#knownHead = Math.max(this.#knownHead, head)
+    metrics.tailSize.set(this.tail.entries.length)
+    void this.advanced()
   }
 
   get head() {
@@ -130,6 +149,7 @@ export class TailSync {
   private async refreshLoop() {
     do {
       this.refreshAgain = false
+      this.changedAhead = false // this query starts after the change: it sees it in the change log
       try {
         const before = this.tail.head
         metrics.feedQueries.inc({ kind: 'pull' })
@@ -139,7 +159,7 @@ export class TailSync {
         this.#knownHead = Math.max(this.#knownHead, this.tail.head)
         if (page.upTo < page.head) this.refreshAgain = true
         metrics.tailSize.set(this.tail.entries.length)
-        if (this.tail.head > before) await this.onAdvance()
+        if (this.tail.head > before) await this.advanced()
       } catch (err) {
         this.log.warn({ err }, 'feed refresh failed; retrying on the next wake-up or timer')
       }
@@ -184,7 +204,9 @@ export class TailSync {
     if (m.kind !== 'signal') return
     if (this.refreshing) await this.refreshing
     try {
-      this.tail.update(m.id, await this.reader.byId(m.id))
+      const fresh = await this.reader.byId(m.id)
+      if (fresh === null || fresh.seq > this.tail.head) this.changedAhead = true
+      this.tail.update(m.id, fresh)
     } catch (err) {
       this.log.warn({ err, id: m.id }, 'signal refresh failed')
     }

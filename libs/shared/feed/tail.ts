@@ -1,11 +1,33 @@
 import { searchText, serializeSignal, type Signal } from '../domain/index.js'
 
 export interface TailEntry {
-  signal: Signal
-  /** The emitted JSON, serialised once and shared by every response that carries it. */
-  json: string
+  readonly signal: Signal
+  /** The emitted JSON, serialised by the first read that carries it and shared by every later one. */
+  readonly json: string
   /** The lower-cased text `q` searches, made by the first read with `q` and kept (searchTextOf). */
   search?: string
+}
+
+const NUL = /\u0000/
+
+class Entry implements TailEntry {
+  readonly signal: Signal
+  search?: string
+  #json: string | undefined
+  readonly #authority: string
+  constructor(signal: Signal, authority: string) {
+    this.signal = signal
+    this.#authority = authority
+  }
+  get json(): string {
+    if (this.#json !== undefined) return this.#json
+    const json = serializeSignal(this.signal, this.#authority)
+    // @NOTE V8 holds a concatenated string as a tree of its pieces (dozens here) until something
+    // reads it whole, as a regular expression does: one flat string to keep, half the memory, one
+    // object for the garbage collector to trace
+    NUL.test(json)
+    return (this.#json = json)
+  }
 }
 
 /** An entry's search text, lower-cased once for every later read with `q`. */
@@ -35,7 +57,7 @@ export class Tail {
   }
 
   /** Append signals newer than head (ascending) and move head to `upTo`. */
-  append(signals: Signal[], upTo: number) {
+  append(signals: readonly Signal[], upTo: number) {
     for (const s of signals) if (s.seq > this.head) this.entries.push(this.entry(s))
     this.head = Math.max(this.head, upTo, signals.at(-1)?.seq ?? 0)
     this.trim()
@@ -65,8 +87,9 @@ export class Tail {
     else this.entries.splice(i, 1)
   }
 
+  /** Serialised when first read: a signal nobody reads (a board published to faster than it is followed) costs no JSON. */
   private entry(signal: Signal): TailEntry {
-    return { signal, json: serializeSignal(signal, this.authority) }
+    return new Entry(signal, this.authority)
   }
 
   private trim() {

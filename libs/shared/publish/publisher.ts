@@ -42,7 +42,7 @@ export function createPublisher(cfg: Config, log: Logger, infra: Infra, opts: Pu
       : networkIdentity({ url: cfg.identity.url, authority: cfg.authority, log }))
   const batcher = createBatcher(signalWriter(primary, schema), log.child({ mod: 'batcher' }), {
     maxBatch: cfg.signals.maxBatch,
-    onCommit: (head) => bus.publishWake(head), // this process's own feed first, then every other process
+    onCommit: (head, batch) => bus.publishWake(head, batch), // this process's own feed first (with the rows), then every other process
   })
   const rl = cfg.rateLimits
   const deps: PublishDeps = {
