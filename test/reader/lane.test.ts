@@ -158,6 +158,7 @@ t.test('shutdown: waiting lane long-polls are answered with Connection: close, i
   waiting.get(`/sw/signals?cursor=${cursor}&wait=20`)
   await until(() => s.reader.feed.waiting === 1, 5000, 'waiting')
   await s.app.close() // resolves only once every connection is gone
+  await answered(waiting, 1) // the answer was written before its socket closed; the client reads it now
   t.equal(waiting.answers.length, 1, 'the long-poll was answered')
   t.equal(statusOf(waiting.answers[0]!), 200)
   t.match(waiting.answers[0]!.toString(), /\r\nConnection: close\r\n/)

@@ -56,7 +56,7 @@ export class LaneConnection implements Due {
     this.listener = null
     if (this.aborted) return
     if (close) {
-      this.socket.end(bytes)
+      this.socket.end(bytes, () => this.socket.destroy()) // as node does: no half-open socket left behind
       return
     }
     this.socket.write(bytes)
@@ -110,7 +110,13 @@ export class LaneConnection implements Due {
     this.pending = buf.length > req.length ? buf.subarray(req.length) : null
     this.host.busy(this)
     this.inFlight = true
-    if (this.host.serve(req, this)) return
+    let served = false
+    try {
+      served = this.host.serve(req, this)
+    } catch {
+      // a route that failed before taking the request: fastify serves it (and reports what fails)
+    }
+    if (served) return
     this.inFlight = false
     this.giveUp(buf)
   }
