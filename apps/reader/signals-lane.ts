@@ -88,7 +88,9 @@ async function answer(ctx: ReaderContext, lane: Lane, req: LaneRequest, conn: La
 const closes = (lane: Lane, req: LaneRequest) => req.close || lane.closing
 
 function pageResponse(page: FeedPage, lane: Lane, req: LaneRequest): Buffer {
+  const shared = page.body !== undefined // another answer encoded this page already: a wake-up's page
   const body = pageBody(page)
   if (closes(lane, req)) return encodeResponse(200, PAGE_HEADERS, JSON_TYPE, body, null)
+  if (!shared) return encodeResponse(200, PAGE_HEADERS, JSON_TYPE, body, lane.keepAliveSeconds)
   return sharedResponse(200, PAGE_HEADERS, JSON_TYPE, body, lane.keepAliveSeconds)
 }

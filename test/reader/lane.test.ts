@@ -33,6 +33,8 @@ const answered = (c: RawConnection, n: number) => until(() => c.answers.length >
 
 t.test('what the lane answers is what fastify answers: a page, 429 and 503', async (t) => {
   const { s, open, viaFastify } = await listening(t, { READ_RATE_LIMIT_MAX: '4' })
+  // budgets count in Redis once it is ready (before, each process counts in memory): count from then on
+  await until(() => s.infra.redis?.status === 'ready', 5000, 'Redis ready')
   const cursor = (await s.read()).nextCursor as number
   await s.publish({ $type: 'broadcast', text: 'one' })
   const served0 = hotCounts.laneServed
@@ -114,7 +116,7 @@ t.test('requests the lane does not take are fastify\'s, on the same connection a
   // a head split over two packets is node's to assemble
   const split = open()
   split.write(`GET /sw/signals?cursor=${cursor} HTTP/1.1\r\nHo`)
-  await new Promise((r) => setImmediate(r))
+  await new Promise((r) => setImmediate(r)) // a turn between the writes, so they leave as two packets (what is under test)
   split.write('st: a\r\n\r\n')
   await answered(split, 1)
   t.equal(statusOf(split.answers[0]!), 200, 'a split head: answered')
@@ -168,6 +170,7 @@ t.test('shutdown: waiting lane long-polls are answered with Connection: close, i
 
 t.test('TRUST_PROXY: the lane counts a forwarded client against its own budget, as fastify does', async (t) => {
   const { s, open } = await listening(t, { READ_RATE_LIMIT_MAX: '2', TRUST_PROXY: '1' })
+  await until(() => s.infra.redis?.status === 'ready', 5000, 'Redis ready') // budgets count in Redis from then on
   const cursor = (await s.read()).nextCursor as number
   const status = async (client: string) => {
     const c = open()
