@@ -28,6 +28,8 @@ const CORS: Array<[string, string]> = [
 const PAGE_HEADERS = headerLines([...CORS, ['cache-control', 'no-store']])
 /** Parsed queries kept by their text: a feed's followers all send the same one. Emptied when full. */
 const QUERY_CACHE_MAX = 1024
+/** Longer query texts are parsed every time: the cache holds at most QUERY_CACHE_MAX × this many characters. */
+const QUERY_CACHE_TEXT_MAX = 512
 
 /**
  * GET /sw/signals (and /sw/v1/signals) in the HTTP lane: the polls and long-polls every follower
@@ -47,7 +49,7 @@ export function signalsLane(ctx: ReaderContext): LaneRoutes {
     } catch {
       return null
     }
-    if (q.sinceMs !== null) return q // relative to now: never reused
+    if (q.sinceMs !== null || text.length > QUERY_CACHE_TEXT_MAX) return q // relative to now, or long: not kept
     if (parsed.size >= QUERY_CACHE_MAX) parsed.clear()
     parsed.set(text, q)
     return q
