@@ -64,9 +64,9 @@ export class LaneConnection implements Due {
     if (!this.inFlight && !this.aborted && !this.given) this.host.idle(this)
   }
 
-  /** Closes the connection if no request is in flight (shutdown). */
+  /** Closes the connection if no request is in flight (shutdown), once what was written has gone out. */
   closeIfIdle() {
-    if (this.idle) this.socket.destroy()
+    if (this.idle) this.socket.end(() => this.socket.destroy())
   }
 
   // Gone, for the feed's waiters
