@@ -2,7 +2,8 @@ import t from 'tap'
 import { Deadlines, type Due } from '../libs/shared/deadlines.js'
 import { until } from './helpers/wait.js'
 
-// The one timer behind long-poll deadlines and idle lane connections.
+// The one timer behind long-poll deadlines and idle lane connections. Its deadlines are real time:
+// when an item fires is what is under test, so these tests wait (on state) for real time to pass.
 
 class Item implements Due {
   firedAt: number | null = null

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply } from 'fastify'
+import type { FastifyInstance } from 'fastify'
 import { parseReadQuery } from '../../../libs/shared/domain/index.js'
 import { pageBody, signalJson, threadJson, type FeedPage } from '../../../libs/shared/feed/index.js'
 import { abortOnClose, sendJsonText } from '../../../libs/shared/http/index.js'
@@ -18,9 +18,7 @@ export async function signalRoutes(app: FastifyInstance, { ctx }: { ctx: ReaderC
     ctx.presence.touch(pollerOf(ctx, req.headers.authorization, req.ip))
     const page = await ctx.feed.read(q, q.waitMs > 0 ? abortOnClose(reply) : undefined) // only a wait needs to hear the client leave
     reply.header('cache-control', 'no-store')
-    // a page a wake-up shares with other waiters was encoded by the first of them: the rest skip fastify's send
-    if (page.body) return sendShared(reply, page.body)
-    return reply.type(JSON_TYPE).send(pageBody(page))
+    return reply.type(JSON_TYPE).send(pageBody(page)) // a page woken waiters share is encoded once (pageBody)
   })
 
   // `*` so an unencoded sw://host/signals/<id> URI works as well as a raw id
@@ -29,18 +27,4 @@ export async function signalRoutes(app: FastifyInstance, { ctx }: { ctx: ReaderC
     if (ref.endsWith('/thread')) return sendJsonText(reply, await threadJson(ctx, ctx.cfg.authority, ref.slice(0, -'/thread'.length)))
     return sendJsonText(reply, await signalJson(ctx, ctx.cfg.authority, ref))
   })
-}
-
-/**
- * The same answer fastify's send gives (the headers the hooks set, in their order, then the type
- * and length; node adds Date and the keep-alive headers), written straight to the response:
- * a fan-out sends thousands of these per wake-up. test/reader/long-poll.test.ts compares the bytes.
- */
-function sendShared(reply: FastifyReply, body: Buffer) {
-  const headers: string[] = []
-  for (const [k, v] of Object.entries(reply.getHeaders())) if (v !== undefined) headers.push(k, String(v))
-  headers.push('content-type', JSON_TYPE, 'content-length', String(body.length))
-  reply.hijack()
-  reply.raw.writeHead(200, headers).end(body)
-  return reply
 }
