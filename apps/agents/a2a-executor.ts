@@ -4,7 +4,7 @@ import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestCon
 import { invalid, serializeSignal } from '../../libs/shared/domain/index.js'
 import { errorBody, logFailure, toWireError } from '../../libs/shared/http/index.js'
 import { publishSignal } from '../../libs/shared/publish/index.js'
-import { budgetedRead, type AgentDeps, type Caller } from './deps.js'
+import { readPage, type AgentDeps, type Caller } from './deps.js'
 import { StrictReadArgs, toReadQuery } from './read-args.js'
 
 /** Where a2a.ts leaves the request's Caller in the SDK's ServerCallContext state. */
@@ -72,7 +72,7 @@ async function runSkill(deps: AgentDeps, caller: Caller, msg: Message): Promise<
   const data = msg.parts.find((p) => p.content?.$case === 'data')?.content?.value as unknown
   if (data === null || typeof data !== 'object' || Array.isArray(data)) throw invalid(USAGE)
   if ('$type' in data) {
-    const s = await publishSignal(deps.publish, caller.authorization, JSON.stringify(data), caller.publishing)
+    const s = await publishSignal(deps.publish, caller.reads.authorization, JSON.stringify(data), caller.publishing)
     caller.log.info({ id: s.id, seq: s.seq, origin: s.origin, via: 'a2a' }, 'signal published')
     return { skill: 'publish-signal', json: `{"ok":true,"signal":${serializeSignal(s, deps.cfg.authority)},"cursor":${s.seq}}` }
   }
@@ -81,7 +81,7 @@ async function runSkill(deps: AgentDeps, caller: Caller, msg: Message): Promise<
     const i = parsed.error.issues[0]
     throw invalid(`${i?.path.length ? `${i.path.join('.')}: ` : ''}${i?.message ?? 'invalid read parameters'}; ${USAGE}`)
   }
-  return { skill: 'read-signals', json: await budgetedRead(deps, caller, toReadQuery(parsed.data)) }
+  return { skill: 'read-signals', json: await readPage(deps, caller, toReadQuery(parsed.data)) }
 }
 
 const dataPart = (value: unknown): Part => ({ content: { $case: 'data', value }, metadata: undefined, filename: '', mediaType: 'application/json' })

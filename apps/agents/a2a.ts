@@ -50,7 +50,7 @@ export async function a2aRoutes(app: FastifyInstance, { deps }: { deps: AgentDep
     const rawId = (body as { id?: unknown } | null)?.id
     const id = typeof rawId === 'string' || typeof rawId === 'number' ? rawId : null
     try {
-      const caller = callerOf(deps, req, reply)
+      const caller = callerOf(req, reply)
       const context = defaultServerCallContextBuilder({
         extensions: undefined,
         user: new TokenUser(req.headers.authorization),

@@ -21,7 +21,7 @@ export async function startAgents(cfg: Config, log: Logger): Promise<StartedApp 
   const infra = await openInfra(cfg, log, { replica: true })
   try {
     const ctx = await createAgentsContext(cfg, log, infra)
-    const app = createHttpApp(log, cfg.http)
+    const app = createHttpApp(log, cfg.http, infra.limits)
     app.register(healthRoutes, { ready: () => ctx.ready() })
     app.register(agentRoutes, { ctx })
     return { app, ctx, infra, close: async () => (await app.close(), await infra.close()) }

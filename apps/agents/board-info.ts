@@ -11,9 +11,9 @@ export async function boardInfo(deps: AgentDeps, caller: Caller): Promise<string
   const { cfg } = deps
   const board = await describeBoard(cfg.authority, deps.readSide.board, deps.readSide.presence)
   let you: Record<string, unknown> | null = null
-  if (caller.authorization !== undefined) {
+  if (caller.reads.authorization !== undefined) {
     try {
-      const who = await deps.identity.authenticate(caller.authorization)
+      const who = await deps.identity.authenticate(caller.reads.authorization)
       you = { identityId: who.id, identityUri: who.uri, name: who.name, verified: who.verified }
     } catch (err) {
       you = { error: toWireError(err).code }

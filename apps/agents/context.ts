@@ -29,8 +29,8 @@ export interface AgentsOptions {
 
 export async function createAgentsContext(cfg: Config, log: Logger, infra: Infra, opts: AgentsOptions = {}): Promise<AgentsContext> {
   if (opts.shared) return { cfg, ...opts.shared, limits: infra.limits, ready: async () => ({ ok: true }), close: async () => {} }
-  const readSide = await createReadSide(cfg, log, infra, { tailSize: Math.min(cfg.reader.tailSize, 1000) })
   const publisher = createPublisher(cfg, log, infra)
+  const readSide = await createReadSide(cfg, log, infra, { tailSize: Math.min(cfg.reader.tailSize, 1000), identity: publisher.identity })
   let stopping = false
   return {
     cfg,

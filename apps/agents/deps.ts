@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify'
 import type { IdentityResolver } from '../../libs/shared/auth/index.js'
 import type { Config } from '../../libs/shared/config/index.js'
-import { readPageJson, type ReadSide } from '../../libs/shared/feed/index.js'
+import { pageBody, type Caller as ReadCaller, type ReadSide } from '../../libs/shared/feed/index.js'
 import type { ClientLimits } from '../../libs/shared/limits/index.js'
 import type { PublishDeps, PublishRequest } from '../../libs/shared/publish/index.js'
 
@@ -14,29 +14,23 @@ export interface AgentDeps {
   readonly publish: PublishDeps
   readonly identity: IdentityResolver
   readonly readSide: ReadSide
-  readonly limits: Pick<ClientLimits, 'read' | 'openPoll' | 'pollsLimited'>
+  /** The budget of register_identity (the read and publish doors spend their own). */
+  readonly limits: Pick<ClientLimits, 'register'>
 }
 
-/** One HTTP request to /mcp or /a2a: whose it is, and the signal a long-poll stops on when the client leaves. */
+/** One HTTP request to /mcp or /a2a: whose it is, for the read door, the publish door and the log. */
 export interface Caller {
-  /** The request's Authorization header, handed to publishSignal as is; never logged. */
-  readonly authorization: string | string[] | undefined
-  /** The presence key for recentPollers: the token's identity, else the client address (as GET /sw/signals). */
-  poller(): string
-  /** Aborts when the response closes, answered or not: nothing read after that can reach anyone, so no read outlives its request. */
-  readonly gone: AbortSignal
+  /** For the read side's door: address, Authorization (never logged) and the signal a long-poll stops on when the client leaves. */
+  readonly reads: ReadCaller & { readonly gone: AbortSignal }
   /** The request's logger (carries reqId). */
   readonly log: FastifyBaseLogger
   /** The client's address (req.ip, after TRUST_PROXY) and the request's Idempotency-Key header: publishes here count and dedupe as over HTTP. */
   readonly publishing: PublishRequest
 }
 
-export function callerOf(deps: AgentDeps, req: FastifyRequest, reply: FastifyReply): Caller {
-  const authorization = req.headers.authorization
+export function callerOf(req: FastifyRequest, reply: FastifyReply): Caller {
   return {
-    authorization,
-    poller: () => deps.identity.peek(authorization) ?? `ip:${req.ip}`,
-    gone: untilClosed(reply),
+    reads: { address: req.ip, authorization: req.headers.authorization, gone: untilClosed(reply) },
     log: req.log,
     publishing: { address: req.ip, idempotencyKey: req.headers['idempotency-key'] },
   }
@@ -48,19 +42,7 @@ function untilClosed(reply: FastifyReply): AbortSignal {
   return gone.signal
 }
 
-/**
- * read_signals and read-signals: GET /sw/signals' page, spending the caller's address budgets as
- * the HTTP route does (a read; a long-poll slot while it waits), so the agent surfaces are no way
- * around them.
- */
-export async function budgetedRead(deps: AgentDeps, caller: Caller, raw: Record<string, unknown>): Promise<string> {
-  const address = caller.publishing.address ?? 'unknown'
-  await deps.limits.read(address)
-  const waits = deps.limits.pollsLimited && Number(raw['wait'] ?? 0) > 0
-  const release = waits ? await deps.limits.openPoll(address) : undefined
-  try {
-    return await readPageJson(deps.readSide, raw, caller.poller(), caller.gone)
-  } finally {
-    release?.()
-  }
+/** read_signals and read-signals: GET /sw/signals' page through the read side's door, as JSON text. */
+export async function readPage(deps: AgentDeps, caller: Caller, raw: Record<string, unknown>): Promise<string> {
+  return pageBody(await deps.readSide.read(caller.reads, deps.readSide.query(raw))).toString()
 }

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply } from 'fastify'
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../../libs/shared/domain/index.js'
-import { STATUS, toWireError } from '../../libs/shared/http/index.js'
+import { retryAfterSeconds, STATUS, toWireError } from '../../libs/shared/http/index.js'
 
 export const PARSE_ERROR = -32700
 export const INVALID_REQUEST = -32600
@@ -59,6 +59,8 @@ export function jsonRpcErrors(app: FastifyInstance) {
     if (status >= 500) req.log.error({ err, code: e.code }, 'request failed')
     const given = (err as { statusCode?: unknown }).statusCode
     const http = typeof given === 'number' && given >= 400 && given < 500 ? given : status
+    const retryAfter = retryAfterSeconds(e)
+    if (retryAfter !== undefined) reply.header('retry-after', String(retryAfter))
     return reply.code(http).send(rpcError(status >= 500 ? INTERNAL_ERROR : INVALID_REQUEST, e.message, { code: e.code }))
   })
 }

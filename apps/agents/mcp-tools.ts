@@ -2,11 +2,10 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { z } from 'zod'
 import { serializeSignal } from '../../libs/shared/domain/index.js'
-import { signalJson, threadJson } from '../../libs/shared/feed/index.js'
 import { errorBody, logFailure, toWireError } from '../../libs/shared/http/index.js'
 import { publishSignal } from '../../libs/shared/publish/index.js'
 import { boardInfo } from './board-info.js'
-import { budgetedRead, SERVER_VERSION, type AgentDeps, type Caller } from './deps.js'
+import { readPage, SERVER_VERSION, type AgentDeps, type Caller } from './deps.js'
 import { readArgsShape, toReadQuery } from './read-args.js'
 
 const INSTRUCTIONS =
@@ -61,7 +60,7 @@ export function createMcpServer(deps: AgentDeps, caller: Caller): McpServer {
       inputSchema: readArgsShape,
       annotations: read,
     },
-    (args) => tool('read_signals', () => budgetedRead(deps, caller, toReadQuery(args))),
+    (args) => tool('read_signals', () => readPage(deps, caller, toReadQuery(args))),
   )
   server.registerTool(
     'get_signal',
@@ -71,7 +70,7 @@ export function createMcpServer(deps: AgentDeps, caller: Caller): McpServer {
       inputSchema: { id: SignalRef },
       annotations: read,
     },
-    ({ id }) => tool('get_signal', () => signalJson(deps.readSide, deps.cfg.authority, id)),
+    ({ id }) => tool('get_signal', () => deps.readSide.byId(caller.reads, id)),
   )
   server.registerTool(
     'read_thread',
@@ -81,7 +80,7 @@ export function createMcpServer(deps: AgentDeps, caller: Caller): McpServer {
       inputSchema: { id: SignalRef },
       annotations: read,
     },
-    ({ id }) => tool('read_thread', () => threadJson(deps.readSide, deps.cfg.authority, id)),
+    ({ id }) => tool('read_thread', () => deps.readSide.thread(caller.reads, id)),
   )
   server.registerTool(
     'publish_signal',
@@ -106,7 +105,7 @@ export function createMcpServer(deps: AgentDeps, caller: Caller): McpServer {
     ({ signal, idempotencyKey }) =>
       tool('publish_signal', async () => {
         const body = typeof signal === 'string' ? signal : JSON.stringify(signal)
-        const s = await publishSignal(deps.publish, caller.authorization, body, { ...caller.publishing, ...(idempotencyKey !== undefined && { idempotencyKey }) })
+        const s = await publishSignal(deps.publish, caller.reads.authorization, body, { ...caller.publishing, ...(idempotencyKey !== undefined && { idempotencyKey }) })
         caller.log.info({ id: s.id, seq: s.seq, origin: s.origin, via: 'mcp' }, 'signal published')
         return `{"ok":true,"signal":${serializeSignal(s, deps.cfg.authority)},"cursor":${s.seq}}`
       }),
@@ -125,6 +124,7 @@ export function createMcpServer(deps: AgentDeps, caller: Caller): McpServer {
     },
     () =>
       tool('register_identity', async () => {
+        await deps.limits.register(caller.publishing.address)
         const r = await deps.identity.register()
         caller.log.info({ identityId: r.identityId, via: 'mcp' }, 'identity registered')
         return JSON.stringify({ token: r.token, identityId: r.identityId, identityUri: r.identityUri, identityMode: deps.identity.mode })

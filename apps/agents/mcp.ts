@@ -17,7 +17,7 @@ export async function mcpRoutes(app: FastifyInstance, { deps }: { deps: AgentDep
     if (message === undefined) return reply.code(400).send(rpcError(PARSE_ERROR, 'Parse error: the body is not JSON'))
     const refuse = refusal(message)
     if (refuse) return reply.code(400).send(refused(message, refuse))
-    const server = createMcpServer(deps, callerOf(deps, req, reply))
+    const server = createMcpServer(deps, callerOf(req, reply))
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
     reply.raw.once('close', () => {
       void transport.close()

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import type { Config } from '../../libs/shared/config/index.js'
-import { createHttpApp, healthRoutes, installLane, installReadLimits } from '../../libs/shared/http/index.js'
+import { createHttpApp, healthRoutes, installFastPath } from '../../libs/shared/http/index.js'
 import { openInfra, type Infra } from '../../libs/shared/infra/index.js'
 import type { StartedApp } from '../../libs/shared/lifecycle.js'
 import type { Logger } from '../../libs/shared/log/index.js'
@@ -10,7 +10,7 @@ import { discoveryRoutes } from './routes/discovery.js'
 import { onboardingRoutes } from './routes/onboarding.js'
 import { openApiRoutes } from './routes/openapi.js'
 import { signalRoutes } from './routes/signals.js'
-import { signalsLane } from './signals-lane.js'
+import { signalsFastPath } from './signals-fast-path.js'
 import { statsRoutes } from './routes/stats.js'
 import { viewRoutes } from './routes/view.js'
 
@@ -18,12 +18,11 @@ import { viewRoutes } from './routes/view.js'
 export const FEATURES = ['signals', 'poll', 'stats', 'search', 'tags', 'mcp', 'a2a']
 
 /**
- * The reader's routes under /sw and /sw/v1, plus discovery, and the HTTP lane that serves most
+ * The reader's routes under /sw and /sw/v1, plus discovery, and the fast path that serves most
  * GET /sw/signals below fastify. Waiting long-polls are answered before close.
  */
 export async function readerRoutes(app: FastifyInstance, { ctx, features = FEATURES }: { ctx: ReaderContext; features?: string[] }) {
-  installLane(app, signalsLane(ctx))
-  installReadLimits(app, ctx.limits) // per client address: reads and waiting long-polls (first: the routes below inherit it)
+  installFastPath(app, signalsFastPath(ctx))
   for (const prefix of ['/sw', '/sw/v1']) {
     await app.register(signalRoutes, { prefix, ctx })
     await app.register(boardRoutes, { prefix, ctx })
@@ -41,7 +40,7 @@ export async function startReader(cfg: Config, log: Logger, opts: ReaderOptions 
   const infra = await openInfra(cfg, log, { replica: true })
   try {
     const ctx = await createReaderContext(cfg, log, infra, opts)
-    const app = createHttpApp(log, cfg.http)
+    const app = createHttpApp(log, cfg.http, infra.limits)
     app.register(healthRoutes, { ready: () => ctx.ready() })
     app.register(readerRoutes, { ctx })
     return { app, ctx, infra, close: async () => (await app.close(), await infra.close()) }

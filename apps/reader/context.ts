@@ -3,7 +3,6 @@ import type { Presence } from '../../libs/shared/bus/index.js'
 import type { Config } from '../../libs/shared/config/index.js'
 import { statsReader, type BoardReader, type SignalReader, type StatsReader } from '../../libs/shared/db/index.js'
 import type { Infra } from '../../libs/shared/infra/index.js'
-import type { ClientLimits } from '../../libs/shared/limits/index.js'
 import type { Logger } from '../../libs/shared/log/index.js'
 import { createReadSide, type Feed, type ReadSide } from '../../libs/shared/feed/index.js'
 
@@ -17,12 +16,10 @@ export interface ReaderContext {
   readonly presence: Presence
   /** GET /sw/stats: the sweeper's rollup plus what it has not reached yet. */
   readonly stats: StatsReader
-  /** The feed, signals, board and presence above as one piece (the single process's agent surfaces read through it). */
-  readonly readSide: ReadSide
-  /** Names the poller for recentPollers from its bearer token; never waits on (or fails with) the identity network. */
+  /** Names pollers for recentPollers from their bearer token (the read side's door asks it); never waits on the identity network. */
   readonly identity: Pick<IdentityResolver, 'peek'>
-  /** Per-client-address read and long-poll budgets (installReadLimits). */
-  readonly limits: ClientLimits
+  /** The door every read goes through (budgets, presence), and the feed, signals, board and presence above as one piece. */
+  readonly readSide: ReadSide
   ready(): Promise<{ ok: boolean; head?: number; waiting?: number }>
   close(): Promise<void>
 }
@@ -35,8 +32,6 @@ export interface ReaderOptions {
 }
 
 export async function createReaderContext(cfg: Config, log: Logger, infra: Infra, opts: ReaderOptions = {}): Promise<ReaderContext> {
-  const readSide = await createReadSide(cfg, log, infra, opts)
-  const { feed, signals, board } = readSide
   // local mode: the fingerprint needs no network; network mode peeks at its verify cache and, for a
   // token it has not seen, verifies in the background while this read goes on (docs/identity.md)
   const identity =
@@ -49,6 +44,8 @@ export async function createReaderContext(cfg: Config, log: Logger, infra: Infra
           verifiedByDefault: true,
           isAllowListed: async () => false,
         }))
+  const readSide = await createReadSide(cfg, log, infra, { ...opts, identity })
+  const { feed, signals, board } = readSide
   let stopping = false
   return {
     cfg,
@@ -60,7 +57,6 @@ export async function createReaderContext(cfg: Config, log: Logger, infra: Infra
     stats: statsReader(infra.readDb, infra.schema),
     readSide,
     identity,
-    limits: infra.limits,
     async ready() {
       if (stopping) return { ok: false }
       await infra.readDb.query('select 1')

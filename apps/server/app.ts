@@ -51,7 +51,7 @@ export async function startBoard(cfg: Config, log: Logger, opts: BoardOptions = 
     const agents = await createAgentsContext(cfg, log, infra, {
       shared: { readSide: reader.readSide, publish: writer.publisher.deps, identity: writer.identity },
     })
-    const app = createHttpApp(log, cfg.http)
+    const app = createHttpApp(log, cfg.http, infra.limits)
     if (opts.onRoute) app.addHook('onRoute', opts.onRoute)
     app.register(healthRoutes, {
       ready: async () => {

@@ -16,7 +16,7 @@ export async function startSweeper(cfg: Config, log: Logger): Promise<StartedApp
   const infra = await openInfra(cfg, log, { wakeUps: false }) // the writer migrates; the sweeper uses the primary only and waits on no wake-up
   try {
     const sweeper = await createSweeper(cfg, log, infra)
-    const app = createHttpApp(log, cfg.http)
+    const app = createHttpApp(log, cfg.http, infra.limits)
     app.register(healthRoutes, { ready: () => sweeper.ready() })
     const close = async () => {
       await sweeper.stop() // readiness turns 503 at once; the job in flight finishes its batch

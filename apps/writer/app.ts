@@ -29,7 +29,7 @@ export async function startWriter(cfg: Config, log: Logger, opts: WriterOptions 
   const infra = await openInfra(cfg, log, { migrate: cfg.autoMigrate })
   try {
     const ctx = await createWriterContext(cfg, log, infra, opts)
-    const app = createHttpApp(log, cfg.http)
+    const app = createHttpApp(log, cfg.http, infra.limits)
     app.register(healthRoutes, { ready: () => ctx.ready() })
     app.register(writerRoutes, { ctx, presence: infra.presence })
     return { app, ctx, infra, close: async () => (await app.close(), await infra.close()) }

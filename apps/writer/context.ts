@@ -1,4 +1,4 @@
-import { adminGuard, type IdentityResolver } from '../../libs/shared/auth/index.js'
+import { adminGuard, type AdminCheck, type IdentityResolver } from '../../libs/shared/auth/index.js'
 import type { Invalidation, WakeBus } from '../../libs/shared/bus/index.js'
 import { loadBoardFile, type Config } from '../../libs/shared/config/index.js'
 import { boardReader, boardWriter, signalWriter, type BoardReader, type BoardWriter, type SignalWriter } from '../../libs/shared/db/index.js'
@@ -17,7 +17,8 @@ export interface WriterContext {
   readonly policy: BoardPolicy
   readonly bus: WakeBus
   readonly identity: IdentityResolver
-  readonly checkAdmin: (authorization: string | string[] | undefined) => void
+  /** The admin API's door: token, and the address's budget of failed attempts. */
+  readonly checkAdmin: AdminCheck
   /** After an admin change: this process's own read side first (awaited), then every other process over the bus. */
   invalidate(m: Invalidation): Promise<void>
   ready(): Promise<{ ok: boolean }>
@@ -44,7 +45,7 @@ export async function createWriterContext(cfg: Config, log: Logger, infra: Infra
     policy: publisher.policy,
     bus,
     identity: publisher.identity,
-    checkAdmin: adminGuard(cfg.secrets.adminToken),
+    checkAdmin: adminGuard(cfg.secrets.adminToken, infra.limits),
     async invalidate(m) {
       if (m.kind !== 'signal') publisher.policy.invalidate()
       await bus.publishInvalidation(m) // resolves once this process's own read side has applied it

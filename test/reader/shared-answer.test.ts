@@ -29,7 +29,7 @@ t.test('waiters woken together get the same bytes as fastify answers, and their 
   t.equal(lines[0], 'HTTP/1.1 200 OK')
   t.same(
     lines.slice(1).map((l) => l.slice(0, l.indexOf(':')).toLowerCase()),
-    ['access-control-allow-origin', 'access-control-expose-headers', 'cache-control', 'content-type', 'content-length', 'date', 'connection', 'keep-alive'],
+    ['access-control-allow-origin', 'access-control-expose-headers', 'cache-control', 'content-type', 'x-content-type-options', 'content-length', 'date', 'connection', 'keep-alive'],
   )
   t.ok(lines.includes('access-control-allow-origin: *'), 'CORS')
   t.ok(lines.includes('cache-control: no-store'))

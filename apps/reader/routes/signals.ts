@@ -1,30 +1,36 @@
-import type { FastifyInstance } from 'fastify'
-import { parseReadQuery } from '../../../libs/shared/domain/index.js'
-import { pageBody, signalJson, threadJson, type FeedPage } from '../../../libs/shared/feed/index.js'
-import { abortOnClose, sendJsonText } from '../../../libs/shared/http/index.js'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { Caller } from '../../../libs/shared/feed/index.js'
+import { pageBody } from '../../../libs/shared/feed/index.js'
+import { abortOnClose, DOOR, sendJsonText } from '../../../libs/shared/http/index.js'
 import type { ReaderContext } from '../context.js'
 
 const JSON_TYPE = 'application/json; charset=utf-8'
 
-/** Who polls, for recentPollers: the token's identity when it names one, else the client address. */
-export const pollerOf = (ctx: ReaderContext, authorization: string | undefined, address: string) => ctx.identity.peek(authorization) ?? `ip:${address}`
+const callerOf = (req: FastifyRequest, gone?: AbortSignal): Caller => ({ address: req.ip, authorization: req.headers.authorization, gone })
+/** The query text after `?`, as the fast path reads it: one parser (and cache) for both paths. */
+const queryText = (url: string) => {
+  const qm = url.indexOf('?')
+  return qm < 0 ? '' : url.slice(qm + 1)
+}
 
 /**
- * GET /sw/signals (poll and long-poll; most of them are served by the HTTP lane, signals-lane.ts, and
- * come here when the lane hands a connection to fastify), /sw/signals/{id} and /sw/signals/{id}/thread. */
+ * GET /sw/signals (poll and long-poll; most are served by the fast path, signals-fast-path.ts, and
+ * come here when it hands a connection to fastify), /sw/signals/{id} and /sw/signals/{id}/thread.
+ * Each goes through the read side's door, which spends the caller's budgets.
+ */
 export async function signalRoutes(app: FastifyInstance, { ctx }: { ctx: ReaderContext }) {
-  app.get('/signals', async (req, reply) => {
-    const q = parseReadQuery(req.query as Record<string, unknown>, Date.now(), ctx.cfg.authority)
-    ctx.presence.touch(pollerOf(ctx, req.headers.authorization, req.ip))
-    const page = await ctx.feed.read(q, q.waitMs > 0 ? abortOnClose(reply) : undefined) // only a wait needs to hear the client leave
-    reply.header('cache-control', 'no-store')
+  const door = ctx.readSide
+  app.get('/signals', { config: DOOR }, async (req, reply) => {
+    reply.header('cache-control', 'no-store') // on refusals too: the fast path sends what this route sends
+    const q = door.query(queryText(req.url))
+    const page = await door.read(callerOf(req, q.waitMs > 0 ? abortOnClose(reply) : undefined), q)
     return reply.type(JSON_TYPE).send(pageBody(page)) // a page woken waiters share is encoded once (pageBody)
   })
 
   // `*` so an unencoded sw://host/signals/<id> URI works as well as a raw id
-  app.get<{ Params: { '*': string } }>('/signals/*', async (req, reply) => {
+  app.get<{ Params: { '*': string } }>('/signals/*', { config: DOOR }, async (req, reply) => {
     const ref = req.params['*']
-    if (ref.endsWith('/thread')) return sendJsonText(reply, await threadJson(ctx, ctx.cfg.authority, ref.slice(0, -'/thread'.length)))
-    return sendJsonText(reply, await signalJson(ctx, ctx.cfg.authority, ref))
+    if (ref.endsWith('/thread')) return sendJsonText(reply, await door.thread(callerOf(req), ref.slice(0, -'/thread'.length)))
+    return sendJsonText(reply, await door.byId(callerOf(req), ref))
   })
 }

@@ -7,7 +7,7 @@ import type { WriterContext } from '../context.js'
 
 /** GET and PATCH /sw/admin/wire: board metadata, including allowedSignalTypes. */
 export async function adminBoardRoutes(app: FastifyInstance, { ctx, presence }: { ctx: WriterContext; presence: Presence }) {
-  app.addHook('onRequest', async (req) => ctx.checkAdmin(req.headers.authorization))
+  app.addHook('onRequest', (req) => ctx.checkAdmin(req.headers.authorization, req.ip))
   app.get('/wire', async () => describeBoard(ctx.cfg.authority, ctx.board, presence))
   app.patch('/wire', async (req) => {
     const patch = BoardPatch.parse(parseJsonBody(req.body))

@@ -8,7 +8,7 @@ const RULE_ID = /^[\x21-\x7e]{1,256}$/
 
 /** /sw/admin/rules: list, add (201, or 200 with the existing rule), remove. Effective on every writer within 1 s. */
 export async function adminRuleRoutes(app: FastifyInstance, { ctx }: { ctx: WriterContext }) {
-  app.addHook('onRequest', async (req) => ctx.checkAdmin(req.headers.authorization))
+  app.addHook('onRequest', (req) => ctx.checkAdmin(req.headers.authorization, req.ip))
   const changed = () => ctx.invalidate({ kind: 'rules' })
   app.get('/rules', async () => ({ rules: await ctx.board.rules() }))
   app.post('/rules', async (req, reply) => {

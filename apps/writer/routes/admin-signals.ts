@@ -5,7 +5,7 @@ import type { WriterContext } from '../context.js'
 
 /** Moderation removal and pins. Every change reaches every reader's cache at once (an invalidation). */
 export async function adminSignalRoutes(app: FastifyInstance, { ctx }: { ctx: WriterContext }) {
-  app.addHook('onRequest', async (req) => ctx.checkAdmin(req.headers.authorization))
+  app.addHook('onRequest', (req) => ctx.checkAdmin(req.headers.authorization, req.ip))
   const idOf = (raw: string) => {
     try {
       return parseSignalRef(raw, ctx.cfg.authority)

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import { serializeSignal } from '../../../libs/shared/domain/index.js'
-import { sendJsonText } from '../../../libs/shared/http/index.js'
+import { DOOR, sendJsonText } from '../../../libs/shared/http/index.js'
 import { metrics } from '../../../libs/shared/metrics/index.js'
 import type { WriterContext } from '../context.js'
 import { publishSignal } from '../../../libs/shared/publish/index.js'
@@ -15,7 +15,7 @@ export async function publishRoutes(app: FastifyInstance, { ctx }: { ctx: Writer
     if (reply.statusCode === 200) metrics.publishSeconds.observe(reply.elapsedTime / 1000)
     done()
   })
-  app.post('/signals', async (req, reply) => {
+  app.post('/signals', { config: DOOR }, async (req, reply) => { // the publish path spends the attempt budget first
     const body = typeof req.body === 'string' ? req.body : undefined
     const idempotencyKey = req.headers['idempotency-key']
     const signal = await publishSignal(ctx.publisher.deps, req.headers.authorization, body, { idempotencyKey, address: req.ip })

@@ -29,7 +29,8 @@ const Env = z.object({
   IDENTITY_URL: z.string().url().regex(/^https?:\/\//i, 'must be an http(s) URL').optional(), // set: network identity mode
   LOCAL_IDENTITY_VERIFIED: flag('1'),
   FINGERPRINT_SECRET: optionalText,
-  SERVER_ADMIN_TOKEN: optionalText,
+  // a guessable admin token is an open admin API: at least 16 characters (failed attempts are budgeted too)
+  SERVER_ADMIN_TOKEN: z.string().trim().min(16, 'must be at least 16 characters (e.g. openssl rand -hex 24)').optional(),
   SIGNAL_DEFAULT_TTL_SECONDS: int(10, 86400, 43200),
   THREAD_BIT_FLOOR: int(0, Number.MAX_SAFE_INTEGER, 1),
   PUBLISH_RATE_LIMIT_MAX: int(0, 1_000_000, 120), // 0: no limit, as in the reference server
@@ -57,6 +58,11 @@ const Env = z.object({
   READ_RATE_LIMIT_WINDOW_MS: int(1000, 86_400_000, 60_000),
   LONG_POLLS_PER_ADDRESS_MAX: int(0, 10_000_000, 100),
   PUBLISH_ADDRESS_RATE_LIMIT_MAX: int(0, 10_000_000, 600),
+  PUBLISH_ATTEMPT_RATE_LIMIT_MAX: int(0, 10_000_000, 1200), // anything sent to a publish door, before any work on it
+  ADMIN_FAILURE_RATE_LIMIT_MAX: int(0, 10_000_000, 20), // failed admin authentications per address per 15 min
+  REGISTER_RATE_LIMIT_MAX: int(0, 10_000_000, 30), // register_identity per address per hour
+  CLIENT_IPV6_PREFIX_BITS: int(1, 128, 64), // budgets count an IPv6 client by this prefix
+  HTTP_FAST_PATH: flag('1'), // ours: serve GET /sw/signals below node's request objects (0: every request through fastify)
   NEW_IDENTITY_RATE_LIMIT_MAX: int(0, 10_000_000, 300), // local mode: publishes by identities new to this board, per minute, board-wide
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 })
@@ -144,6 +150,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       shedEventLoopDelayMs: e.SHED_EVENT_LOOP_DELAY_MS,
       shedHeapUsedRatio: e.SHED_HEAP_USED_RATIO,
       trustProxy: parseTrustProxy(e.TRUST_PROXY),
+      fastPath: e.HTTP_FAST_PATH,
       // named in the WWW-Authenticate challenge of every 401 (the reader serves the document)
       resourceMetadataUrl: `${baseUrl}/.well-known/oauth-protected-resource`,
     },
@@ -153,7 +160,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       longPollsMax: e.LONG_POLLS_PER_ADDRESS_MAX,
       publishMax: e.PUBLISH_ADDRESS_RATE_LIMIT_MAX,
       publishWindowMs: e.PUBLISH_RATE_LIMIT_WINDOW_MS,
+      attemptMax: e.PUBLISH_ATTEMPT_RATE_LIMIT_MAX,
+      adminFailureMax: e.ADMIN_FAILURE_RATE_LIMIT_MAX,
+      registerMax: e.REGISTER_RATE_LIMIT_MAX,
       newIdentityMax: e.IDENTITY_URL ? 0 : e.NEW_IDENTITY_RATE_LIMIT_MAX,
+      ipv6PrefixBits: e.CLIENT_IPV6_PREFIX_BITS,
     },
     sweep: { intervalSeconds: e.SIGNAL_SWEEP_INTERVAL_SECONDS, graceSeconds: e.SIGNAL_SWEEP_GRACE_SECONDS },
     reader: {

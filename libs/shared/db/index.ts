@@ -14,5 +14,5 @@ export { signalPurger, type SignalPurger, type PurgeKind, PURGE_FLOOR_SECONDS } 
 export { statsReader, activeCountsSql, type StatsReader, type ActivityBucket } from './stats/read.js'
 export { statsWriter, type StatsWriter, type RollUpResult, STATS_KEEP_SECONDS } from './stats/write.js'
 export { bossConnection, bossSchemaName, pgliteBossDatabase } from './boss.js'
-export { idempotencyKeys, type IdempotencyKeys, type Reservation, IDEMPOTENCY_WINDOW_SECONDS } from './signals/idempotency.js'
+export { idempotencyKeys, type IdempotencyKeys, type Reservation, IDEMPOTENCY_WINDOW_SECONDS, REMOVED } from './signals/idempotency.js'
 export { originsOf, type Origins } from './signals/origins.js'

@@ -1,17 +1,20 @@
+import type { IdentityResolver } from '../auth/index.js'
 import type { Presence } from '../bus/index.js'
 import type { Config } from '../config/index.js'
 import { boardReader, signalReader, type BoardReader, type Queryable, type SignalReader } from '../db/index.js'
 import type { Infra } from '../infra/index.js'
 import type { Logger } from '../log/index.js'
 import { Feed } from './feed.js'
+import { readDoor, type ReadDoor } from './read-door.js'
 import { singleFlight } from './single-flight.js'
 
 /**
- * Everything a read needs: the feed (tail + long-poll waiters), SQL reads for by-id and thread,
- * board metadata and presence. Readers and the agents app each hold one on the replica; the single
- * process holds one and shares it.
+ * Everything a read needs: the door every read goes through (`read`, `byId`, `thread`, which spend
+ * the caller's budgets), the feed (tail + long-poll waiters) behind it, board metadata and
+ * presence. Readers and the agents app each hold one on the replica; the single process holds one
+ * and shares it.
  */
-export interface ReadSide {
+export interface ReadSide extends ReadDoor {
   /** This board's sw:// authority. */
   readonly authority: string
   readonly feed: Feed
@@ -25,10 +28,12 @@ export interface ReadSide {
 export interface ReadSideOptions {
   tailSize?: number
   fallbackPollMs?: number
+  /** Names pollers for recentPollers (the process's identity resolver; never waits on the network). */
+  identity: Pick<IdentityResolver, 'peek'>
 }
 
 /** A read side on `infra.readDb`; on a replica, what it has not replayed yet is asked of the primary. */
-export async function createReadSide(cfg: Config, log: Logger, infra: Infra, opts: ReadSideOptions = {}): Promise<ReadSide> {
+export async function createReadSide(cfg: Config, log: Logger, infra: Infra, opts: ReadSideOptions): Promise<ReadSide> {
   const db: Queryable = infra.readDb
   const grace = { graceSeconds: cfg.sweep.graceSeconds }
   const sql = signalReader(db, infra.schema, grace)
@@ -46,7 +51,9 @@ export async function createReadSide(cfg: Config, log: Logger, infra: Infra, opt
     ...(db !== infra.readPrimary && { primary: signalReader(infra.readPrimary, infra.schema, grace) }),
   })
   await feed.start()
+  const door = readDoor({ authority: cfg.authority, feed, signals, presence: infra.presence, limits: infra.limits, identity: opts.identity })
   return {
+    ...door,
     authority: cfg.authority,
     feed,
     signals,

@@ -1,6 +1,9 @@
-import { parseReadQuery, parseSignalRef, serializeSignal, WireError, type Signal } from '../domain/index.js'
+import type { SignalReader } from '../db/index.js'
+import { parseSignalRef, serializeSignal, WireError, type Signal } from '../domain/index.js'
 import type { FeedPage } from './page.js'
-import type { ReadSide } from './read-side.js'
+
+/** What by-id and thread read from. */
+export type SignalSource = Pick<SignalReader, 'byId' | 'replies' | 'thread'>
 
 // The read responses of GET /sw/signals, /sw/signals/{id} and /sw/signals/{id}/thread as JSON text:
 // the one renderer for the reader's routes and the agent surfaces (MCP, A2A). By-id and thread
@@ -8,21 +11,6 @@ import type { ReadSide } from './read-side.js'
 
 const list = (jsons: string[]) => `[${jsons.join(',')}]`
 const now = () => JSON.stringify(new Date().toISOString())
-
-/**
- * `{signals, nextCursor, serverNow}` for read parameters given as GET /sw/signals' query
- * (strings; `tag` may be an array). Waits when `wait` asks to, until then or until `gone` aborts.
- */
-export async function readPageJson(
-  readSide: ReadSide,
-  raw: Record<string, unknown>,
-  poller: string,
-  gone?: AbortSignal,
-): Promise<string> {
-  const q = parseReadQuery(raw, Date.now(), readSide.authority)
-  readSide.presence.touch(poller)
-  return pageBody(await readSide.feed.read(q, gone)).toString()
-}
 
 /**
  * The GET /sw/signals body for a page, encoded once: long-polls woken by the same signal share
@@ -33,19 +21,19 @@ export function pageBody(page: FeedPage): Buffer {
 }
 
 /** `{signal, replies, serverNow}` for a raw id or sw:// URI; not_found when unknown, removed or swept. */
-export async function signalJson(readSide: Pick<ReadSide, 'signals'>, authority: string, ref: string): Promise<string> {
+export async function signalJson(signals: SignalSource, authority: string, ref: string): Promise<string> {
   const id = idOf(ref, authority)
-  const signal = await readSide.signals.byId(id)
+  const signal = await signals.byId(id)
   if (!signal) throw new WireError('not_found', 'no such signal')
-  const replies = await readSide.signals.replies(id)
+  const replies = await signals.replies(id)
   const ser = (s: Signal) => serializeSignal(s, authority)
   return `{"signal":${ser(signal)},"replies":${list(replies.map(ser))},"serverNow":${now()}}`
 }
 
 /** `{signals}`: the root and all its descendants, oldest-first; not_found for an unknown root. */
-export async function threadJson(readSide: Pick<ReadSide, 'signals'>, authority: string, ref: string): Promise<string> {
+export async function threadJson(source: SignalSource, authority: string, ref: string): Promise<string> {
   const id = idOf(ref, authority)
-  const signals = await readSide.signals.thread(id)
+  const signals = await source.thread(id)
   if (!signals.length || signals[0]!.id !== id) throw new WireError('not_found', 'no such signal')
   return `{"signals":${list(signals.map((s) => serializeSignal(s, authority)))}}`
 }

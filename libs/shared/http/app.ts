@@ -5,8 +5,11 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import { invalid, LIMITS, WireError } from '../domain/index.js'
 import type { Logger } from '../log/index.js'
 import { metrics } from '../metrics/index.js'
+import fp from 'fastify-plugin'
+import { fenceConnections } from './connection-fence.js'
 import { frameworkError, installErrorHandler, sendError } from './errors.js'
 import { lazyChildLogger } from './lazy-logger.js'
+import { installRequestBudget, type RequestBudget } from './request-budget.js'
 import { DEFAULT_HTTP, type HttpSettings } from './settings.js'
 import { setHttpState, trustFunction, type HttpState } from './state.js'
 
@@ -30,9 +33,10 @@ class Overloaded extends WireError {
 /**
  * The fastify instance every role starts from: JSON errors everywhere, CORS as docs/protocol.md says,
  * the 64 KiB body cap, and JSON bodies handed to routes as text (publish keeps payloads verbatim;
- * other routes parse with parseJsonBody).
+ * other routes parse with parseJsonBody). With `budget`, every request no door budgets spends
+ * its address's request budget first (request-budget.ts).
  */
-export function createHttpApp(log: Logger, http: HttpSettings = DEFAULT_HTTP): FastifyInstance {
+export function createHttpApp(log: Logger, http: HttpSettings = DEFAULT_HTTP, budget?: RequestBudget): FastifyInstance {
   const trust = trustFunction(http.trustProxy)
   const app = Fastify({
     loggerInstance: log as FastifyBaseLogger,
@@ -59,11 +63,20 @@ export function createHttpApp(log: Logger, http: HttpSettings = DEFAULT_HTTP): F
   installErrorHandler(app)
   if (http.maxConnections > 0) app.server.maxConnections = http.maxConnections
   const shedding = http.shedEventLoopDelayMs > 0 || http.shedHeapUsedRatio > 0
+  let warnedAt = -Infinity
   const state: HttpState = {
     settings: http,
     trust,
     closing: false,
     overloaded: () => shedding && (app as unknown as { isUnderPressure?: () => boolean }).isUnderPressure?.() === true,
+    requestArrived: fenceConnections(app.server, http.headersTimeoutMs),
+    forwardedIgnored() {
+      if (Date.now() - warnedAt < 3_600_000) return
+      warnedAt = Date.now()
+      log.warn(
+        'requests carry X-Forwarded-For but TRUST_PROXY is off: every client behind the proxy shares its one address budget; set TRUST_PROXY to the number of proxies in front (docs/security.md)',
+      )
+    },
   }
   setHttpState(app, state)
   if (shedding)
@@ -82,7 +95,8 @@ export function createHttpApp(log: Logger, http: HttpSettings = DEFAULT_HTTP): F
   // so clients go to another pod and the connection drains; requests already in flight finish.
   // @NOTE every hook here runs on every request, so each is a plain callback (no promise per request)
   app.addHook('preClose', async () => void (state.closing = true))
-  app.addHook('onRequest', (_req, reply, done) => {
+  app.addHook('onRequest', (req, reply, done) => {
+    if (!trust && req.headers['x-forwarded-for'] !== undefined) state.forwardedIgnored()
     if (!state.closing) return done()
     reply.header('connection', 'close')
     done(new WireError('unavailable', 'this process is shutting down; retry on another', undefined, { retryAfter: 1 }))
@@ -92,6 +106,7 @@ export function createHttpApp(log: Logger, http: HttpSettings = DEFAULT_HTTP): F
   // authenticate (RFC 6750 §3, RFC 9728 §5.1), whichever route refused
   const challenge = `Bearer${http.resourceMetadataUrl ? ` resource_metadata="${http.resourceMetadataUrl}"` : ''}`
   app.addHook('onSend', (_req, reply, payload, done) => {
+    reply.header('x-content-type-options', 'nosniff') // every answer is JSON or a viewer file with its own type: never sniffed
     if (state.closing) reply.header('connection', 'close')
     if (reply.statusCode === 401 && !reply.hasHeader('www-authenticate')) reply.header('www-authenticate', challenge)
     done(null, payload)
@@ -102,6 +117,8 @@ export function createHttpApp(log: Logger, http: HttpSettings = DEFAULT_HTTP): F
     exposedHeaders: EXPOSED_HEADERS,
     maxAge: 600,
   })
+  // after CORS, so a refusal carries its headers; at the root, so every route has it
+  if (budget) app.register(fp(async (root) => installRequestBudget(root, budget)))
   // JSON only (fastify would also take text/plain), decoded strictly: bytes that are not UTF-8
   // would otherwise become U+FFFD and be stored as something the client never sent
   app.removeAllContentTypeParsers()

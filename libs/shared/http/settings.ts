@@ -14,6 +14,8 @@ export interface HttpSettings {
   shedHeapUsedRatio: number
   /** fastify's trustProxy: whose X-Forwarded-For sets req.ip. */
   trustProxy: boolean | number | string[]
+  /** Serve the hottest GET routes in the fast path, below node's request objects (libs/shared/http/fast-path). */
+  fastPath: boolean
   /** The board's RFC 9728 document, named in the `WWW-Authenticate` challenge of every 401. */
   resourceMetadataUrl?: string
 }
@@ -27,4 +29,5 @@ export const DEFAULT_HTTP: HttpSettings = {
   shedEventLoopDelayMs: 1000,
   shedHeapUsedRatio: 0.9,
   trustProxy: false,
+  fastPath: true,
 }

@@ -5,7 +5,7 @@ import type { HttpSettings } from './settings.js'
 /** Whose X-Forwarded-For is believed: a function as fastify's trustProxy takes it, or null (the socket's address). */
 export type TrustFn = (address: string, hop: number) => boolean
 
-/** TRUST_PROXY as one function, handed to fastify and used by the lane, so both compute req.ip alike. */
+/** TRUST_PROXY as one function, handed to fastify and used by the fast path, so both compute req.ip alike. */
 export function trustFunction(trust: HttpSettings['trustProxy']): TrustFn | null {
   if (trust === false) return null
   if (trust === true) return () => true
@@ -13,7 +13,7 @@ export function trustFunction(trust: HttpSettings['trustProxy']): TrustFn | null
   return proxyAddr.compile(trust)
 }
 
-/** What a fastify app made by createHttpApp knows of itself, for code that serves below fastify (the lane). */
+/** What a fastify app made by createHttpApp knows of itself, for code that serves below fastify (the fast path). */
 export interface HttpState {
   readonly settings: HttpSettings
   readonly trust: TrustFn | null
@@ -21,6 +21,10 @@ export interface HttpState {
   closing: boolean
   /** @fastify/under-pressure would shed now. */
   overloaded(): boolean
+  /** A request head arrived on `socket` (below node's server): its first-request deadline is met. */
+  requestArrived(socket: import('node:net').Socket): void
+  /** A request carried X-Forwarded-For while TRUST_PROXY is off: warns the operator (at most once an hour). */
+  forwardedIgnored(): void
 }
 
 // a property, not a WeakMap: plugin instances inherit it from the root (fastify makes them with Object.create)

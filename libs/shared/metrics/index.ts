@@ -11,7 +11,7 @@ client.collectDefaultMetrics({ register: registry })
  * Counts bumped on every poll and long-poll: plain numbers, read into their metrics when scraped
  * (prom-client's inc looks its labels up on every call, which a fan-out pays per response).
  */
-export const hotCounts = { waiting: 0, tailReads: 0, dbReads: 0, laneServed: 0, laneHandedOver: 0 }
+export const hotCounts = { waiting: 0, tailReads: 0, dbReads: 0, fastPathServed: 0, fastPathHandedOver: 0 }
 
 export const metrics = {
   publishes: new client.Counter({ name: 'wire_publishes_total', help: 'Publish requests by result code', labelNames: ['code'] }),
@@ -58,14 +58,14 @@ export const metrics = {
     help: 'Time to settle and answer every waiting long-poll after one tail advance',
     buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
   }),
-  laneRequests: new client.Counter({
-    name: 'wire_lane_requests_total',
-    help: 'GET /sw/signals requests served by the HTTP lane below fastify, and connections it handed to fastify (another route or an unusual request)',
+  fastPathRequests: new client.Counter({
+    name: 'wire_fast_path_requests_total',
+    help: 'GET /sw/signals requests served by the fast path below fastify, and connections it handed to fastify (another route or an unusual request)',
     labelNames: ['outcome'],
     collect() {
       this.reset()
-      this.inc({ outcome: 'served' }, hotCounts.laneServed)
-      this.inc({ outcome: 'handed_over' }, hotCounts.laneHandedOver)
+      this.inc({ outcome: 'served' }, hotCounts.fastPathServed)
+      this.inc({ outcome: 'handed_over' }, hotCounts.fastPathHandedOver)
     },
   }),
   replicaLagSignals: new client.Gauge({ name: 'wire_replica_lag_signals', help: 'Known head minus the reader tail head (signals not yet replayed)' }),

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { IdempotencyKeys } from '../db/index.js'
+import { REMOVED, type IdempotencyKeys } from '../db/index.js'
 import { newSignalId, WireError, type Signal } from '../domain/index.js'
 
 /** A reservation whose signal is still missing after this long belongs to a publish that stored nothing. */
@@ -28,7 +28,7 @@ export async function publishOnce(
     const held = await keys.find(identity, key)
     if (held) {
       const original = await keys.signal(held.signalId)
-      if (original) return original
+      if (original) return answerOf(original, held.signalId)
       if (held.ageMs > STALE_MS) {
         const id = newSignalId()
         if (await keys.takeOver(identity, key, held.signalId, id)) return run(keys, identity, key, id, publish)
@@ -47,7 +47,14 @@ export async function publishOnce(
 /** Returns the original signal for a key already used, without publishing; null when the key is free. */
 export async function replayOf(keys: IdempotencyKeys, identity: string, key: string): Promise<Signal | null> {
   const held = await keys.find(identity, key)
-  return held ? keys.signal(held.signalId) : null
+  const original = held && (await keys.signal(held.signalId))
+  return original ? answerOf(original, held.signalId) : null
+}
+
+/** A replay answers the original signal, or not_found when a moderator removed it (never the removed signal, never a new one). */
+function answerOf(original: Signal | typeof REMOVED, id: string): Signal {
+  if (original === REMOVED) throw new WireError('not_found', 'the signal published with this Idempotency-Key was removed by a moderator', { id })
+  return original
 }
 
 async function run(keys: IdempotencyKeys, identity: string, key: string, id: string, publish: (signalId: string) => Promise<Signal>) {

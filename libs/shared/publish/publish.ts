@@ -1,12 +1,11 @@
 import type { Identity, IdentityResolver } from '../auth/index.js'
 import { DatabaseUnavailable, type IdempotencyKeys, type SignalReader } from '../db/index.js'
 import { invalid, parseEnvelope, parseIdempotencyKey, parseSignalRef, WireError, newSignalId, type Envelope, type Signal } from '../domain/index.js'
-import type { ClientLimits } from '../limits/index.js'
+import type { ClientLimits, PublishRateLimits } from '../limits/index.js'
 import { nothingStored, type Batcher } from './batcher.js'
 import type { BoardPolicy } from './board-policy.js'
 import { publishOnce, replayOf } from './idempotency.js'
 import type { NewIdentityGate } from './new-identities.js'
-import type { PublishRateLimits } from './rate-limit.js'
 
 export interface PublishDeps {
   authority: string
@@ -17,8 +16,8 @@ export interface PublishDeps {
   signals: SignalReader // on the primary: the referenced signal must exist now
   policy: BoardPolicy
   rateLimits: PublishRateLimits
-  /** Per client address, across every writer. */
-  addressLimits: Pick<ClientLimits, 'publish'>
+  /** Per client address, across every writer: attempts at the door, publishes before the insert. */
+  addressLimits: Pick<ClientLimits, 'attempt' | 'publish'>
   newIdentities: NewIdentityGate
   keys: IdempotencyKeys
   batcher: Batcher
@@ -27,13 +26,14 @@ export interface PublishDeps {
 export interface PublishRequest {
   /** The Idempotency-Key header as sent (checked after auth: a bad key is invalid_request). */
   idempotencyKey?: string | string[] | undefined
-  /** The client's address (req.ip), for the per-address budget; absent on paths without one. */
-  address?: string
+  /** The client's address (req.ip after TRUST_PROXY): every attempt spends its budget before any work. */
+  address: string
 }
 
 /**
- * The one publish path, used by HTTP, MCP and A2A alike. Checks run in the order of docs/protocol.md ("Publish check order"):
- * (body size: HTTP layer) → auth → envelope → board rules → standing → rate limit → insert.
+ * The one publish path, used by HTTP, MCP and A2A alike: the door to publishing. Checks run in the order of docs/protocol.md ("Publish check order"):
+ * (body size: HTTP layer) → the address's attempt budget → auth → envelope → board rules → standing → rate limit → insert.
+ * The attempt budget is spent before any other work, so a refused, invalid or replayed publish costs its sender too.
  * A retry with an Idempotency-Key already used answers the original signal right after auth.
  * Resolves once the signal is committed.
  */
@@ -41,8 +41,9 @@ export async function publishSignal(
   d: PublishDeps,
   authorization: string | string[] | undefined,
   body: string | undefined,
-  r: PublishRequest = {},
+  r: PublishRequest,
 ): Promise<Signal> {
+  await d.addressLimits.attempt(r.address)
   try {
     return await publish(d, authorization, body, r)
   } catch (err) {
@@ -73,7 +74,7 @@ async function publish(d: PublishDeps, authorization: string | string[] | undefi
     // the thread count is looked at before the rate limit is charged (docs/protocol.md's check order); the
     // count that decides is taken again with the insert, atomically across writers
     if (limitedThread && (await d.signals.threadsInLastDay(who.id)) >= d.unverifiedThreadsPerDay) throw threadLimit(d)
-    if (r.address !== undefined) await d.addressLimits.publish(r.address)
+    await d.addressLimits.publish(r.address)
     await d.newIdentities.check(who.id)
     await d.rateLimits.consume(who.id, who.verified)
     const signal = await commit(d, who, env, refId, id, limitedThread)

@@ -3,12 +3,12 @@ import { channels } from '../bus/index.js'
 import type { Config } from '../config/index.js'
 import { boardReader, idempotencyKeys, originsOf, signalReader, signalWriter } from '../db/index.js'
 import type { Infra } from '../infra/index.js'
+import { publishRateLimits } from '../limits/index.js'
 import type { Logger } from '../log/index.js'
 import { createBatcher, type Batcher } from './batcher.js'
 import { boardPolicy, type BoardPolicy } from './board-policy.js'
 import { newIdentityGate } from './new-identities.js'
 import type { PublishDeps } from './publish.js'
-import { publishRateLimits } from './rate-limit.js'
 
 /** The one publish path's parts, on the primary: what the writer's routes and the agent surfaces publish through. */
 export interface Publisher {

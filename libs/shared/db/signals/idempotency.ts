@@ -5,6 +5,9 @@ import { signalColumns, toSignal, type SignalRow } from './row.js'
 /** How long a key holds its signal: a retry after this publishes anew, and the sweeper deletes the row. */
 export const IDEMPOTENCY_WINDOW_SECONDS = 86_400
 
+/** What a key's signal became when a moderator removed it: a retry must not get it back, nor publish it again. */
+export const REMOVED = 'removed'
+
 export interface Reservation {
   signalId: string
   ageMs: number
@@ -23,7 +26,7 @@ export function idempotencyKeys(db: Queryable, s: Ident) {
   const takeOverSql = `update ${s}.idempotency_keys set signal_id = $4, created_at = now()
     where identity = $1 and key = $2 and signal_id = $3 returning signal_id`
   const releaseSql = `delete from ${s}.idempotency_keys where identity = $1 and key = $2 and signal_id = $3`
-  const signalSql = `select ${signalColumns('x')} from ${s}.signals x where id = $1`
+  const signalSql = `select ${signalColumns('x')}, x.removed_at is not null as removed from ${s}.signals x where id = $1`
   const purgeSql = `with doomed as (
       select identity, key from ${s}.idempotency_keys where not (${live}) order by created_at limit $1 for update skip locked
     ) delete from ${s}.idempotency_keys k using doomed d where k.identity = d.identity and k.key = d.key`
@@ -45,10 +48,11 @@ export function idempotencyKeys(db: Queryable, s: Ident) {
     async release(identity: string, key: string, signalId: string): Promise<void> {
       await db.query(releaseSql, [identity, key, signalId])
     },
-    /** The stored signal a key points at, whatever became of it since (expired, removed). */
-    async signal(id: string): Promise<Signal | null> {
-      const r = (await db.query<SignalRow>(signalSql, [id])).rows[0]
-      return r ? toSignal(r) : null
+    /** The stored signal a key points at (expired or not), REMOVED when a moderator removed it, null when none is stored. */
+    async signal(id: string): Promise<Signal | typeof REMOVED | null> {
+      const r = (await db.query<SignalRow & { removed: boolean }>(signalSql, [id])).rows[0]
+      if (!r) return null
+      return r.removed ? REMOVED : toSignal(r)
     },
     /** The sweeper: deletes up to `limit` rows older than the window; returns how many went. */
     async purgeBatch(limit: number): Promise<number> {

@@ -1,32 +1,46 @@
 import type { Socket } from 'node:net'
 import type { Due } from '../../deadlines.js'
-import { MAX_HEAD_BYTES, parseRequestHead, type LaneRequest } from './request-head.js'
+import { MAX_HEAD_BYTES, parseRequestHead, type FastRequest } from './request-head.js'
 
-/** What a connection needs from its lane (install.ts). */
-export interface LaneHost {
+/**
+ * Output a connection may have queued and unsent before it is cut off. The fast path takes no new
+ * request while a socket's writes back up, so this is reached only by one answer much larger than
+ * the socket's buffer written to a peer that stopped reading; one page is at most ~1.7 MB.
+ */
+export const MAX_QUEUED_BYTES = 4 * 1024 * 1024
+
+/** What a connection needs from its fast path (install.ts). */
+export interface FastPathHost {
   readonly paths: ReadonlySet<string>
+  /** A whole request head arrived: the connection's first-request deadline is met. */
+  headed(conn: FastConnection): void
   /** Serves `req` (true: it will call `respond` once), or false: node's server takes the connection. */
-  serve(req: LaneRequest, conn: LaneConnection): boolean
-  /** node's own connection handling, for a connection the lane gives up. */
+  serve(req: FastRequest, conn: FastConnection): boolean
+  /** node's own connection handling, for a connection the fast path gives up. */
   handOver(socket: Socket): void
   /** A connection with no request in flight waits this long for its next one (keep-alive). */
-  idle(conn: LaneConnection): void
+  idle(conn: FastConnection): void
   /** Ends the keep-alive wait (a request arrived, or the connection ended). */
-  busy(conn: LaneConnection): void
-  forget(conn: LaneConnection): void
+  busy(conn: FastConnection): void
+  forget(conn: FastConnection): void
 }
 
 /**
- * One client connection the lane serves: requests are read from the socket and answered with
+ * One client connection the fast path serves: requests are read from the socket and answered with
  * whole pre-encoded responses, one at a time. It is also the request's `Gone` (feed waiters): it
- * aborts when the client leaves. The first request the lane does not serve gives the connection,
- * with the bytes not yet used, to node's HTTP server for good.
+ * aborts when the client leaves. The first request the fast path does not serve gives the
+ * connection, with the bytes not yet used, to node's HTTP server for good.
+ *
+ * Backpressure, as node's server has it: while the socket's writes back up, no new request is
+ * taken and the socket is not read; output queued past MAX_QUEUED_BYTES ends the connection.
  */
-export class LaneConnection implements Due {
+export class FastConnection implements Due {
   readonly socket: Socket
-  private readonly host: LaneHost
+  private readonly host: FastPathHost
   private pending: Buffer | null = null
   private inFlight = false
+  /** Waiting for 'drain' before the next request is taken. */
+  private draining = false
   /** node's server has the socket now. */
   private given = false
   private listener: { handleEvent(): void } | null = null
@@ -35,7 +49,7 @@ export class LaneConnection implements Due {
   /** The peer's address, read once (each read of socket.remoteAddress is a system call). */
   readonly remoteAddress: string
 
-  constructor(socket: Socket, host: LaneHost) {
+  constructor(socket: Socket, host: FastPathHost) {
     this.socket = socket
     this.host = host
     this.remoteAddress = socket.remoteAddress ?? ''
@@ -46,7 +60,7 @@ export class LaneConnection implements Due {
   }
 
   get idle() {
-    return !this.inFlight && !this.aborted
+    return !this.inFlight && !this.aborted && !this.draining
   }
 
   /** Writes the answer of the request in flight; `close` ends the connection after it. */
@@ -59,9 +73,14 @@ export class LaneConnection implements Due {
       this.socket.end(bytes, () => this.socket.destroy()) // as node does: no half-open socket left behind
       return
     }
-    this.socket.write(bytes)
-    if (this.pending) this.next()
-    if (!this.inFlight && !this.aborted && !this.given) this.host.idle(this)
+    if (!this.socket.write(bytes)) {
+      if (this.socket.writableLength > MAX_QUEUED_BYTES) return void this.socket.destroy()
+      this.draining = true
+      this.socket.pause() // the peer does not read: neither do we, until it does
+      this.socket.once('drain', this.onDrain)
+      return
+    }
+    this.afterAnswer()
   }
 
   /** Closes the connection if no request is in flight (shutdown), once what was written has gone out. */
@@ -82,10 +101,22 @@ export class LaneConnection implements Due {
     if (!this.inFlight) this.socket.destroy()
   }
 
+  private afterAnswer() {
+    if (this.pending) this.next()
+    if (!this.inFlight && !this.aborted && !this.given) this.host.idle(this)
+  }
+
+  private readonly onDrain = () => {
+    this.draining = false
+    if (this.aborted) return
+    this.socket.resume()
+    this.afterAnswer()
+  }
+
   private readonly onData = (chunk: Buffer) => {
     this.pending = this.pending ? Buffer.concat([this.pending, chunk]) : chunk
-    if (!this.inFlight) this.next()
-    // a client that sends ahead while its long-poll waits may not queue more than a head's worth
+    if (!this.inFlight && !this.draining) this.next()
+    // a client that sends ahead while its request waits may not queue more than a head's worth
     else if (this.pending.length > MAX_HEAD_BYTES) this.socket.destroy()
   }
 
@@ -101,11 +132,12 @@ export class LaneConnection implements Due {
 
   private readonly onError = () => {} // 'close' follows
 
-  /** Takes the next request from `pending`: the lane's, or the connection goes to node. */
+  /** Takes the next request from `pending`: the fast path's, or the connection goes to node. */
   private next() {
     const buf = this.pending!
     const req = parseRequestHead(buf, this.host.paths)
     if (!req) return this.giveUp(buf)
+    this.host.headed(this)
     // before serving: an answer written at once may go on to the next request
     this.pending = buf.length > req.length ? buf.subarray(req.length) : null
     this.host.busy(this)

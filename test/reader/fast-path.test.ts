@@ -18,7 +18,7 @@ async function listening(t: Parameters<typeof startStack>[0], env: Record<string
     t.teardown(() => c.end())
     return c
   }
-  /** A connection fastify owns: its first request is not the lane's. */
+  /** A connection fastify owns: its first request is not the fast path's. */
   const viaFastify = async () => {
     const c = open()
     c.get('/sw/wire')
@@ -31,14 +31,14 @@ async function listening(t: Parameters<typeof startStack>[0], env: Record<string
 
 const answered = (c: RawConnection, n: number) => until(() => c.answers.length >= n, 5000, `${n} answer(s)`)
 
-t.test('what the lane answers is what fastify answers: a page, 429 and 503', async (t) => {
+t.test('what the fast path answers is what fastify answers: a page, 429 and 503', async (t) => {
   const { s, open, viaFastify } = await listening(t, { READ_RATE_LIMIT_MAX: '4' })
   // budgets count in Redis once it is ready (before, each process counts in memory): count from then on
   await until(() => s.infra.redis?.status === 'ready', 5000, 'Redis ready')
   const cursor = (await s.read()).nextCursor as number
   await s.publish({ $type: 'broadcast', text: 'one' })
-  const served0 = hotCounts.laneServed
-  const handed0 = hotCounts.laneHandedOver
+  const served0 = hotCounts.fastPathServed
+  const handed0 = hotCounts.fastPathHandedOver
 
   const lane = open()
   const fastify = await viaFastify() // 127.0.0.1's budget of 4 reads: s.read(), GET /sw/wire and the two pages below
@@ -49,8 +49,8 @@ t.test('what the lane answers is what fastify answers: a page, 429 and 503', asy
   t.equal(statusOf(lane.answers[0]!), 200)
   t.match(bodyOf(lane.answers[0]!), { signals: [{ payload: { text: 'one' } }] })
   t.equal(comparable(lane.answers[0]!), comparable(fastify.answers[0]!), 'a page: the same bytes')
-  t.equal(hotCounts.laneServed - served0, 1, 'the lane served one request')
-  t.equal(hotCounts.laneHandedOver - handed0, 1, 'and handed one connection to fastify')
+  t.equal(hotCounts.fastPathServed - served0, 1, 'the fast path served one request')
+  t.equal(hotCounts.fastPathHandedOver - handed0, 1, 'and handed one connection to fastify')
 
   // the budget is spent: both refuse with 429 and Retry-After
   lane.get(`/sw/signals?cursor=${cursor}`)
@@ -64,7 +64,7 @@ t.test('what the lane answers is what fastify answers: a page, 429 and 503', asy
   t.equal(noRetryValue(lane.answers[1]!), noRetryValue(fastify.answers[1]!), '429: the same bytes')
 })
 
-t.test('a long-poll refused because the process is full: the same 503 from the lane and fastify', async (t) => {
+t.test('a long-poll refused because the process is full: the same 503 from the fast path and fastify', async (t) => {
   const { s, open, viaFastify } = await listening(t, { READER_MAX_WAITERS: '1' })
   const cursor = (await s.read()).nextCursor as number
   const holder = open()
@@ -81,11 +81,11 @@ t.test('a long-poll refused because the process is full: the same 503 from the l
   t.equal(comparable(lane.answers[0]!), comparable(fastify.answers[0]!), '503: the same bytes')
 })
 
-t.test('requests the lane does not take are fastify\'s, on the same connection and in order', async (t) => {
+t.test('requests the fast path does not take are fastify\'s, on the same connection and in order', async (t) => {
   const { s, open } = await listening(t)
   const cursor = (await s.read()).nextCursor as number
 
-  // pipelined in one write: the lane's, then another route, then the lane's path again (now fastify's)
+  // pipelined in one write: the fast path's, then another route, then the fast path's path again (now fastify's)
   const piped = open()
   piped.write(
     `GET /sw/signals?cursor=${cursor} HTTP/1.1\r\nHost: a\r\n\r\nGET /sw/wire HTTP/1.1\r\nHost: a\r\n\r\nGET /sw/v1/signals?cursor=${cursor} HTTP/1.1\r\nHost: a\r\n\r\n`,
@@ -168,7 +168,7 @@ t.test('shutdown: waiting lane long-polls are answered with Connection: close, i
   await until(() => waiting.closed && idle.closed, 5000, 'both connections closed')
 })
 
-t.test('TRUST_PROXY: the lane counts a forwarded client against its own budget, as fastify does', async (t) => {
+t.test('TRUST_PROXY: the fast path counts a forwarded client against its own budget, as fastify does', async (t) => {
   const { s, open } = await listening(t, { READ_RATE_LIMIT_MAX: '2', TRUST_PROXY: '1' })
   await until(() => s.infra.redis?.status === 'ready', 5000, 'Redis ready') // budgets count in Redis from then on
   const cursor = (await s.read()).nextCursor as number

@@ -1,5 +1,5 @@
-/** A request the lane serves: a plain HTTP/1.1 GET of one of its paths, with no body. */
-export interface LaneRequest {
+/** A request the fast path serves: a plain HTTP/1.1 GET of one of its paths, with no body. */
+export interface FastRequest {
   /** Bytes of the head (request line to blank line): what the request took from the connection. */
   readonly length: number
   readonly path: string
@@ -12,7 +12,7 @@ export interface LaneRequest {
   readonly close: boolean
 }
 
-/** Not the lane's: node's HTTP server (and fastify) take the connection from here. */
+/** Not the fast path's: node's HTTP server (and fastify) take the connection from here. */
 export const NOT_MINE = null
 /** node's default --max-http-header-size: a longer head is node's to refuse. */
 export const MAX_HEAD_BYTES = 16 * 1024
@@ -35,7 +35,22 @@ function nameIs(buf: Buffer, from: number, to: number, name: string): boolean {
 }
 
 /**
- * A request-target the lane takes: printable ASCII without spaces, and without `#` or `;` (which
+ * The comma-separated tokens of a Connection value (RFC 9110 §7.6.1), lower-cased and trimmed: the
+ * whole token decides, never a substring (`Connection: xclose` asks for nothing).
+ */
+function connectionTokens(value: string): { close: boolean; upgrade: boolean } {
+  let close = false
+  let upgrade = false
+  for (const raw of value.split(',')) {
+    const token = raw.trim().toLowerCase()
+    if (token === 'close') close = true
+    else if (token === 'upgrade') upgrade = true
+  }
+  return { close, upgrade }
+}
+
+/**
+ * A request-target the fast path takes: printable ASCII without spaces, and without `#` or `;` (which
  * the router may treat as delimiters): anything odd is node's and fastify's to judge.
  */
 function plainTarget(buf: Buffer, from: number, to: number): boolean {
@@ -57,13 +72,13 @@ function plainValue(buf: Buffer, from: number, to: number): boolean {
 }
 
 /**
- * The request at the start of `buf`, if it is one the lane serves: `GET <path>[?query] HTTP/1.1`
+ * The request at the start of `buf`, if it is one the fast path serves: `GET <path>[?query] HTTP/1.1`
  * with `path` in `paths`, exactly one Host, at most one Authorization, and nothing that announces a
  * body or a protocol change (Content-Length, Transfer-Encoding, Expect, Upgrade). Anything else,
  * including a head not complete in `buf`, is NOT_MINE: node's server parses it with its own rules.
  * One linear pass over at most MAX_HEAD_BYTES; no regular expressions.
  */
-export function parseRequestHead(buf: Buffer, paths: ReadonlySet<string>): LaneRequest | typeof NOT_MINE {
+export function parseRequestHead(buf: Buffer, paths: ReadonlySet<string>): FastRequest | typeof NOT_MINE {
   const end = buf.indexOf(HEAD_END)
   if (end < 0 || end + 4 > MAX_HEAD_BYTES) return NOT_MINE
   if (buf.compare(GET, 0, GET.length, 0, GET.length) !== 0) return NOT_MINE
@@ -100,9 +115,9 @@ export function parseRequestHead(buf: Buffer, paths: ReadonlySet<string>): LaneR
       const value = buf.toString('latin1', v, ve)
       forwardedFor = forwardedFor === undefined ? value : `${forwardedFor}, ${value}`
     } else if (nameIs(buf, at, colon, 'connection')) {
-      const value = buf.toString('latin1', v, ve).toLowerCase()
-      if (value.includes('upgrade')) return NOT_MINE
-      if (value.includes('close')) close = true
+      const tokens = connectionTokens(buf.toString('latin1', v, ve))
+      if (tokens.upgrade) return NOT_MINE
+      if (tokens.close) close = true
     } else if (
       nameIs(buf, at, colon, 'content-length') ||
       nameIs(buf, at, colon, 'transfer-encoding') ||

@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis'
 import { RateLimiterRes } from 'rate-limiter-flexible'
-import { WireError } from '../domain/index.js'
-import { WindowLimiter } from '../limits/index.js'
+import { limited } from './limited.js'
+import { WindowLimiter } from './window-batch.js'
 
 export interface RateLimitOptions {
   publishMax: number
@@ -33,13 +33,7 @@ export function publishRateLimits(o: RateLimitOptions, redis?: Redis) {
         await limiter.consume(identityId)
       } catch (res) {
         if (!(res instanceof RateLimiterRes)) throw res
-        const limit = limiter.points
-        throw new WireError(
-          'rate_limited',
-          `rate limit reached: ${limit} publishes per ${limiter.duration} s`,
-          { limit, remaining: Math.max(0, res.remainingPoints), resetMs: res.msBeforeNext },
-          { retryAfter: res.msBeforeNext / 1000 },
-        )
+        throw limited(limiter.points, `${limiter.points} publishes per ${limiter.duration} s`, res)
       }
     },
   }

@@ -1,0 +1,62 @@
+import { pageBody, type FeedPage } from '../../libs/shared/feed/index.js'
+import {
+  encodeResponse,
+  errorBody,
+  logFailure,
+  retryAfterSeconds,
+  sharedResponse,
+  STATUS,
+  toWireError,
+  type FastConnection,
+  type FastPath,
+  type FastPathRoutes,
+  type FastRequest,
+} from '../../libs/shared/http/index.js'
+import type { ReaderContext } from './context.js'
+
+/**
+ * GET /sw/signals (and /sw/v1/signals) in the fast path: the polls and long-polls every follower
+ * sends, through the same door as the fastify route (routes/signals.ts), answered with the headers
+ * fastify sends (captured from its answer to `probe`; test/reader/fast-path.test.ts compares the
+ * bytes). A query the door refuses, an overloaded process and shutdown are left to fastify.
+ */
+export function signalsFastPath(ctx: ReaderContext): FastPathRoutes {
+  const door = ctx.readSide
+  return {
+    paths: ['/sw/signals', '/sw/v1/signals'],
+    probe: '/sw/signals?limit=none', // refused by the door's parser before any budget or read
+    serve(req, conn, fast) {
+      let q
+      try {
+        q = door.query(req.query)
+      } catch {
+        return false // fastify answers the 400
+      }
+      void answer(ctx, fast, req, conn, q)
+      return true
+    },
+  }
+}
+
+async function answer(ctx: ReaderContext, fast: FastPath, req: FastRequest, conn: FastConnection, q: ReturnType<ReaderContext['readSide']['query']>) {
+  try {
+    const page = await ctx.readSide.read({ address: fast.address(req, conn), authorization: req.authorization, gone: conn }, q)
+    const closes = req.close || fast.closing // a wait answered at shutdown closes its connection
+    conn.respond(pageResponse(page, fast, closes), closes)
+  } catch (err) {
+    const closes = req.close || fast.closing
+    const e = toWireError(err)
+    logFailure(ctx.log, err, e, { url: req.path })
+    const retryAfter = retryAfterSeconds(e)
+    const lines = retryAfter === undefined ? fast.headers.lines : fast.headers.withRetryAfter(retryAfter)
+    conn.respond(encodeResponse(STATUS[e.code], lines, Buffer.from(JSON.stringify(errorBody(e))), closes ? null : fast.keepAliveSeconds), closes)
+  }
+}
+
+function pageResponse(page: FeedPage, fast: FastPath, closes: boolean): Buffer {
+  const shared = page.body !== undefined // another answer encoded this page already: a wake-up's page
+  const body = pageBody(page)
+  if (closes) return encodeResponse(200, fast.headers.lines, body, null)
+  if (!shared) return encodeResponse(200, fast.headers.lines, body, fast.keepAliveSeconds)
+  return sharedResponse(200, fast.headers.lines, body, fast.keepAliveSeconds)
+}

@@ -1,0 +1,83 @@
+import querystring from 'fast-querystring'
+import type { IdentityResolver } from '../auth/index.js'
+import type { Presence } from '../bus/index.js'
+import { parseReadQuery, type ReadQuery } from '../domain/index.js'
+import type { ClientLimits } from '../limits/index.js'
+import type { Feed } from './feed.js'
+import type { FeedPage } from './page.js'
+import { signalJson, threadJson, type SignalSource } from './render.js'
+import type { Gone } from './waiters.js'
+
+/** Who reads: every surface (the fastify routes, the fast path, MCP, A2A) builds one per request. */
+export interface Caller {
+  /** The client's address (req.ip after TRUST_PROXY): its budgets are spent here. */
+  readonly address: string
+  /** The request's Authorization header: names the poller in recentPollers; never logged. */
+  readonly authorization: string | string[] | undefined
+  /** Aborts when the client leaves: ends a long-poll's wait. */
+  readonly gone?: Gone
+}
+
+/** Parsed queries kept by their text: a feed's followers all send the same one. Emptied when full. */
+const QUERY_CACHE_MAX = 1024
+/** Longer query texts are parsed every time: the cache holds at most QUERY_CACHE_MAX × this many characters. */
+const QUERY_CACHE_TEXT_MAX = 512
+
+export interface ReadDoorDeps {
+  authority: string
+  feed: Feed
+  signals: SignalSource
+  presence: Presence
+  limits: Pick<ClientLimits, 'read' | 'openPoll' | 'readsLimited' | 'pollsLimited' | 'key'>
+  /** Names a poller from its bearer token without waiting on (or failing with) the identity network. */
+  identity: Pick<IdentityResolver, 'peek'>
+}
+
+/**
+ * The only door to reads. Each read parses its query, spends the caller's budgets (a request; a
+ * long-poll slot while it waits), touches presence, then reads: a surface cannot forget a budget,
+ * and a budget added here reaches every surface at once. Refusals are WireErrors the surface encodes.
+ */
+export function readDoor(d: ReadDoorDeps) {
+  const parsed = new Map<string, ReadQuery>()
+  const poller = (c: Caller) => d.identity.peek(c.authorization) ?? `ip:${d.limits.key(c.address)}`
+  return {
+    /**
+     * GET /sw/signals' query (its text after `?`, or typed values as a record): invalid_request when
+     * the domain refuses it. Texts are parsed once and kept frozen (waits share them).
+     */
+    query(raw: string | Record<string, unknown>): ReadQuery {
+      if (typeof raw !== 'string') return parseReadQuery(raw, Date.now(), d.authority)
+      const hit = parsed.get(raw)
+      if (hit) return hit
+      const q = Object.freeze(parseReadQuery(raw.length ? querystring.parse(raw) : {}, Date.now(), d.authority))
+      if (q.sinceMs !== null || raw.length > QUERY_CACHE_TEXT_MAX) return q // relative to now, or long: not kept
+      if (parsed.size >= QUERY_CACHE_MAX) parsed.clear()
+      parsed.set(raw, q)
+      return q
+    },
+    /** One page of the feed; a long-poll holds one of the address's slots while it waits. */
+    async read(caller: Caller, q: ReadQuery): Promise<FeedPage> {
+      if (d.limits.readsLimited) await d.limits.read(caller.address)
+      const waits = q.waitMs > 0
+      const release = waits && d.limits.pollsLimited ? await d.limits.openPoll(caller.address) : undefined
+      try {
+        d.presence.touch(poller(caller))
+        return await d.feed.read(q, waits ? caller.gone : undefined) // only a wait needs to hear the client leave
+      } finally {
+        release?.()
+      }
+    },
+    /** GET /sw/signals/{id}: `{signal, replies, serverNow}` as JSON text. */
+    async byId(caller: Caller, ref: string): Promise<string> {
+      if (d.limits.readsLimited) await d.limits.read(caller.address)
+      return signalJson(d.signals, d.authority, ref)
+    },
+    /** GET /sw/signals/{id}/thread: `{signals}` as JSON text. */
+    async thread(caller: Caller, ref: string): Promise<string> {
+      if (d.limits.readsLimited) await d.limits.read(caller.address)
+      return threadJson(d.signals, d.authority, ref)
+    },
+  }
+}
+export type ReadDoor = ReturnType<typeof readDoor>

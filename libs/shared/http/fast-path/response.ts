@@ -1,0 +1,76 @@
+import { STATUS_CODES } from 'node:http'
+
+// Responses of the fast path, byte for byte what node's ServerResponse writes after fastify's send: the
+// headers fastify's hooks and the route set, in their order, then node's Date and connection headers.
+
+let second = -1
+let date = ''
+/** node's Date header value, made once a second as node does. */
+function httpDate(): string {
+  const now = Math.floor(Date.now() / 1000)
+  if (now !== second) ((second = now), (date = new Date(now * 1000).toUTCString()))
+  return date
+}
+
+/** `name: value\r\n` lines, in order. */
+export const headerLines = (headers: Array<[string, string]>) => headers.map(([k, v]) => `${k}: ${v}\r\n`).join('')
+
+/**
+ * A whole HTTP/1.1 response: status line, `lines` (from headerLines or captureHeaders, content-type
+ * included), content-length, Date, and `Connection: keep-alive` with node's Keep-Alive header, or
+ * `Connection: close` when `keepAliveSeconds` is null.
+ */
+export function encodeResponse(status: number, lines: string, body: Buffer, keepAliveSeconds: number | null): Buffer {
+  const connection = keepAliveSeconds === null ? 'Connection: close\r\n' : `Connection: keep-alive\r\nKeep-Alive: timeout=${keepAliveSeconds}\r\n`
+  const head = `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${lines}content-length: ${body.length}\r\nDate: ${httpDate()}\r\n${connection}\r\n`
+  const out = Buffer.allocUnsafe(Buffer.byteLength(head, 'latin1') + body.length)
+  const n = out.write(head, 'latin1')
+  body.copy(out, n)
+  return out
+}
+
+const shared = new WeakMap<Buffer, { second: number; bytes: Buffer }>()
+
+/**
+ * encodeResponse for a body many responses share (a page a wake-up hands to every waiter): encoded
+ * once per second (the Date header) and kept with the body, so each waiter costs one socket write.
+ */
+export function sharedResponse(status: number, lines: string, body: Buffer, keepAliveSeconds: number): Buffer {
+  const now = Math.floor(Date.now() / 1000)
+  const hit = shared.get(body)
+  if (hit && hit.second === now) return hit.bytes
+  const bytes = encodeResponse(status, lines, body, keepAliveSeconds)
+  shared.set(body, { second: now, bytes })
+  return bytes
+}
+
+/** Headers node adds or that follow the body: never captured. */
+const NOT_CAPTURED = new Set(['content-length', 'date', 'connection', 'keep-alive', 'transfer-encoding'])
+
+/**
+ * The header lines fastify sends on its answer to `url` (its hooks' CORS, nosniff, the route's
+ * cache-control, content-type), in its order: what the fast path's answers carry too, so the two
+ * paths cannot drift. Content-length, Date and the connection headers are the encoder's.
+ */
+export async function captureHeaders(app: import('fastify').FastifyInstance, url: string): Promise<CapturedHeaders> {
+  const res = await app.inject({ method: 'GET', url })
+  const pairs: Array<[string, string]> = []
+  for (const [name, value] of Object.entries(res.headers)) {
+    if (NOT_CAPTURED.has(name) || value === undefined) continue
+    for (const v of Array.isArray(value) ? value : [String(value)]) pairs.push([name, v])
+  }
+  const at = pairs.findIndex(([name]) => name === 'content-type')
+  const before = headerLines(at < 0 ? pairs : pairs.slice(0, at))
+  const after = at < 0 ? '' : headerLines(pairs.slice(at))
+  return {
+    lines: before + after,
+    // fastify's error answers set Retry-After before their content type
+    withRetryAfter: (seconds) => `${before}retry-after: ${seconds}\r\n${after}`,
+  }
+}
+
+/** The headers fastify's hooks set, as header lines; with Retry-After where fastify's errors put it. */
+export interface CapturedHeaders {
+  readonly lines: string
+  withRetryAfter(seconds: number): string
+}
