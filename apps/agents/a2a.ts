@@ -60,7 +60,7 @@ export async function a2aRoutes(app: FastifyInstance, { deps }: { deps: AgentDep
       context.state.set(CALLER_KEY, caller)
       validateVersion(context.requestedVersion, card, 'JSONRPC')
       const out = await (legacy ? v03 : v1).handle(body as Record<string, unknown>, context)
-      if (!isStream(out)) return reply.send(out)
+      if (!isStream(out)) return reply.send(withoutInternals(out, req.log))
       // the card offers no streaming, so the handler's stream fails on its first step; answer that error
       const first = await out.next().then(() => new UnsupportedOperationError('Streaming is not supported.'), (err: unknown) => err)
       void out.return(undefined)
@@ -95,6 +95,18 @@ class TokenUser implements User {
   get userName() {
     return this.key ?? this.anonymous
   }
+}
+
+/**
+ * The SDK answers an unexpected Error with its raw message as an internal error (`taskId.trim is
+ * not a function` for a task id that is not a string): the message goes to the log, the client
+ * gets "Internal error".
+ */
+function withoutInternals(out: unknown, log: { error(o: object, m: string): void }): unknown {
+  const error = (out as { error?: { code?: unknown; message?: unknown } } | null)?.error
+  if (error?.code !== INTERNAL_ERROR || error.message === 'Internal error') return out
+  log.error({ detail: error.message }, 'a2a request failed')
+  return { ...(out as object), error: { code: INTERNAL_ERROR, message: 'Internal error' } }
 }
 
 function headerOf(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {

@@ -38,6 +38,9 @@ export const MAX_BODY_DEPTH = MAX_JSON_DEPTH + 16
 export function refusal(body: unknown): string | undefined {
   if (Array.isArray(body)) return 'Invalid Request: batches are not supported; send one JSON-RPC message per request'
   if (nestsDeeperThan(body, MAX_BODY_DEPTH)) return `Invalid Request: JSON nested deeper than ${MAX_JSON_DEPTH}`
+  // a task id that is not a string reaches the SDK's string code (A2A tasks/get, tasks/cancel, …)
+  const id = ((body as { params?: unknown } | null)?.params as { id?: unknown } | null | undefined)?.id
+  if (id !== undefined && typeof id !== 'string') return 'Invalid Request: params.id must be a string'
   return undefined
 }
 

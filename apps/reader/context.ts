@@ -1,10 +1,10 @@
 import { localIdentity, networkIdentity, type IdentityResolver } from '../../libs/shared/auth/index.js'
 import type { Presence } from '../../libs/shared/bus/index.js'
 import type { Config } from '../../libs/shared/config/index.js'
-import { statsReader, type BoardReader, type SignalReader, type StatsReader } from '../../libs/shared/db/index.js'
+import { STATS_MAX_BUCKETS, statsReader, type BoardReader, type SignalReader, type StatsReader } from '../../libs/shared/db/index.js'
 import type { Infra } from '../../libs/shared/infra/index.js'
 import type { Logger } from '../../libs/shared/log/index.js'
-import { createReadSide, type Feed, type ReadSide } from '../../libs/shared/feed/index.js'
+import { createReadSide, SHARED_AGGREGATE_MS, sharedAnswer, type Feed, type ReadSide } from '../../libs/shared/feed/index.js'
 
 /** What the reader's routes need. Everything here reads; nothing writes (CQRS: readers hold the replica). */
 export interface ReaderContext {
@@ -31,6 +31,17 @@ export interface ReaderOptions {
   identity?: Pick<IdentityResolver, 'peek'>
 }
 
+/** GET /sw/stats' buckets, any `count`, from one read of the most buckets per bucket size, shared while the feed is unchanged. */
+function sharedStats(stats: StatsReader, feed: Feed): StatsReader {
+  const widest = sharedAnswer(
+    (bucketSeconds: number) => stats.activity(bucketSeconds, STATS_MAX_BUCKETS, Date.now()),
+    () => feed.version,
+    SHARED_AGGREGATE_MS,
+    (bucketSeconds) => String(bucketSeconds),
+  )
+  return { ...stats, activity: async (bucketSeconds, count) => (await widest(bucketSeconds)).slice(-count) }
+}
+
 export async function createReaderContext(cfg: Config, log: Logger, infra: Infra, opts: ReaderOptions = {}): Promise<ReaderContext> {
   // local mode: the fingerprint needs no network; network mode peeks at its verify cache and, for a
   // token it has not seen, verifies in the background while this read goes on (docs/identity.md)
@@ -54,7 +65,7 @@ export async function createReaderContext(cfg: Config, log: Logger, infra: Infra
     signals,
     board,
     presence: infra.presence,
-    stats: statsReader(infra.readDb, infra.schema),
+    stats: sharedStats(statsReader(infra.readDb, infra.schema), feed),
     readSide,
     identity,
     async ready() {

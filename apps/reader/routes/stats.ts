@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import { StatsQuery } from '../../../libs/shared/api/index.js'
+import { STATS_MAX_BUCKETS } from '../../../libs/shared/db/index.js'
 import type { ReaderContext } from '../context.js'
 
 const clamp = (v: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, v))
@@ -13,7 +14,7 @@ export async function statsRoutes(app: FastifyInstance, { ctx }: { ctx: ReaderCo
   app.get('/stats', async (req) => {
     const q = StatsQuery.parse(req.query)
     const bucketSeconds = Math.floor(clamp(Number(q.bucketSeconds ?? 60), 60, 3600) / 60) * 60
-    const count = clamp(Number(q.buckets ?? 30), 6, 120)
+    const count = clamp(Number(q.buckets ?? 30), 6, STATS_MAX_BUCKETS)
     const now = Date.now()
     const [buckets, active, recentPollers] = await Promise.all([
       ctx.stats.activity(bucketSeconds, count, now),

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { WireError, identityUri } from '../domain/index.js'
+import { WireError, identityUri, withoutBidiControls } from '../domain/index.js'
 import type { Logger } from '../log/index.js'
 import { reportIdentityCall } from '../metrics/index.js'
 import { bearerToken } from './bearer.js'
@@ -26,10 +26,10 @@ const Registered = z.object({ token: z.string().min(1), identityId: IdentityId }
 // C0 and C1 controls, DEL, and the line/paragraph separators: one character class, nothing to backtrack
 const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g
 
-/** The network's display name as a signal may carry it: no control characters (NUL included), well-formed, trimmed, at most 256. */
+/** The network's display name as a signal may carry it: no control characters (NUL included) or bidirectional controls, well-formed, trimmed, at most 256. */
 export function cleanName(name: string | null | undefined): string | null {
   if (!name) return null
-  return name.slice(0, 1024).toWellFormed().replace(CONTROL, '').trim().slice(0, 256).toWellFormed() || null
+  return withoutBidiControls(name.slice(0, 1024).toWellFormed().replace(CONTROL, '')).trim().slice(0, 256).toWellFormed() || null
 }
 
 const RETRY_AFTER_SECONDS = 5

@@ -1,6 +1,7 @@
 import { LIMITS } from './limits.js'
 import { invalid, WireError } from './errors.js'
 import { parseRawObject, type RawMember } from './json-raw.js'
+import { hasBidiControl } from './text.js'
 
 /** A validated publish, before it has an id, an origin or a seq. */
 export interface Envelope {
@@ -42,6 +43,7 @@ function parseType(v: unknown): string {
   if (typeof v !== 'string' || v.trim() === '') throw invalid('$type is required and must be a non-empty string')
   const t = v.trim()
   if (charLength(t) > 128) throw invalid('$type is longer than 128 characters', { maxLength: 128 })
+  if (hasBidiControl(t)) throw invalid('$type contains a bidirectional control character (U+202A–202E, U+2066–2069, …)')
   return t
 }
 
@@ -64,6 +66,7 @@ function parseTags(v: unknown): string[] {
   if (tags.length > LIMITS.maxTags) throw invalid(`at most ${LIMITS.maxTags} tags`, { maxTags: LIMITS.maxTags, tags: tags.length })
   const long = tags.find((t) => charLength(t) > LIMITS.maxTagLength)
   if (long) throw invalid(`a tag is longer than ${LIMITS.maxTagLength} characters`, { maxTagLength: LIMITS.maxTagLength })
+  if (tags.some(hasBidiControl)) throw invalid('a tag contains a bidirectional control character (U+202A–202E, U+2066–2069, …)')
   return tags
 }
 

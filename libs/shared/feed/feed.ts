@@ -57,6 +57,10 @@ export class Feed {
   get waiting() {
     return this.waiters.size
   }
+  /** Changes whenever what the feed holds does (a signal, a pin, an unpin, a removal): keys answers that may be shared. */
+  get version() {
+    return `${this.sync.head}:${this.sync.changesSeen}`
+  }
 
   /** One page of GET /sw/signals; with `waitMs`, waits for a match until then or until `gone` aborts (the caller left). */
   async read(q: ReadQuery, gone?: Gone): Promise<FeedPage> {

@@ -1,6 +1,7 @@
 export { Feed, type FeedOptions } from './feed.js'
 export type { FeedPage } from './page.js'
 export type { Gone } from './waiters.js'
-export { createReadSide, type ReadSide, type ReadSideOptions } from './read-side.js'
+export { createReadSide, SHARED_AGGREGATE_MS, type ReadSide, type ReadSideOptions } from './read-side.js'
+export { sharedAnswer } from './single-flight.js'
 export { pageBody, signalJson, threadJson } from './render.js'
 export type { Caller, ReadDoor } from './read-door.js'

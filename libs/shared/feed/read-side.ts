@@ -6,7 +6,7 @@ import type { Infra } from '../infra/index.js'
 import type { Logger } from '../log/index.js'
 import { Feed } from './feed.js'
 import { readDoor, type ReadDoor } from './read-door.js'
-import { singleFlight } from './single-flight.js'
+import { sharedAnswer, singleFlight } from './single-flight.js'
 
 /**
  * Everything a read needs: the door every read goes through (`read`, `byId`, `thread`, which spend
@@ -25,6 +25,11 @@ export interface ReadSide extends ReadDoor {
   close(): Promise<void>
 }
 
+/** Tags GET /sw/tags chooses from: the most used active ones (type-ahead needs no more). */
+const TAGS_KEPT = 10_000
+/** How long an aggregate over every active signal answers while the feed has not changed. */
+export const SHARED_AGGREGATE_MS = 1000
+
 export interface ReadSideOptions {
   tailSize?: number
   fallbackPollMs?: number
@@ -38,9 +43,7 @@ export async function createReadSide(cfg: Config, log: Logger, infra: Infra, opt
   const grace = { graceSeconds: cfg.sweep.graceSeconds }
   const sql = signalReader(db, infra.schema, grace)
   const boardSql = boardReader(db, infra.schema)
-  // @NOTE the aggregates over every active signal (GET /sw/tags, the counts of /sw/wire and /sw/stats)
-  // run once at a time per process and key, however many requests ask at once
-  const signals: SignalReader = { ...sql, tags: singleFlight(sql.tags, (prefix, limit) => `${limit}\u0000${prefix ?? ''}`) }
+  // @NOTE the counts of /sw/wire and /sw/stats run once at a time per process, however many requests ask at once
   const board: BoardReader = { ...boardSql, activeStats: singleFlight(boardSql.activeStats) }
   const feed = new Feed(sql, infra.bus, log.child({ mod: 'feed' }), {
     authority: cfg.authority,
@@ -50,6 +53,13 @@ export async function createReadSide(cfg: Config, log: Logger, infra: Infra, opt
     maxWaiters: cfg.reader.maxWaiters,
     ...(db !== infra.readPrimary && { primary: signalReader(infra.readPrimary, infra.schema, grace) }),
   })
+  // GET /sw/tags: one aggregate of the TAGS_KEPT most used active tags serves every prefix and limit
+  // (a random prefix per request would otherwise scan every active signal each time)
+  const allTags = sharedAnswer(() => sql.tags(null, TAGS_KEPT), () => feed.version, SHARED_AGGREGATE_MS)
+  const signals: SignalReader = {
+    ...sql,
+    tags: async (prefix, limit) => (await allTags()).filter((t) => prefix === null || t.tag.startsWith(prefix)).slice(0, limit),
+  }
   await feed.start()
   const door = readDoor({ authority: cfg.authority, feed, signals, presence: infra.presence, limits: infra.limits, identity: opts.identity })
   return {

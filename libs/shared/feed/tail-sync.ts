@@ -95,6 +95,11 @@ export class TailSync {
     return this.tail.head
   }
   /** The highest head this reader knows of; a cursor beyond it belongs to no feed it has seen. */
+  /** Pins, unpins and removals applied so far (feed_head.changes). */
+  get changesSeen() {
+    return this.changes
+  }
+
   get knownHead() {
     return this.#knownHead
   }

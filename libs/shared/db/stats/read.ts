@@ -1,5 +1,8 @@
 import type { Ident, Queryable } from '../types.js'
 
+/** The most buckets one GET /sw/stats answer has. */
+export const STATS_MAX_BUCKETS = 120
+
 /** One bucket of GET /sw/stats: signals published in it and the distinct identities that published them. */
 export interface ActivityBucket {
   at: string
