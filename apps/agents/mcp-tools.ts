@@ -23,7 +23,11 @@ const SIGNAL_FIELDS = {
     $refId: { type: 'string', description: 'The signal this one replies to (id or sw:// URI); required when $type is "reply".' },
   },
   required: ['$type'],
-  additionalProperties: { description: 'Any other key is payload, stored and served verbatim (e.g. "text").' },
+  // any JSON value; spelled out so every schema node carries a validation keyword (strict clients warn otherwise)
+  additionalProperties: {
+    anyOf: ['string', 'number', 'boolean', 'object', 'array', 'null'].map((type) => ({ type })),
+    description: 'Any other key is payload, stored and served verbatim (e.g. "text").',
+  },
 }
 
 // @NOTE a record, not an object schema with those properties: a record keeps the caller's key order
@@ -130,6 +134,9 @@ export function createMcpServer(deps: AgentDeps, caller: Caller): McpServer {
         return JSON.stringify({ token: r.token, identityId: r.identityId, identityUri: r.identityUri, identityMode: deps.identity.mode })
       }),
   )
+  // @NOTE stateless: no session outlives this request, so no tools/list_changed can ever reach a
+  // client. The SDK advertises listChanged: true once a tool is registered; say what is true.
+  server.server.registerCapabilities({ tools: { listChanged: false } })
   return server
 }
 

@@ -10,6 +10,8 @@ export interface Io {
   /** Standard output is a terminal: colour and relative times. */
   tty: boolean
   readStdin(): Promise<string>
+  /** Standard input is a terminal (nothing piped in). */
+  stdinTty: boolean
   /** Aborted on SIGINT or SIGTERM. */
   signal: AbortSignal
 }

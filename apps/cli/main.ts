@@ -27,12 +27,24 @@ const io: Io = {
   out: (line) => void process.stdout.write(`${line}\n`),
   err: (line) => void process.stderr.write(`${line}\n`),
   tty: process.stdout.isTTY === true,
+  stdinTty: process.stdin.isTTY === true,
   signal: ctl.signal,
   readStdin: async () => {
     const chunks: Buffer[] = []
     for await (const c of process.stdin) chunks.push(c as Buffer)
     return Buffer.concat(chunks).toString('utf8')
   },
+}
+
+/** An error's message followed by its causes' (`the database is unavailable (connect ECONNREFUSED …)`). */
+function failureText(err: unknown): string {
+  const parts: string[] = []
+  for (let e: unknown = err; e !== undefined && e !== null && parts.length < 4; e = (e as { cause?: unknown }).cause) {
+    const text = e instanceof Error ? e.message || e.name : String(e)
+    if (text && !parts.includes(text)) parts.push(text)
+    if (!(e instanceof Error)) break
+  }
+  return parts.length > 1 ? `${parts[0]} (${parts.slice(1).join(': ')})` : (parts[0] ?? 'failed')
 }
 
 try {
@@ -43,6 +55,6 @@ try {
     process.exitCode = 1
     if (err instanceof WireError) io.err(`wire: ${err.code}${err.status ? ` (${err.status})` : ''}: ${err.message}`)
     else if (err instanceof ConfigError || err instanceof CliConfigError || err instanceof UsageError) io.err(`wire: ${err.message}`)
-    else io.err(`wire: ${(err as Error)?.stack ?? String(err)}`)
+    else io.err(`wire: ${failureText(err)}`) // a message and its causes; never a stack trace
   }
 }

@@ -94,7 +94,7 @@ export class WireClient {
 
   /**
    * Follows the feed: every matching signal once, oldest first, live. Without `cursor` it starts
-   * with the newest page. Iterate with `for await`; `follower.cursor` is where to resume.
+   * with the newest page, or after it with `from: 'head'`. Iterate with `for await`; `follower.cursor` is where to resume.
    */
   follow(query: FollowQuery = {}, o: FollowOptions = {}): Follower {
     return new Follower(this, query, o)

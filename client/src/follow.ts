@@ -8,8 +8,14 @@ import { backoffDelay, sleep, type BackoffOptions } from './timing.js'
 export type FollowQuery = Omit<ReadParams, 'cursor' | 'wait'>
 
 export interface FollowOptions {
-  /** Resume after this feed position (a `cursor` you kept). Unset: start with the newest page. */
+  /** Resume after this feed position (a `cursor` you kept). Unset: start where `from` says. */
   cursor?: number
+  /**
+   * Where to start when there is no `cursor`: `'newest-page'` (default) hands out the newest page
+   * first; `'head'` starts after it, with only what is published from now on (an agent that answers
+   * requests and must not answer old ones). `onCursor` is called with the head once it is known.
+   */
+  from?: 'newest-page' | 'head'
   /** Stops the follower: the iteration ends quietly, an open long-poll is cancelled. */
   signal?: AbortSignal
   /** Called with the new cursor after every page, once every signal of that page has been handed to you. */
@@ -62,7 +68,9 @@ export class Follower implements AsyncIterable<EmittedSignal> {
     while (!signal?.aborted) {
       this.url = urls[reader % urls.length]!
       const cursor = this.cursor
-      const params = cursor === undefined ? { ...this.#query } : { ...this.#query, cursor, wait }
+      const headOnly = cursor === undefined && this.#o.from === 'head'
+      // the head is the nextCursor of a newest-page read; one signal is the cheapest such page
+      const params = cursor === undefined ? { ...this.#query, ...(headOnly && { limit: 1 }) } : { ...this.#query, cursor, wait }
       const started = Date.now()
       let page
       try {
@@ -80,7 +88,7 @@ export class Follower implements AsyncIterable<EmittedSignal> {
       const serverNow = Date.parse(page.serverNow)
       const skew = Number.isFinite(serverNow) ? serverNow - Date.now() : 0
       let fresh = 0
-      for (const s of page.signals) {
+      for (const s of headOnly ? [] : page.signals) {
         if (!seen.add(s.id)) continue
         // the server drops expired signals too; this catches one that expired in flight, by the server's clock
         if (!this.#query.includeExpired && !s.pinned && Date.parse(s.expiresAt) <= Date.now() + skew) continue

@@ -58,6 +58,15 @@ t.test('publish, get, thread, board and admin against a board', async (t) => {
   const bad = await wire(['publish', '-'], env, '[1,2]')
   t.equal(bad.code, 1)
   t.match(bad.err, /one JSON object/)
+
+  // JSON piped in without `-` is the signal, never dropped for an empty broadcast
+  const piped = (await json(['publish', '--tag', 'piped'], '{"$type":"offer","price":3}\n')).signal
+  t.match(piped, { type: 'offer', tags: ['piped'], payload: { $type: 'offer', price: 3 } }, 'piped JSON is read without -')
+  const nothing = (await json(['publish', '-f', 'n=1'], '')).signal
+  t.match(nothing, { type: 'broadcast', payload: { n: 1 } }, 'empty input: the options alone')
+  const text = await wire(['publish'], env, 'plain words\n')
+  t.equal(text.code, 1, 'piped input that is not JSON is refused, not lost')
+  t.match(text.err, /standard input is not JSON/)
 })
 
 t.test('--help on every command', async (t) => {
@@ -90,6 +99,9 @@ t.test('migrate applies the migrations to the configured database and exits', as
   t.equal(again.out.trim(), `schema ${schema} is up to date`)
   const down = await wire(['migrate'], { DATABASE_URL: 'postgres://root@127.0.0.1:1/test', WIRE_PG_SCHEMA: schema })
   t.equal(down.code, 1, 'an unreachable database exits 1')
+  t.match(down.err, new RegExp(`^wire: cannot migrate schema ${schema} of 127\\.0\\.0\\.1:1/test: .*ECONNREFUSED`), 'one clear line naming the database')
+  t.notMatch(down.err, /\n\s+at /, 'no stack trace')
+  t.equal(down.err.trim().split('\n').length, 1)
 })
 
 t.test('check-config validates the environment and the board file without starting', async (t) => {
@@ -108,6 +120,14 @@ t.test('check-config validates the environment and the board file without starti
   t.equal(badEnv.code, 1)
   t.match(badEnv.err, /SERVER_PORT/)
   t.match(badEnv.err, /SIGNAL_DEFAULT_TTL_SECONDS/, 'every bad variable is named')
+  t.match(badEnv.err, /SERVER_PORT: must be a whole number from 0 to 65535\n/, 'in plain words: the setting and what it expects')
+  t.match(badEnv.err, /SIGNAL_DEFAULT_TTL_SECONDS: must be a whole number from 10 to 86400\n/)
+  t.notMatch(badEnv.err, /NaN|received|expected number|Invalid input/, "never zod's own wording")
+  const more = await wire(['check-config'], { LOG_LEVEL: 'loud', WIRE_PG_NOTIFY: 'yes', PUBLIC_WIRE_URL: 'board', WIRE_CONFIG: good })
+  t.match(more.err, /LOG_LEVEL: must be one of fatal, error, warn, info, debug, trace, silent/)
+  t.match(more.err, /WIRE_PG_NOTIFY: must be 0 or 1/)
+  t.match(more.err, /PUBLIC_WIRE_URL: must be a URL such as https:\/\/host\.example/)
+  t.notMatch(more.err, /Invalid option|Invalid URL|expected one of/)
   const broken = join(dir, 'broken.json')
   writeFileSync(broken, '{"name": "lab", "colour": 3}')
   const badFile = await wire(['check-config'], { WIRE_CONFIG: broken })

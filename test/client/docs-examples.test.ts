@@ -5,7 +5,6 @@ import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import t, { type Test } from 'tap'
 import { projectPath } from '../../libs/shared/paths.js'
-import { startProcess } from '../helpers/process.js'
 import { NODE } from '../cli/run.js'
 import { listeningBoard } from './support.js'
 import { until } from '../helpers/wait.js'
@@ -62,11 +61,13 @@ t.test('the ten-line follower follows, stops on Ctrl-C, and resumes from its cur
 })
 
 t.test('the asking agent gets the answering agent\'s reply', async (t) => {
-  const { url } = await listeningBoard(t)
+  const { url, wire } = await listeningBoard(t)
   const dir = mkdtempSync(join(tmpdir(), 'wire-doc-'))
   const ask = script(dir, 'ask.mjs', blocks[1]!)
   const answer = script(dir, 'answer.mjs', blocks[2]!)
-  const answerer = await startProcess(t, NODE, [answer], { ...process.env, WIRE_URL: url, WIRE_TOKEN: 'answering-agent-token' }, /(?:)/)
+  const old = (await wire.publish({ $type: 'request', $tags: ['gpu'], text: 'an old request' })).signal
+  const answerer = run(t, dir, answer, { ...process.env, WIRE_URL: url, WIRE_TOKEN: 'answering-agent-token' })
+  await until(() => existsSync(join(dir, 'answered.txt')), 20_000, 'the answerer knows the head')
   const asked = await new Promise<{ code: number | null; out: string }>((resolve) => {
     const p = spawn(NODE, [ask], { env: { ...process.env, WIRE_URL: url, WIRE_TOKEN: 'asking-agent-token' } })
     let out = ''
@@ -76,5 +77,20 @@ t.test('the asking agent gets the answering agent\'s reply', async (t) => {
   })
   t.equal(asked.code, 0, asked.out)
   t.match(asked.out, /^asked \w{20}\nfp_\w+ replied: I can, 2 credits a frame\n$/, 'asked, got the reply, and exited')
-  answerer.signal('SIGKILL')
+  const first = asked.out.split('\n')[0]!.slice('asked '.length)
+
+  // restarted, it answers what came while it was down, and nothing twice
+  await until(async () => (await wire.get(first)).replies.length === 1, 20_000, 'the reply is in')
+  const cursorBefore = Number(readFileSync(join(dir, 'answered.txt'), 'utf8'))
+  answerer.kill('SIGKILL')
+  await answerer.exited
+  const whileDown = (await wire.publish({ $type: 'request', $tags: ['gpu'], text: 'asked while it was down' })).signal
+  t.ok(cursorBefore > 0, 'the answerer stored its place')
+  const again = run(t, dir, answer, { ...process.env, WIRE_URL: url, WIRE_TOKEN: 'answering-agent-token' })
+  await until(async () => (await wire.get(whileDown.id)).replies.length === 1, 20_000, 'the request made while it was down is answered')
+  const later = (await wire.publish({ $type: 'request', $tags: ['gpu'], text: 'a live one' })).signal
+  await until(async () => (await wire.get(later.id)).replies.length === 1, 20_000, 'and a live one after the restart')
+  t.equal((await wire.get(first)).replies.length, 1, 'the request answered before the restart is not answered again')
+  t.equal((await wire.get(old.id)).replies.length, 0, 'a request from before its first run is never answered')
+  again.kill('SIGKILL')
 })

@@ -109,6 +109,24 @@ t.test('follow: every signal once, in order, live; the cursor resumes exactly', 
   t.ok(s.logs.length > 0)
 })
 
+t.test("follow from: 'head' hands out only what is published after it started, and reports the head", async (t) => {
+  const { wire } = await listeningBoard(t)
+  for (let i = 0; i < 3; i++) await wire.publish({ $type: 'request', n: i })
+  const feedHead = (await wire.read({ limit: 1 })).nextCursor
+  const cursors: number[] = []
+  let head: () => void
+  const atHead = new Promise<void>((r) => (head = r))
+  const ctl = new AbortController()
+  const c = collect(wire.follow({ type: 'request' }, { from: 'head', signal: ctl.signal, onCursor: (x) => (cursors.push(x), head()) }))
+  await atHead
+  const fresh = (await wire.publish({ $type: 'request', n: 3 })).signal
+  await c.until(1)
+  t.same(c.got.map((x) => x.id), [fresh.id], 'none of the three already there')
+  t.equal(cursors[0], feedHead, 'onCursor got the head it started from')
+  ctl.abort()
+  await c.done
+})
+
 t.test('follow never yields expired signals', async (t) => {
   // no in-memory tail: the backdated rows are judged as they are now in the database
   const { s, wire } = await listeningBoard(t, { env: { READER_TAIL_SIZE: '0' } })

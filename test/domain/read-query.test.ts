@@ -48,8 +48,10 @@ t.test('cursor', async (t) => {
     t.equal(q({ cursor: '42' }).cursor, 42)
     t.equal(q({ cursor: '9007199254740991' }).cursor, Number.MAX_SAFE_INTEGER)
   })
-  t.test('empty means no cursor', async (t) => {
-    t.equal(q({ cursor: '' }).cursor, null)
+  t.test('empty is invalid_request, never "no cursor" (a follower whose cursor got lost must not restart at the newest page)', async (t) => {
+    refuses(t, { cursor: '' }, 'cursor is empty')
+    refuses(t, { cursor: '  ' }, 'cursor is empty')
+    t.equal(q({}).cursor, null, 'leaving it out is the newest page')
   })
   t.test('anything else is invalid_request', async (t) => {
     for (const cursor of ['-1', 'abc', '1.5', '1e3', ' 1', '1 ', '0x10', '+1', '99999999999999999', '9007199254740993', 'NaN', 'Infinity', '１', ['1', '2']])

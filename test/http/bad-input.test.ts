@@ -218,6 +218,12 @@ t.test('bad input', async (t) => {
     }
   })
 
+  t.test('an empty cursor is invalid_request, saying so: it never restarts a follower at the newest page', async (t) => {
+    for (const url of ['/sw/signals?cursor=', '/sw/signals?cursor=&wait=25', '/sw/v1/signals?tag=a&cursor='])
+      await refused(t, { url }, 400, 'invalid_request', url)
+    t.match((await s.app.inject({ url: '/sw/signals?cursor=' })).json().error.message, /cursor is empty/)
+  })
+
   t.test('a parameter given twice is invalid_request, except tag', async (t) => {
     for (const param of ['cursor', 'limit', 'wait', 'type', 'origin', 'q', 'since', 'includeExpired'])
       await refused(t, { url: `/sw/signals?${param}=1&${param}=1` }, 400, 'invalid_request', `${param} twice`)

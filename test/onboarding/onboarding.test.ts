@@ -23,11 +23,12 @@ t.test('local mode: the documents say any token of 8+ characters is an identity,
   const pr = await get(s, '/.well-known/oauth-protected-resource')
   t.equal(pr.statusCode, 200)
   t.same(pr.json(), {
-    resource: 'https://board.example/sw',
+    resource: 'https://board.example',
     bearer_methods_supported: ['header'],
     resource_documentation: 'https://board.example/auth.md',
     resource_name: 'main',
-  }, 'no authorization_servers: tokens need no server in local mode')
+    'x-subwire-identity-mode': 'local',
+  }, 'the resource is the origin (RFC 9728, a document at the root); no authorization_servers: tokens need no server in local mode')
 
   const md = await get(s, '/auth.md')
   t.equal(md.statusCode, 200)
@@ -46,11 +47,12 @@ t.test('network mode: authorization_servers is the identity network, and auth.md
   const d = (await get(s, '/.well-known/wire')).json()
   t.match(d, { identityMode: 'network', identity: fake.url, authmd: 'https://board.example/auth.md', aggregator: 'https://agg.example' })
   t.same((await get(s, '/.well-known/oauth-protected-resource')).json(), {
-    resource: 'https://board.example/sw',
+    resource: 'https://board.example',
     authorization_servers: [fake.url],
     bearer_methods_supported: ['header'],
     resource_documentation: 'https://board.example/auth.md',
     resource_name: 'main',
+    'x-subwire-identity-mode': 'network',
   })
   const md = (await get(s, '/auth.md')).body
   t.match(md, /network identity mode/)

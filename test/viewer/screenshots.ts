@@ -47,6 +47,10 @@ t.test('screenshots of the viewer', async (t) => {
       await page.goto(`${base}/view?tag=deploy`)
       await page.locator('body[data-feed="live"]').waitFor()
       await shot(page, `filtered-${size}`)
+      await page.goto(`${base}/view?layout=compact&static=1`)
+      await page.locator('body[data-feed="static"]').waitFor()
+      await page.locator('#board-chart svg').waitFor({ state: 'attached' })
+      await shot(page, `compact-${size}`)
     }
     t.same(problems, [], `${size}: no page errors`)
   }

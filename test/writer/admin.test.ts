@@ -92,6 +92,7 @@ t.test('the admin API', async (t) => {
       t.match(pub, { name: 'Ops board', description: 'For the ops agents', allowedSignalTypes: ['offer', 'reply'] })
       const disco = (await s.app.inject({ url: '/.well-known/wire' })).json()
       t.match(disco.subwires, [{ name: 'Ops board', description: 'For the ops agents' }], 'discovery agrees')
+      t.match(disco.subwire, { name: 'Ops board', description: 'For the ops agents' }, 'in both of its board fields')
     })
     t.test('keeps the fields it is not sent', async (t) => {
       const res = await admin('PATCH', '/wire', { description: 'Changed' }, '/sw/v1/admin')

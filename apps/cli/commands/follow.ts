@@ -55,7 +55,9 @@ export function followCommand(io: Io): (program: Command) => void {
           signal: io.signal,
           onCursor: (c) => {
             if (o.cursorFile) writeCursorFile(o.cursorFile, c)
-            if (!announced) (io.err(`wire: following ${follower.url} at cursor ${c}`), (announced = true))
+            // where it started, once the first page is in: a resumed follower names the cursor it resumed from
+            const from = cursor !== undefined ? `after cursor ${cursor}` : `from the newest page (now at cursor ${c})`
+            if (!announced) (io.err(`wire: following ${follower.url} ${from}`), (announced = true))
           },
           onRetry: ({ error, delayMs, url }) => io.err(`wire: ${url}: ${error.code}: ${error.message}; trying again in ${(delayMs / 1000).toFixed(1)} s`),
         })

@@ -1,7 +1,25 @@
 import type { Command } from 'commander'
 import { loadBoardFile, loadConfig, type Config } from '../../../libs/shared/config/index.js'
 import { migrate, pgliteDb, postgresDb, type Db } from '../../../libs/shared/db/index.js'
-import type { Io } from '../io.js'
+import { UsageError, type Io } from '../io.js'
+
+/** Where the database is, without its password: `127.0.0.1:5432/wire`, or the embedded directory. */
+function databaseName(cfg: Config): string {
+  if (cfg.db.kind !== 'postgres') return `the embedded database in ${cfg.db.dataDir}`
+  try {
+    const u = new URL(cfg.db.directUrl)
+    return `${u.host}${u.pathname}`
+  } catch {
+    return 'DATABASE_URL'
+  }
+}
+
+/** The innermost message: the driver's own words (`connect ECONNREFUSED …`, `database "x" does not exist`). */
+function causeText(err: unknown): string {
+  let e = err as { message?: unknown; cause?: unknown } | null
+  while (e?.cause instanceof Error) e = e.cause as typeof e
+  return String(e?.message ?? err)
+}
 
 const describe = (cfg: Config) =>
   [
@@ -25,6 +43,8 @@ export function opsCommands(io: Io): (program: Command) => void {
         try {
           const { applied } = await migrate(db, cfg.db.schema)
           io.out(applied.length ? `applied ${applied.join(', ')} to schema ${cfg.db.schema}` : `schema ${cfg.db.schema} is up to date`)
+        } catch (err) {
+          throw new UsageError(`cannot migrate schema ${cfg.db.schema} of ${databaseName(cfg)}: ${causeText(err)}`)
         } finally {
           await db.close()
         }

@@ -28,8 +28,10 @@ function parseField(f: string): [string, unknown] {
 
 async function bodyFrom(io: Io, text: string | undefined, o: PublishOptions): Promise<SignalDraft> {
   let base: Record<string, unknown> = {}
-  if (text === '-') {
-    const raw = await io.readStdin()
+  // @NOTE JSON piped in without `-` is read too: ignoring it published an empty broadcast and lost the payload
+  const piped = text === undefined && !io.stdinTty ? await io.readStdin() : null
+  if (text === '-' || (piped !== null && piped.trim() !== '')) {
+    const raw = piped ?? (await io.readStdin())
     try {
       base = JSON.parse(raw)
     } catch {
@@ -57,7 +59,7 @@ export function publishCommand(io: Io): (program: Command) => void {
     program
       .command('publish')
       .description('publish a signal; prints {ok, signal, cursor} as JSON')
-      .argument('[text]', 'the payload text, or - to read the whole flat JSON signal from standard input')
+      .argument('[text]', 'the payload text, or - to read the whole flat JSON signal from standard input (read without - too when piped in)')
       .option('-t, --type <type>', '$type (default broadcast, or the one in the JSON body)')
       .option('--tag <tag>', 'a tag (repeat, or separate with commas)', collectValues)
       .option('--ttl <seconds>', `$ttl, lifetime in seconds`)

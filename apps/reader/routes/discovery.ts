@@ -8,10 +8,12 @@ export async function discoveryRoutes(app: FastifyInstance, { ctx, features }: {
   app.get('/.well-known/wire', async (): Promise<DiscoveryDocument> => {
     const { cfg } = ctx
     const meta = await ctx.board.meta()
+    const board = { authority: cfg.authority, uri: `sw://${cfg.authority}`, name: meta.name, description: meta.description }
     return {
       protocol: 'wire',
       version: '1',
-      subwires: [{ authority: cfg.authority, uri: `sw://${cfg.authority}`, name: meta.name, description: meta.description }],
+      subwires: [board],
+      subwire: board, // the reference server's single-board field: its clients read `subwire.name`
       api: `${cfg.baseUrl}/sw`,
       ...(features.includes('mcp') && { mcp: `${cfg.baseUrl}/mcp` }),
       ...(features.includes('a2a') && { a2a: `${cfg.baseUrl}/a2a` }),

@@ -12,11 +12,14 @@ export async function onboardingRoutes(app: FastifyInstance, { ctx }: { ctx: Rea
   app.get('/.well-known/oauth-protected-resource', async (_req, reply) => {
     reply.header('cache-control', 'public, max-age=300')
     return {
-      resource: `${cfg.baseUrl}/sw`,
+      // RFC 9728 §3.3: the resource whose well-known address this is. The document sits at the base
+      // URL's root, so that is the base URL: the origin, as the reference server answers.
+      resource: cfg.baseUrl,
       ...(cfg.identity.mode === 'network' && { authorization_servers: [cfg.identity.url] }),
       bearer_methods_supported: ['header'],
       resource_documentation: `${cfg.baseUrl}/auth.md`,
       resource_name: (await ctx.board.meta()).name,
+      'x-subwire-identity-mode': cfg.identity.mode, // the reference server's extension field, same values as discovery's identityMode
     }
   })
   app.get('/auth.md', async (_req, reply) => {

@@ -1,8 +1,9 @@
 // The live feed: the newest page, then every new signal from the follower, newest at the top.
 import { $, announce, h } from './dom.js'
-import { signalCard, tick } from './signal-card.js'
+import { repliesText, signalCard, tick } from './signal-card.js'
 
 const MAX_CARDS = 500
+const MAX_COUNTS = 2 * MAX_CARDS
 
 export function createFeed(board) {
   const list = $('#feed-list')
@@ -27,10 +28,24 @@ export function createFeed(board) {
     arrived = 0
   }
 
+  // Replies the page has seen, per signal id: those in the feed it loaded and followed since (a
+  // filter that leaves replies out leaves them uncounted). Bounded: the oldest counts go first.
+  const replies = new Map()
+  function countReply(s) {
+    if (!s.refId) return
+    const n = (replies.get(s.refId) ?? 0) + 1
+    replies.delete(s.refId)
+    replies.set(s.refId, n)
+    if (replies.size > MAX_COUNTS) replies.delete(replies.keys().next().value)
+    const el = shown.get(s.refId)?.item.querySelector('[data-replies-of]')
+    if (el) el.textContent = repliesText(n)
+  }
+
   function add(s, fresh) {
     if (shown.has(s.id)) return
     if (fresh) (arrived++, clearTimeout(hush), (hush = setTimeout(told, 2000)))
-    const item = h('li', { class: fresh ? 'fresh' : null }, signalCard(s))
+    countReply(s)
+    const item = h('li', { class: fresh ? 'fresh' : null }, signalCard(s, { replies: replies.get(s.id) ?? 0 }))
     list.prepend(item)
     shown.set(s.id, { item, signal: s })
     while (shown.size > MAX_CARDS) drop(shown.keys().next().value) // the oldest on screen
@@ -43,19 +58,24 @@ export function createFeed(board) {
     refreshEmpty()
   }
 
-  /** Follows the board with these filters, replacing whatever was followed before. */
-  async function follow(filters) {
+  /**
+   * Follows the board with these filters, replacing whatever was followed before. `live: false`
+   * (the page's static mode) shows the newest page once and opens no long-poll.
+   */
+  async function follow(filters, { live = true } = {}) {
     ctrl?.abort()
     ctrl = new AbortController()
     const { signal } = ctrl
     list.replaceChildren()
     shown.clear()
+    replies.clear()
     refreshEmpty()
     setState('loading')
     try {
       const page = await board.read({ ...filters, limit: 100 })
       if (signal.aborted) return
       for (const s of page.signals) add(s, false) // oldest first, each on top of the last
+      if (!live) return setState('static')
       setState('live')
       const follower = board.follow(filters, {
         cursor: page.nextCursor,
@@ -82,7 +102,7 @@ export function createFeed(board) {
       const cur = shown.get(s.id)
       if (!cur) return
       cur.signal = s
-      cur.item.replaceChildren(signalCard(s))
+      cur.item.replaceChildren(signalCard(s, { replies: replies.get(s.id) ?? 0 }))
     },
     /** Relative times move on; signals past expiresAt (and not pinned) leave, as the client drops them. */
     tick(now = Date.now()) {

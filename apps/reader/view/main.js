@@ -10,12 +10,15 @@ import { openBoard } from './wire.js'
 
 const board = openBoard()
 let state = readState()
+// static mode (/view?static=1): one render, no long-poll and no timers, so a headless browser's
+// --virtual-time-budget (which waits for the network to go idle) can finish
+const live = !state.static
 
 const feed = createFeed(board)
 const filters = createFilters(board, (f) => {
   state = { ...state, filters: f }
   writeState(state)
-  feed.follow(f)
+  feed.follow(f, { live })
 })
 const thread = createThread(board, {
   onClose: () => {
@@ -34,8 +37,19 @@ const operator = createOperator(board, {
 function openThread(id) {
   state = { ...state, thread: id }
   writeState(state, { push: true })
-  thread.open(id)
+  thread.open(id, { live })
 }
+
+// compact: one line per signal, for busy boards; kept in the URL like the filters
+function setCompact(on) {
+  document.body.classList.toggle('compact', on)
+  $('#layout-toggle').setAttribute('aria-pressed', String(on))
+}
+$('#layout-toggle').addEventListener('click', () => {
+  state = { ...state, compact: !state.compact }
+  writeState(state)
+  setCompact(state.compact)
+})
 
 // every card button, in the feed and in the thread, by its data-action
 document.addEventListener('click', (e) => {
@@ -51,21 +65,25 @@ document.addEventListener('click', (e) => {
 addEventListener('popstate', () => {
   state = readState()
   filters.set(state.filters)
-  feed.follow(state.filters)
-  if (state.thread) thread.open(state.thread)
+  setCompact(state.compact)
+  feed.follow(state.filters, { live })
+  if (state.thread) thread.open(state.thread, { live })
   else thread.close()
 })
 
-setInterval(() => {
-  const now = Date.now()
-  feed.tick(now)
-  thread.tick(now)
-}, 5000)
+if (live)
+  setInterval(() => {
+    const now = Date.now()
+    feed.tick(now)
+    thread.tick(now)
+  }, 5000)
 
 // on a phone the board panel starts folded, so the feed comes first
 if (matchMedia('(max-width: 800px)').matches) $('#board-details').open = false
 filters.set(state.filters)
 filters.setTypes(null)
-feed.follow(state.filters)
-panel.start()
-if (state.thread) thread.open(state.thread)
+setCompact(state.compact)
+feed.follow(state.filters, { live })
+if (live) panel.start()
+else panel.refresh()
+if (state.thread) thread.open(state.thread, { live })

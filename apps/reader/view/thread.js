@@ -32,7 +32,8 @@ export function createThread(board, { onClose }) {
     return cur.id
   }
 
-  async function open(id) {
+  /** Opens the thread of `id`; `live: false` (static mode) shows it as it is and follows nothing. */
+  async function open(id, { live = true } = {}) {
     ctrl?.abort()
     ctrl = new AbortController()
     const { signal } = ctrl
@@ -49,7 +50,8 @@ export function createThread(board, { onClose }) {
       for (const s of signals) place(s, false) // oldest first: parents before their replies
       body.querySelector(`[data-id="${CSS.escape(id)}"]`)?.classList.add('current')
       $('#thread-title').textContent = `Thread · ${signals.length} signal${signals.length === 1 ? '' : 's'}`
-      dialog.dataset.state = 'live'
+      dialog.dataset.state = live ? 'live' : 'static'
+      if (!live) return
       for await (const s of board.follow({}, { cursor: head, signal })) {
         if (signal.aborted) break // another thread opened meanwhile
         if (replies.size < MAX_NODES && place(s, true)) $('#thread-title').textContent = `Thread · ${replies.size} signals`

@@ -9,13 +9,21 @@ export function readState(loc = location) {
     const v = (p.get(k) ?? '').trim().slice(0, 256)
     if (v) filters[k] = v
   }
-  return { filters, thread: p.get('thread')?.slice(0, 200) || null }
+  return {
+    filters,
+    thread: p.get('thread')?.slice(0, 200) || null,
+    compact: p.get('layout') === 'compact',
+    // static: render once, follow nothing (headless screenshots, printing, a board too busy to watch)
+    static: p.get('static') === '1',
+  }
 }
 
-export function writeState({ filters, thread }, { push = false } = {}) {
+export function writeState({ filters, thread, compact, static: still }, { push = false } = {}) {
   const p = new URLSearchParams()
   for (const k of FILTERS) if (filters[k]) p.set(k, filters[k])
   if (thread) p.set('thread', thread)
+  if (compact) p.set('layout', 'compact')
+  if (still) p.set('static', '1')
   const url = `${location.pathname}${p.size ? `?${p}` : ''}`
   if (url === `${location.pathname}${location.search}`) return
   history[push ? 'pushState' : 'replaceState'](null, '', url)

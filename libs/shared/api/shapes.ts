@@ -70,10 +70,12 @@ export const Stats = z.object({
   buckets: z.array(z.object({ at: timestamp, signals: count, identities: count })),
 })
 
+const HostedBoard = z.object({ authority: z.string(), uri: z.string(), name: z.string(), description: z.string().nullable() })
 export const Discovery = z.object({
   protocol: z.literal('wire'),
   version: z.literal('1'),
-  subwires: z.array(z.object({ authority: z.string(), uri: z.string(), name: z.string(), description: z.string().nullable() })),
+  subwires: z.array(HostedBoard),
+  subwire: HostedBoard.describe('the same board as subwires[0], as the reference server names it'),
   api: z.string(),
   mcp: z.string().optional(),
   a2a: z.string().optional().describe('Wire extension'),
@@ -89,11 +91,12 @@ export const Discovery = z.object({
 })
 
 export const ProtectedResource = z.object({
-  resource: z.string(),
+  resource: z.string().describe("the board's origin (its base URL)"),
   authorization_servers: z.array(z.string()).optional().describe('the identity network; absent in local mode'),
   bearer_methods_supported: z.array(z.literal('header')),
   resource_documentation: z.string(),
   resource_name: z.string().optional(),
+  'x-subwire-identity-mode': z.enum(['network', 'local']).describe('as the reference server names it: the identity mode of discovery'),
 })
 
 export const Rule = z.object({ id: z.string(), ruleType: z.enum(['allow', 'deny']), identityId: z.string(), createdAt: timestamp }).meta({ id: 'Rule' })

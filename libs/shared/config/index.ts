@@ -6,9 +6,16 @@ import { ConfigError } from './errors.js'
 export { ConfigError }
 export { loadBoardFile, type BoardFile } from './board-file.js'
 
-const flag = (d: '0' | '1') => z.enum(['0', '1']).default(d).transform((v) => v === '1')
-const int = (min: number, max: number, d: number) => z.coerce.number().int().min(min).max(max).default(d)
-const optionalText = z.string().trim().min(1).optional()
+// Messages say what a setting expects in plain words; zod's own ("expected number, received NaN") name types, not settings.
+const flag = (d: '0' | '1') => z.enum(['0', '1'], { message: 'must be 0 or 1' }).default(d).transform((v) => v === '1')
+const int = (min: number, max: number, d: number) => {
+  const expected = `must be a whole number from ${min} to ${max > 99_999 ? max.toLocaleString('en-US') : max}`
+  return z.coerce.number({ message: expected }).int(expected).min(min, expected).max(max, expected).default(d)
+}
+const url = (what = 'a URL such as https://host.example') => z.string().url(`must be ${what}`)
+const optionalText = z.string().trim().min(1, 'must not be blank').optional()
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
 
 /** Every setting Wire reads. Nothing else in the code base reads the environment. */
 const Env = z.object({
@@ -24,9 +31,9 @@ const Env = z.object({
   SERVER_PORT: int(0, 65535, 4000),
   SERVER_HOST: z.string().min(1).default('0.0.0.0'),
   PUBLIC_WIRE_HOST: z.string().trim().regex(/^[A-Za-z0-9.-]+(:\d{1,5})?$/, 'must be host or host:port').optional(),
-  PUBLIC_WIRE_URL: z.string().url().optional(),
-  AGGREGATOR_URL: z.string().url().regex(/^https?:\/\//i, 'must be an http(s) URL').optional(), // metadata for discovery only; never called
-  IDENTITY_URL: z.string().url().regex(/^https?:\/\//i, 'must be an http(s) URL').optional(), // set: network identity mode
+  PUBLIC_WIRE_URL: url().optional(),
+  AGGREGATOR_URL: url().regex(/^https?:\/\//i, 'must be an http(s) URL').optional(), // metadata for discovery only; never called
+  IDENTITY_URL: url().regex(/^https?:\/\//i, 'must be an http(s) URL').optional(), // set: network identity mode
   LOCAL_IDENTITY_VERIFIED: flag('1'),
   FINGERPRINT_SECRET: optionalText,
   // a guessable admin token is an open admin API: at least 16 characters (failed attempts are budgeted too)
@@ -51,7 +58,7 @@ const Env = z.object({
   HTTP_KEEP_ALIVE_TIMEOUT_MS: int(1000, 3_600_000, 72_000),
   HTTP_MAX_CONNECTIONS: int(0, 10_000_000, 20_000), // 0: no cap
   SHED_EVENT_LOOP_DELAY_MS: int(0, 60_000, 1000), // 0: off
-  SHED_HEAP_USED_RATIO: z.coerce.number().min(0).max(1).default(0.9), // of V8's heap limit; 0: off
+  SHED_HEAP_USED_RATIO: z.coerce.number({ message: 'must be a number from 0 to 1' }).min(0, 'must be a number from 0 to 1').max(1, 'must be a number from 0 to 1').default(0.9), // of V8's heap limit; 0: off
   TRUST_PROXY: z.string().trim().default('0'),
   // ours: per client address (0: off), shared by every process through Redis
   READ_RATE_LIMIT_MAX: int(0, 10_000_000, 3000),
@@ -64,7 +71,7 @@ const Env = z.object({
   CLIENT_IPV6_PREFIX_BITS: int(1, 128, 64), // budgets count an IPv6 client by this prefix
   HTTP_FAST_PATH: flag('1'), // ours: serve GET /sw/signals below node's request objects (0: every request through fastify)
   NEW_IDENTITY_RATE_LIMIT_MAX: int(0, 10_000_000, 300), // local mode: publishes by identities new to this board, per minute, board-wide
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  LOG_LEVEL: z.enum(LOG_LEVELS, { message: `must be one of ${LOG_LEVELS.join(', ')}` }).default('info'),
 })
 
 /**

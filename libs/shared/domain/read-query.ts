@@ -37,7 +37,7 @@ export const READ_FILTER_LIMITS = Object.freeze({
  * another kind. `authority` is this board's: a `ref` given as an sw:// URI must name it.
  */
 export function parseReadQuery(raw: Raw, nowMs: number, authority: string): ReadQuery {
-  const cursor = optionalInt(raw, 'cursor', 0)
+  const cursor = parseCursor(raw)
   const limit = optionalInt(raw, 'limit', Number.MIN_SAFE_INTEGER)
   const wait = single(raw, 'wait')
   let waitSeconds = 0
@@ -78,6 +78,17 @@ function checkText(v: string, name: string) {
 }
 
 const nonEmpty = (v: string | null) => (v === null || v.trim() === '' ? null : v.trim())
+
+/**
+ * @NOTE `cursor=` (empty) is refused, never read as "no cursor": a script whose cursor variable
+ * came back empty after a failed request would otherwise silently restart at the newest page and
+ * skip (or replay) signals. Leaving the parameter out is how to ask for the newest page.
+ */
+function parseCursor(raw: Raw): number | null {
+  if (single(raw, 'cursor')?.trim() === '')
+    throw invalid('cursor is empty: send the nextCursor of your previous answer, or leave cursor out for the newest page')
+  return optionalInt(raw, 'cursor', 0)
+}
 
 function optionalInt(raw: Raw, name: string, min: number): number | null {
   const v = single(raw, name)

@@ -144,6 +144,8 @@ export interface DiscoveryDocument {
   protocol: 'wire'
   version: string
   subwires: Array<{ authority: string; uri: string; name: string; description: string | null }>
+  /** The same board as `subwires[0]`, under the reference server's single-board name. */
+  subwire: { authority: string; uri: string; name: string; description: string | null }
   api: string
   /** Present when the board serves MCP (`features` lists `mcp`). */
   mcp?: string
