@@ -1,5 +1,4 @@
-import type { EmittedSignal, ReadParams } from '../../libs/shared/domain/wire-types.js'
-import type { WireClient } from './client.js'
+import type { EmittedSignal, ReadParams, SignalPage } from '../../libs/shared/domain/wire-types.js'
 import { WireError } from './errors.js'
 import { SeenIds } from './seen-ids.js'
 import { backoffDelay, sleep, type BackoffOptions } from './timing.js'
@@ -34,6 +33,12 @@ export interface FollowOptions {
 
 const MAX_RETRY_AFTER_MS = 15 * 60_000
 
+/** What a follower reads through (WireClient): the readers to try, and one page from one of them. */
+export interface PageSource {
+  readonly readUrls: string[]
+  readPage(base: string, params: ReadParams, signal: AbortSignal | undefined, timeoutMs: number): Promise<SignalPage>
+}
+
 /**
  * A live follower of one feed query. Iterate it once with `for await`; `cursor` is the position to
  * resume from after the signals handed out so far.
@@ -42,12 +47,12 @@ export class Follower implements AsyncIterable<EmittedSignal> {
   cursor: number | undefined
   /** The reader the next poll goes to. */
   url: string
-  readonly #client: WireClient
+  readonly #client: PageSource
   readonly #query: FollowQuery
   readonly #o: FollowOptions
   #started = false
 
-  constructor(client: WireClient, query: FollowQuery, o: FollowOptions) {
+  constructor(client: PageSource, query: FollowQuery, o: FollowOptions) {
     this.#client = client
     this.#query = query
     this.#o = o

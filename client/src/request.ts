@@ -1,7 +1,11 @@
 import type { EmittedSignal, PublishResult } from '../../libs/shared/domain/wire-types.js'
-import type { WireClient } from './client.js'
-import type { FollowOptions } from './follow.js'
+import type { FollowOptions, FollowQuery } from './follow.js'
 import { deadline } from './timing.js'
+
+/** What a reply waiter follows through (WireClient). */
+export interface Follows {
+  follow(query: FollowQuery, o: FollowOptions): AsyncIterable<EmittedSignal>
+}
 
 export interface RequestOptions extends Pick<FollowOptions, 'onRetry' | 'wait' | 'backoff'> {
   /** How long to wait for replies, ms. The iteration then ends quietly. */
@@ -20,10 +24,10 @@ export class ReplyWaiter implements AsyncIterable<EmittedSignal> {
   readonly signal: EmittedSignal
   /** Its feed position, when the server reports it. */
   readonly cursor: number | undefined
-  readonly #client: WireClient
+  readonly #client: Follows
   readonly #o: RequestOptions
 
-  constructor(client: WireClient, published: PublishResult, o: RequestOptions) {
+  constructor(client: Follows, published: PublishResult, o: RequestOptions) {
     this.#client = client
     this.signal = published.signal
     this.cursor = typeof published.cursor === 'number' ? published.cursor : undefined
