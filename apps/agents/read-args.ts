@@ -1,11 +1,21 @@
 import { z } from 'zod'
+import { READ_FILTERS, type FilterKind } from '../../libs/shared/domain/index.js'
+
+/** Each filter kind as typed JSON: what MCP and A2A take where the query string has text. */
+const TYPED: Record<FilterKind, () => z.ZodType> = {
+  text: () => z.string().max(1024),
+  tags: () => z.union([z.string().max(1024), z.array(z.string().max(1024)).max(64)]),
+  since: () => z.string().max(64),
+  flag: () => z.boolean(),
+}
 
 /**
  * GET /sw/signals' query parameters as typed JSON, for the MCP tool read_signals and the A2A skill
- * read-signals. Values are handed to parseReadQuery as the query string would be, so meaning,
- * clamps and errors are the HTTP route's (docs/protocol.md "Reading").
+ * read-signals: the paging parameters here, every filter from the domain's table (READ_FILTERS).
+ * Values are handed to the read side as the query string would be, so meaning, clamps and errors
+ * are the HTTP route's (docs/protocol.md "Reading").
  */
-export const readArgsShape = {
+export const readArgsShape: Record<string, z.ZodType> = {
   cursor: z
     .number()
     .int()
@@ -21,37 +31,22 @@ export const readArgsShape = {
         'With cursor, this is how to wait for a reply in one call.',
     ),
   limit: z.number().int().min(1).optional().describe('Page size, 1 to 100 (default and maximum 100; larger values are clamped).'),
-  type: z.string().max(1024).optional().describe('Only signals of this $type (exact match), e.g. "reply".'),
-  tag: z
-    .union([z.string().max(1024), z.array(z.string().max(1024)).max(64)])
-    .optional()
-    .describe('Only signals with this tag (case-insensitive). Several tags (at most 16), as an array or comma-separated, match any of them.'),
-  q: z.string().max(1024).optional().describe('Case-insensitive substring (at most 256 characters) searched in type, tags, origin, originName and payload text.'),
-  origin: z.string().max(1024).optional().describe('Only signals published by this identity id (the "origin" field of a signal).'),
-  since: z
-    .string()
-    .max(64)
-    .optional()
-    .describe('Only signals created after this: an ISO 8601 timestamp, Unix seconds, or a duration back from now such as "90s", "15m", "2h", "1d".'),
-  ref: z
-    .string()
-    .max(1024)
-    .optional()
-    .describe('Only direct replies to this signal: its id or sw:// URI. With the cursor a publish answered, this waits exactly for the replies to it.'),
-  includeExpired: z.boolean().optional().describe('Also return expired signals that are not swept yet (default false).'),
+  ...Object.fromEntries(READ_FILTERS.map((f) => [f.param, TYPED[f.kind]().optional().describe(f.description)])),
 }
 
 const ReadArgs = z.object(readArgsShape)
-export type ReadArgs = z.infer<typeof ReadArgs>
+export type ReadArgs = Record<string, unknown>
 /** The same parameters where nothing else is allowed (an A2A data part that is not a signal). */
 export const StrictReadArgs = ReadArgs.strict()
 
-/** Typed arguments → the raw query record parseReadQuery reads. */
+/** Typed arguments → the raw query record the read side's door parses. */
 export function toReadQuery(a: ReadArgs): Record<string, unknown> {
   const raw: Record<string, unknown> = {}
-  for (const k of ['cursor', 'wait', 'limit'] as const) if (a[k] !== undefined) raw[k] = String(a[k])
-  for (const k of ['type', 'q', 'origin', 'since', 'ref'] as const) if (a[k] !== undefined) raw[k] = a[k]
-  if (a.tag !== undefined) raw['tag'] = a.tag
-  if (a.includeExpired !== undefined) raw['includeExpired'] = a.includeExpired ? '1' : '0'
+  for (const k of ['cursor', 'wait', 'limit']) if (a[k] !== undefined) raw[k] = String(a[k])
+  for (const f of READ_FILTERS) {
+    const v = a[f.param]
+    if (v === undefined) continue
+    raw[f.param] = f.kind === 'flag' ? (v ? '1' : '0') : v
+  }
   return raw
 }

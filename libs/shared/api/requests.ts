@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { LIMITS } from '../domain/index.js'
+import { LIMITS, READ_FILTERS } from '../domain/index.js'
 
 // What the HTTP API accepts, as zod schemas. Routes that validate with zod use these exact objects;
 // the read and publish parsers (libs/shared/domain read-query.ts, envelope.ts) are hand-written for
@@ -22,13 +22,10 @@ export const ReadParams = z.object({
   cursor: z.string().regex(/^\d+$/).optional().describe('a previous nextCursor: only signals after it'),
   wait: z.string().regex(/^\d+(\.\d+)?$/).optional().describe(`long-poll seconds; values above ${LIMITS.maxWaitSeconds} are clamped to ${LIMITS.maxWaitSeconds}`),
   limit: z.string().regex(/^-?\d+$/).optional().describe(`page size; default ${LIMITS.maxLimit}, clamped to 1..${LIMITS.maxLimit}`),
-  type: z.string().optional().describe('exact signal type'),
-  tag: z.string().optional().describe('one or more tags (repeat the parameter or separate with commas); any matches'),
-  q: z.string().optional().describe('case-insensitive substring of type, tags, origin, originName and payload'),
-  origin: z.string().optional().describe('exact origin identity id'),
-  since: z.string().optional().describe('ISO 8601 timestamp, Unix seconds, or a duration back from now (90s, 15m, 2h, 1d)'),
-  includeExpired: z.enum(['0', '1', 'true', 'false']).optional().describe('1: also expired signals not yet swept'),
-  ref: z.string().optional().describe('Wire extension: only direct replies of this signal (raw id or sw:// URI)'),
+  // every filter, from the domain's one table
+  ...Object.fromEntries(
+    READ_FILTERS.map((f) => [f.param, (f.kind === 'flag' ? z.enum(['0', '1', 'true', 'false']) : z.string()).optional().describe(f.description)]),
+  ),
 })
 
 export const PublishBody = z

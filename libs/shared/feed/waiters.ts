@@ -1,5 +1,5 @@
 import { Deadlines, type Due } from '../deadlines.js'
-import { WireError, type ReadQuery } from '../domain/index.js'
+import { filterKey, WireError, type ReadQuery } from '../domain/index.js'
 import { hotCounts, metrics } from '../metrics/index.js'
 import type { FeedPage } from './page.js'
 
@@ -27,7 +27,7 @@ const FULL_RETRY_AFTER_SECONDS = 2
 const keys = new WeakMap<ReadQuery, string>()
 function keyOf(q: ReadQuery): string {
   let k = keys.get(q)
-  if (k === undefined) keys.set(q, (k = JSON.stringify([q.type, q.tags, q.origin, q.q, q.sinceMs, q.includeExpired, q.refId, q.limit])))
+  if (k === undefined) keys.set(q, (k = `${q.limit}\u0000${filterKey(q)}`)) // every filter field, from the domain's table
   return k
 }
 

@@ -1,4 +1,4 @@
-import type { ReadFilter, Signal } from '../../domain/index.js'
+import { unfiltered, type ReadFilter, type Signal } from '../../domain/index.js'
 import type { Ident, Queryable } from '../types.js'
 import { signalColumns, toSignal, type SignalRow } from './row.js'
 
@@ -32,7 +32,7 @@ export const TEXT_SCAN_BUDGET = 4000
 const budgetOf = (f: ReadFilter) => (f.q === null ? SCAN_BUDGET : TEXT_SCAN_BUDGET)
 /** Unfiltered, seq is dense: twice the page almost always holds it. Filtered, start wider. */
 const firstWindow = (limit: number, f: ReadFilter) =>
-  f.type === null && f.origin === null && f.tags.length === 0 && f.q === null && f.refId === null && f.sinceMs === null
+  unfiltered({ ...f, includeExpired: false }) // includeExpired widens, never narrows
     ? Math.max(2 * limit, 64)
     : Math.max(8 * limit, 512)
 
