@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process'
+import { execFileSync, spawnSync } from 'node:child_process'
 import { request } from 'node:http'
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -88,12 +88,8 @@ export interface Nginx {
 
 const LOG_FORMAT = `log_format wire_test escape=json '{"method":"$request_method","uri":"$request_uri","status":$status,"up":"$upstream_addr","seconds":$request_time,"client":"$remote_addr"}';`
 
-/**
- * nginx with `http { … }` holding `files` (config text, in order) and a JSON access log; the test's
- * only own lines are this wrapper's (pid, logs, temp paths). `nginx -t` runs first, so a bad
- * shipped file fails with nginx's own message.
- */
-export async function startNginx(t: Test, files: string[], port: number): Promise<Nginx> {
+/** An nginx.conf in a temp prefix: `http { … }` holding `files` (config text, in order) and a JSON access log. */
+function writeConf(t: Test, files: string[]): { dir: string; args: string[]; access: string } {
   const dir = mkdtempSync(join(tmpdir(), 'wire-nginx-'))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
   const includes = files.map((text, i) => {
@@ -108,10 +104,24 @@ export async function startNginx(t: Test, files: string[], port: number): Promis
     conf,
     ['daemon off;', 'worker_processes 1;', `pid ${join(dir, 'nginx.pid')};`, 'error_log stderr notice;', 'events {}', 'http {', `  ${LOG_FORMAT}`, `  access_log ${access} wire_test;`, ...temp, ...includes, '}', ''].join('\n'),
   )
-  const bin = nginxBinary()
-  const args = ['-p', dir, '-c', conf]
-  execFileSync(bin, ['-t', ...args], { stdio: 'pipe' })
-  await startProcess(t, bin, args, process.env, /start worker process/, 10_000)
+  return { dir, args: ['-p', dir, '-c', conf], access }
+}
+
+/** `nginx -t` on these files: throws with nginx's own message when they do not load. */
+export function checkNginx(t: Test, files: string[]): string {
+  const r = spawnSync(nginxBinary(), ['-t', ...writeConf(t, files).args], { encoding: 'utf8' })
+  if (r.status !== 0) throw new Error(`nginx -t: ${r.stderr}`)
+  return r.stderr
+}
+
+/**
+ * nginx serving these files; the test's only own lines are the wrapper's (pid, logs, temp paths).
+ * `nginx -t` runs first, so a bad shipped file fails with nginx's own message.
+ */
+export async function startNginx(t: Test, files: string[], port: number): Promise<Nginx> {
+  checkNginx(t, files)
+  const { dir, args, access } = writeConf(t, files)
+  await startProcess(t, nginxBinary(), args, process.env, /start worker process/, 10_000)
   return {
     port,
     dir,
