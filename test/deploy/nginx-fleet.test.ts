@@ -2,9 +2,11 @@ import { execFileSync } from 'node:child_process'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import t from 'tap'
+import { bossSchemaName } from '../../libs/shared/db/index.js'
 import { LIMITS } from '../../libs/shared/domain/index.js'
 import { fleetSchema, startReplica, startRole, type Role } from '../helpers/fleet.js'
 import { freePort } from '../helpers/process.js'
+import { dropSchema } from '../helpers/services.js'
 import { eventually, until } from '../helpers/wait.js'
 import { route, type RouteSpec } from './gateway.js'
 import { fillServer, fillUpstreams, readNginx, requestFrom, startNginx } from './nginx.js'
@@ -25,15 +27,16 @@ const ROUTE: RouteSpec = find(rs, 'HTTPRoute', 'wire').spec
 const SERVICE_ROLE: Record<string, string> = { 'wire-writer': 'writer', 'wire-reader': 'reader', 'wire-agents': 'agents' }
 
 t.test('the fleet behind the shipped nginx configuration', async (t) => {
-  const replica = await startReplica(t)
   const schema = fleetSchema(t)
+  t.teardown(() => dropSchema(bossSchemaName(schema))) // the sweeper's pg-boss schema
   const envOf = (deployment: string, extra: Record<string, string> = {}) => {
     const { SERVER_PORT: _, ...env } = containerEnv(rs, deployment) // startRole picks a free port
     // behind nginx: one proxy hop; a small per-address publish budget to see which address Wire budgets by
     return { ...env, WIRE_PG_SCHEMA: schema, TRUST_PROXY: '1', PUBLISH_ADDRESS_RATE_LIMIT_MAX: '6', ...extra }
   }
+  // the writer migrates the schema while the replica is cloned; the others start on both
+  const [replica, writer] = await Promise.all([startReplica(t), startRole(t, 'writer', envOf('wire-writer'))])
   const onReplica = { DATABASE_REPLICA_URL: replica.url }
-  const writer = await startRole(t, 'writer', envOf('wire-writer')) // migrates the schema first
   const [readerA, readerB, agents, sweeper] = await Promise.all([
     startRole(t, 'reader', envOf('wire-reader', onReplica)),
     startRole(t, 'reader', envOf('wire-reader', onReplica)),

@@ -4,11 +4,13 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
 import { projectPath } from '../../libs/shared/paths.js'
+import { bossSchemaName } from '../../libs/shared/db/index.js'
 import { freePort, startProcess } from '../helpers/process.js'
+import { assertServicesUp, dropSchema, TEST_DATABASE_URL, uniqueSchema } from '../helpers/services.js'
 import { fillServer, fillUpstreams, readNginx, requestFrom, selfSigned, startNginx } from './nginx.js'
 
 // deploy/nginx/wire-one.conf, as shipped, with its TLS lines switched on (a self-signed certificate),
-// in front of one Wire process on the embedded database, as wire.service runs it.
+// in front of one Wire process on PostgreSQL, as wire.service runs it with DATABASE_URL set.
 
 t.setTimeout(60_000)
 
@@ -27,8 +29,14 @@ t.test('one process behind the shipped nginx configuration, over HTTP and HTTPS'
   const dir = mkdtempSync(join(tmpdir(), 'wire-one-'))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
   const wirePort = await freePort()
-  const env: Record<string, string | undefined> = { ...process.env, SERVER_PORT: String(wirePort), SERVER_HOST: '127.0.0.1', TRUST_PROXY: '1', WIRE_DATA_DIR: join(dir, 'data'), WIRE_CONFIG: '/nonexistent/board.json', LOG_LEVEL: 'info', PUBLISH_ADDRESS_RATE_LIMIT_MAX: '1' }
-  for (const k of ['DATABASE_URL', 'REDIS_URL', 'IDENTITY_URL']) delete env[k]
+  await assertServicesUp()
+  const schema = uniqueSchema('nginx_one')
+  t.teardown(async () => {
+    await dropSchema(schema)
+    await dropSchema(bossSchemaName(schema))
+  })
+  const env: Record<string, string | undefined> = { ...process.env, DATABASE_URL: TEST_DATABASE_URL, WIRE_PG_SCHEMA: schema, SERVER_PORT: String(wirePort), SERVER_HOST: '127.0.0.1', TRUST_PROXY: '1', WIRE_CONFIG: '/nonexistent/board.json', LOG_LEVEL: 'info', PUBLISH_ADDRESS_RATE_LIMIT_MAX: '1' }
+  for (const k of ['REDIS_URL', 'IDENTITY_URL', 'DATABASE_REPLICA_URL']) delete env[k]
   const wire = await startProcess(t, projectPath('node_modules/.bin/node'), [projectPath('dist/apps/server/main.js')], env, /Server listening/, 60_000)
 
   const [http, tls] = [await freePort(), await freePort()]
