@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { createServer } from 'node:http'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import t from 'tap'
@@ -8,7 +9,7 @@ import { parse } from 'yaml'
 import { loadConfig } from '../../libs/shared/config/index.js'
 import { projectPath } from '../../libs/shared/paths.js'
 import { imageUser } from './dockerfile.js'
-import { checkNginx, fillServer, readNginx } from './nginx.js'
+import { checkNginx, fillServer, readNginx, selfSigned } from './nginx.js'
 import { render } from './render.js'
 import { containerEnv, roleOf } from './roles.js'
 import { BASE_DIR, byKind, containersOf, find } from './support.js'
@@ -134,6 +135,10 @@ t.test('the router: wire-fleet.conf as shipped, upstreams naming the role servic
   // nginx 1.22 here lacks `resolve` (1.27.3+, the image's 1.28 has it): everything else must load
   const local = upstreams.replace(/ resolve;/g, ';').replace(/server [\w-]+:\d+;/g, 'server 127.0.0.1:4000;').replace(/^resolver .*$/m, '')
   t.doesNotThrow(() => checkNginx(t, [local, fillServer(readNginx('wire-fleet.conf'), { http: 8080 })]), 'nginx -t')
+  const dir = mkdtempSync(join(tmpdir(), 'wire-tls-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const tls = { port: 8443, ...selfSigned(dir) }
+  t.doesNotThrow(() => checkNginx(t, [local, fillServer(readNginx('wire-fleet.conf'), { http: 8080, tls })]), 'nginx -t, with the TLS lines on')
 })
 
 t.test('the replica streams from the primary as the role the init script creates', async (t) => {
