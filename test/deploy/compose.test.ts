@@ -45,7 +45,7 @@ const envOf = (s: any) => Object.fromEntries(Object.entries(s.environment as Rec
 t.test('every ${VARIABLE} is in env.example or has a default; env.example holds placeholders', async (t) => {
   const used = [...readFileSync(join(DIR, 'compose.yaml'), 'utf8').matchAll(/\$\{([A-Z_]+)(:[-?])?/g)]
   for (const [, name, op] of used) t.ok(name! in dotenv || op === ':-', `${name}`)
-  for (const k of ['POSTGRES_PASSWORD', 'REPLICATION_PASSWORD', 'SERVER_ADMIN_TOKEN', 'FINGERPRINT_SECRET']) t.equal(dotenv[k], 'CHANGE_ME', `${k} is a placeholder`)
+  for (const k of ['POSTGRES_PASSWORD', 'REPLICATION_PASSWORD', 'SERVER_ADMIN_TOKEN', 'FINGERPRINT_SECRET']) t.match(dotenv[k], /^CHANGE_ME/, `${k} is a placeholder`)
 })
 
 t.test('the same roles as the manifests: one image, the same command', async (t) => {

@@ -107,5 +107,5 @@ t.test('wire.env.example: real settings that load, no SERVER_PORT, TRUST_PROXY f
   t.equal(env.TRUST_PROXY, '1', 'one proxy hop: nginx')
   t.equal(loadConfig(env).http.trustProxy, 1)
   t.equal(env.SERVER_HOST, '127.0.0.1', 'only nginx reaches the roles')
-  for (const k of ['SERVER_ADMIN_TOKEN', 'FINGERPRINT_SECRET']) t.equal(env[k], 'CHANGE_ME', `${k} is a placeholder`)
+  for (const k of ['SERVER_ADMIN_TOKEN', 'FINGERPRINT_SECRET']) t.match(env[k], /^CHANGE_ME/, `${k} is a placeholder`)
 })
