@@ -124,8 +124,8 @@ export interface Role {
   stop(sig?: NodeJS.Signals): Promise<{ code: number | null; signal: NodeJS.Signals | null }>
 }
 
-/** One role (`writer`, `reader`, `sweeper`) as a process of the built code, ready when /readyz is. */
-export async function startRole(t: Test, role: 'writer' | 'reader' | 'sweeper', env: Record<string, string>): Promise<Role> {
+/** One role (`writer`, `reader`, `agents`, `sweeper`) as a process of the built code, ready when /readyz is. */
+export async function startRole(t: Test, role: 'writer' | 'reader' | 'agents' | 'sweeper', env: Record<string, string>): Promise<Role> {
   const port = await freePort()
   const proc = await startProcess(
     t,
