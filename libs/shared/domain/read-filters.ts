@@ -2,7 +2,7 @@ import { invalid } from './errors.js'
 import { LIMITS } from './limits.js'
 import { charLength, normaliseTags } from './envelope.js'
 import { parseSignalRef } from './ids.js'
-import { isActive, type Signal } from './signal.js'
+import { isActive, survivesGrace, type Signal } from './signal.js'
 
 /** What a read selects. Evaluated in SQL (db/signals/page.ts) and in memory (matchesFilter) alike. */
 export interface ReadFilter {
@@ -157,7 +157,7 @@ export const searchText = (s: Signal) =>
  */
 export function matchesFilter(s: Signal, f: ReadFilter, nowMs: number, graceMs = Infinity, search?: string): boolean {
   if (!f.includeExpired && !isActive(s, nowMs)) return false
-  if (!isActive(s, nowMs - graceMs)) return false
+  if (!survivesGrace(s, nowMs, graceMs)) return false
   const checks = checksOf(f)
   if (checks.length === 0) return true
   const text = () => search ?? searchText(s)

@@ -22,6 +22,12 @@ export interface Signal {
 export const isActive = (s: Pick<Signal, 'pinned' | 'expiresAtMs'>, nowMs: number) => s.pinned || s.expiresAtMs > nowMs
 
 /**
+ * Still readable `graceMs` after expiry: the in-memory twin of the retention rule
+ * (db/signals/retention.ts); removed signals never reach memory, so expiry is all it checks.
+ */
+export const survivesGrace = (s: Pick<Signal, 'pinned' | 'expiresAtMs'>, nowMs: number, graceMs: number) => isActive(s, nowMs - graceMs)
+
+/**
  * The emitted signal (docs/protocol.md "The signal object"), serialised once. Built by hand so the payload's
  * verbatim text is embedded as is.
  */

@@ -1,5 +1,6 @@
 import { unfiltered, type ReadFilter, type Signal } from '../../domain/index.js'
 import type { Ident, Queryable } from '../types.js'
+import { withinExpiry } from './retention.js'
 import { signalColumns, toSignal, type SignalRow } from './row.js'
 
 export interface Page {
@@ -48,7 +49,7 @@ export function pageReader(db: Queryable, s: Ident, graceSeconds: number) {
          || chr(1) || coalesce(x.origin_name, '') || chr(1) || x.payload), $6) > 0)
     and ($7::int8 is null or x.created_at > timestamptz 'epoch' + $7::int8 * interval '1 millisecond')
     and ($8::bool or x.pinned or x.expires_at > timestamptz 'epoch' + $9::int8 * interval '1 millisecond')
-    and (x.pinned or x.expires_at > timestamptz 'epoch' + $9::int8 * interval '1 millisecond' - ${graceSeconds}::int * interval '1 second')
+    and ${withinExpiry('x.', `${graceSeconds}::int`, `(timestamptz 'epoch' + $9::int8 * interval '1 millisecond')`)}
     and ($10::text is null or x.ref_id = $10)`
   const head = `(select seq as head, changes from ${s}.feed_head limit 1) h`
   // forward: (from, min(head, from + window)]

@@ -1,22 +1,12 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Db, Ident } from '../types.js'
-import { PURGE_FLOOR_SECONDS } from './purge-guards.js'
+import { keptSeqsSql } from './retention.js'
 
 /** Pause between the pieces of a detached partition's removal. */
 const DROP_PAUSE_MS = 20
 
-/**
- * The seqs of a partition's rows that a drop must keep: exactly those the row purge would not delete
- * (signals/purge.ts), as a union of three index scans (created_at, the pinned and the unpinned
- * expires_at indexes). `$1` is the grace in seconds.
- */
-export function keptRowsSql(table: string): string {
-  const cutoff = `now() - $1::int * interval '1 second'`
-  const live = `(removed_at is null or removed_at >= ${cutoff})`
-  return `select seq from ${table} where created_at >= now() - ${PURGE_FLOOR_SECONDS} * interval '1 second'
-        union select seq from ${table} where pinned and ${live}
-        union select seq from ${table} where not pinned and expires_at >= ${cutoff} and ${live}`
-}
+/** The seqs of a partition's rows that a drop must keep (retention.ts). `$1` is the grace in seconds. */
+export const keptRowsSql = (table: string): string => keptSeqsSql(table, '$1::int')
 
 /**
  * Removes the detached partitions (`signals_gone_<lo>`) left by `retire`, including any a previous

@@ -1,6 +1,6 @@
 import type { Db, Ident, Queryable } from '../types.js'
 import { dropDetached, keptRowsSql } from './partition-drop.js'
-import { KEPT_PARTITION } from './purge-guards.js'
+import { KEPT_PARTITION } from './retention.js'
 
 /** A range partition of `signals`: seq in [lo, hi). `lo` is null for the first one (MINVALUE). */
 export interface Partition {

@@ -1,6 +1,6 @@
 import type { Db, Ident } from '../types.js'
 import { idempotencyKeys } from './idempotency.js'
-import { KEPT_PARTITION, PURGE_FLOOR_SECONDS } from './purge-guards.js'
+import { KEPT_PARTITION, PURGE_FLOOR_SECONDS, purgeable } from './retention.js'
 import { signalPartitions } from './partitions.js'
 
 export { KEPT_PARTITION, PURGE_FLOOR_SECONDS }
@@ -31,7 +31,7 @@ export function signalPurger(db: Db, s: Ident) {
     expired: `
       with doomed as (
         select seq from ${rel}
-        where not pinned and expires_at < now() - $1::int * interval '1 second' ${guards}
+        where ${purgeable.expired('$1::int')} ${guards}
         order by expires_at limit $2
         for update skip locked
       )
@@ -40,7 +40,7 @@ export function signalPurger(db: Db, s: Ident) {
     removed: `
       with doomed as (
         select seq from ${rel}
-        where removed_at < now() - $1::int * interval '1 second' ${guards}
+        where ${purgeable.removed('$1::int')} ${guards}
         order by removed_at limit $2
         for update skip locked
       )

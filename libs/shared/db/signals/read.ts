@@ -1,6 +1,7 @@
 import type { Signal } from '../../domain/index.js'
 import type { Ident, Queryable } from '../types.js'
 import { pageReader } from './page.js'
+import { kept as keptBy } from './retention.js'
 import { signalColumns, toSignal, type SignalRow } from './row.js'
 
 export { SCAN_BUDGET, TEXT_SCAN_BUDGET, type Page } from './page.js'
@@ -29,12 +30,9 @@ export function signalReader(db: Queryable, s: Ident, opts: SignalReaderOptions)
   const pages = pageReader(db, s, grace)
   const headSql = `select seq from ${s}.feed_head`
   const changesSql = `select ${signalColumns()}, changed, removed_at is not null as removed from ${s}.signals where changed > $1 order by changed limit 1000`
-  // @NOTE by-id reads answer as if the sweeper had already purged everything it may purge
-  // (signals/purge.ts: unpinned and past expiry + grace, or removed + grace), so whether the sweep
-  // has run yet never shows. $g is the grace in seconds; the 24 h purge floor only delays deletes.
-  const kept = (x: string, g: string) =>
-    `(${x}.pinned or ${x}.expires_at > now() - ${g}::int * interval '1 second')
-     and (${x}.removed_at is null or ${x}.removed_at > now() - ${g}::int * interval '1 second')`
+  // @NOTE by-id reads answer as if the sweeper had already purged everything it may purge (the
+  // retention rule, retention.ts), so whether the sweep has run yet never shows. $g is the grace in seconds.
+  const kept = (x: string, g: string) => keptBy(`${x}.`, `${g}::int`)
   const byIdSql = `select ${signalColumns('x')} from ${s}.signals x where id = $1 and removed_at is null and ${kept('x', '$2')}`
   const repliesSql = `select ${signalColumns('x')} from ${s}.signals x where ref_id = $1 and removed_at is null and ${kept('x', '$3')} order by seq limit $2`
   // @NOTE walks through removed signals so their replies stay in the thread, then hides the removed ones;
