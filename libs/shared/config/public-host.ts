@@ -6,7 +6,7 @@ import { isIP } from 'node:net'
  * Anything else is a public name: a board others are meant to reach.
  */
 export function isLocalOrIp(authority: string): boolean {
-  const host = authority.replace(/:\d+$/, '').replace(/^\[(.*)\]$/, '$1')
+  const host = authority.replace(/:\d+$/, '')
   return host === 'localhost' || host.endsWith('.localhost') || isIP(host) !== 0
 }
 
