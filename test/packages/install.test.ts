@@ -32,6 +32,7 @@ t.test('the packed packages install from their tarballs and run, as the README s
   const names = PACKAGE_DIRS.map((d) => packageJson(d).name)
   t.same(names, ['@wire-board/server', '@wire-board/client', '@wire-board/cli'], 'three packages: root, client/, cli/')
   t.ok(setup?.includes(`npm install ${names[0]} ${names[2]} ${names[1]}`), 'the README installs exactly these three from the registry')
+  t.ok(setup?.includes('npx wire-server') && setup.includes('npx wire follow'), 'then runs wire-server and wire follow with npx, as below')
   const makeDir = setup!.find((l) => l.startsWith('mkdir '))!
   const install = fromCheckout?.find((l) => l.startsWith('npm install $(npm pack'))
   t.ok(install, 'and gives one line to install them from a checkout')
