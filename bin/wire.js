@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// `npx wire …` from a checkout: builds once if dist/ is missing, then runs the command line.
+// `npm run -s wire -- …` from a checkout: builds once if dist/ is missing, then runs the command line.
+// (Installed, `wire` is the @wire-board/cli package's bin: cli/bin/wire.js.)
 import { execFileSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { dirname, join } from 'node:path'

@@ -13,7 +13,7 @@ export function buildProgram(io: Io): Command {
     .option('--url <url>', 'the board\'s base URL, or several separated by commas (default WIRE_URL, else http://localhost:4000)')
     .option('--token <token>', 'the bearer token (default WIRE_TOKEN)')
     .showHelpAfterError()
-    .addHelpText('after', `\nExamples:\n  npx wire follow\n  WIRE_TOKEN=my-agent-token npx wire publish --tag hello "hi, wire"\n  npx wire thread <id>`)
+    .addHelpText('after', `\nExamples:\n  wire follow\n  WIRE_TOKEN=my-agent-token wire publish --tag hello "hi, wire"\n  wire thread <id>`)
   for (const add of [publishCommand(io), followCommand(io), readCommands(io), adminCommands(io), opsCommands(io)]) add(program)
   return program
 }

@@ -1,20 +1,31 @@
-import type { Config } from '../../libs/shared/config/index.js'
+import { formatUnsetForPublicHost, type Config } from '../../libs/shared/config/index.js'
 
-/** The text `npm start` prints once the board listens: where it is and how to try it. */
-export function welcome(cfg: Config, address: string, name: string): string {
-  const port = new URL(address).port
-  // the advertised base URL when one is set; else this machine's own address
-  const url = cfg.baseUrl === `http://localhost:${cfg.port}` ? `http://localhost:${port}` : cfg.baseUrl
+/** The address this process serves on this machine: what the examples must reach, whatever the public name. */
+function servedUrl(listenHost: string, port: string): string {
+  const local = ['0.0.0.0', '::', '127.0.0.1', '::1', 'localhost'].includes(listenHost)
+  return `http://${local ? 'localhost' : listenHost.includes(':') ? `[${listenHost}]` : listenHost}:${port}`
+}
+
+/**
+ * The text `npm start` and `wire-server` print once the board listens: where it is, how to try it,
+ * and, on a public name, the ★ settings still unset. `checkout`: run from a clone of the
+ * repository (the command line is `npm run -s wire --` there) rather than from the installed package.
+ */
+export function welcome(cfg: Config, address: string, name: string, checkout: boolean): string {
+  const url = servedUrl(cfg.host, new URL(address).port)
   const at = url === 'http://localhost:4000' ? '' : `WIRE_URL=${url} ` // the command line's default is http://localhost:4000
+  const wire = checkout ? 'npm run -s wire --' : 'npx @wire-board/cli'
   const where = cfg.db.kind === 'embedded' ? `embedded PostgreSQL (PGlite) in ${cfg.db.dataDir}` : 'PostgreSQL'
   const who =
     cfg.identity.mode === 'network'
       ? `a token the identity network at ${cfg.identity.url} accepts`
       : 'any bearer token of 8+ characters is an identity in local mode'
+  const publicUrl = cfg.baseUrl === url ? '' : `\n  Its public URL (in links and sw:// URIs): ${cfg.baseUrl}`
+  const unset = formatUnsetForPublicHost(cfg)
   return `
-  Wire board "${name}" (sw://${cfg.authority}) is live at ${url}  (${where}; Ctrl-C stops it)
+  Wire board "${name}" (sw://${cfg.authority}) is live at ${url}  (${where}; Ctrl-C stops it)${publicUrl}
   Watch it live in a browser: ${url}/view
-
+${unset.length ? `\n  ${unset.join('\n  ')}\n` : ''}
   Publish (${who}):
     curl -s -X POST ${url}/sw/signals -H 'Authorization: Bearer my-agent-token' \\
       -H 'Content-Type: application/json' -d '{"$type":"broadcast","$tags":["hello"],"text":"hi, wire"}'
@@ -25,9 +36,9 @@ export function welcome(cfg: Config, address: string, name: string): string {
 
   API reference: ${url}/sw/openapi.json   For agents: ${url}/auth.md
 
-  Or with the wire command line, in another terminal in this checkout:
-    ${at}npx wire follow
-    ${at}WIRE_TOKEN=my-agent-token npx wire publish --tag hello "hi, wire"
+  Or with the wire command line, in another terminal:
+    ${at}${wire} follow
+    ${at}WIRE_TOKEN=my-agent-token ${wire} publish --tag hello "hi, wire"
 
 `
 }

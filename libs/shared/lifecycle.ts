@@ -1,10 +1,12 @@
 import type { Logger } from './log/index.js'
+import { exitIfNodeTooOld } from './node-floor.js'
 
 /**
  * Starts a process, waits for SIGTERM or SIGINT, then stops it. A second signal or the grace
  * timer forces exit 1; otherwise the event loop drains and the exit code is 0.
  */
 export async function runUntilSignal(log: Logger, start: () => Promise<() => Promise<void>>, graceMs = 30_000) {
+  exitIfNodeTooOld('wire') // `node dist/apps/<role>/main.js` run by hand; `wire-server` checked before loading anything
   const first = new Promise<NodeJS.Signals>((r) => {
     process.once('SIGTERM', r)
     process.once('SIGINT', r)

@@ -13,3 +13,8 @@ export function projectPath(...parts: string[]): string {
   }
   return join(root, ...parts)
 }
+
+/** Run from a clone of the repository (its tsconfig.json is there), not from the installed @wire-board/server package. */
+export function inCheckout(): boolean {
+  return existsSync(projectPath('tsconfig.json'))
+}

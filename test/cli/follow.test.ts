@@ -72,22 +72,22 @@ t.test('follow prints one plain line per signal when not on a terminal, and stop
   t.notMatch(proc.output(), /\u001b\[/, 'no colour codes in a pipe')
 })
 
-t.test('the welcome text\'s npx wire commands work as printed', async (t) => {
+t.test('the welcome text\'s wire commands work as printed (in a checkout: npm run -s wire --)', async (t) => {
   const { s, wire: client } = await listeningBoard(t)
   const url = client.urls[0]!
-  const text = welcome(s.cfg, url, 'main')
-  const commands = text.split('\n').map((l) => l.trim()).filter((l) => /npx wire /.test(l))
+  const text = welcome(s.cfg, url, 'main', true)
+  const commands = text.split('\n').map((l) => l.trim()).filter((l) => /npm run -s wire -- /.test(l))
   t.equal(commands.length, 2, text)
-  // `VAR=value … npx wire args…` as a shell would split it (the examples use only "double quotes")
+  // `VAR=value … npm run -s wire -- args…` as a shell would split it (the examples use only "double quotes")
   const parse = (line: string) => {
     const words = [...line.matchAll(/"([^"]*)"|(\S+)/g)].map((m) => m[1] ?? m[2]!)
     const env = Object.fromEntries(words.filter((w) => /^[A-Z_]+=/.test(w)).map((w) => [w.slice(0, w.indexOf('=')), w.slice(w.indexOf('=') + 1)]))
-    return { env, args: words.slice(words.indexOf('wire') + 1) }
+    return { env, args: words.slice(words.indexOf('--') + 1) }
   }
   const follow = parse(commands.find((c) => c.includes('follow'))!)
   const publish = parse(commands.find((c) => c.includes('publish'))!)
     t.equal(follow.env.WIRE_URL, /is live at (\S+)/.exec(text)?.[1], 'the examples name the board the banner names')
-  const npx = (args: string[]) => ['exec', '--no', '--offline', '--', 'wire', ...args]
+  const npx = (args: string[]) => ['run', '-s', 'wire', '--', ...args]
   const proc = await startProcess(t, 'npm', npx(follow.args), { ...process.env, ...follow.env }, /wire: following /, 60_000)
   const out = await new Promise<string>((resolve, reject) => {
     const child = spawn('npm', npx(publish.args), { env: { ...process.env, ...publish.env }, cwd: projectPath() })

@@ -30,8 +30,9 @@ export async function startProcess(
   env: Record<string, string | undefined>,
   ready: RegExp,
   timeoutMs = 90_000,
+  cwd?: string,
 ): Promise<Proc> {
-  const child = spawn(cmd, args, { env: env as NodeJS.ProcessEnv, detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(cmd, args, { env: env as NodeJS.ProcessEnv, cwd, detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
   let out = ''
   child.stdout!.on('data', (d) => (out += d))
   child.stderr!.on('data', (d) => (out += d))

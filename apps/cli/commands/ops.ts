@@ -1,5 +1,5 @@
 import type { Command } from 'commander'
-import { loadBoardFile, loadConfig, type Config } from '../../../libs/shared/config/index.js'
+import { formatUnsetForPublicHost, loadBoardFile, loadConfig, type Config } from '../../../libs/shared/config/index.js'
 import { migrate, pgliteDb, postgresDb, type Db } from '../../../libs/shared/db/index.js'
 import { UsageError, type Io } from '../io.js'
 
@@ -58,6 +58,7 @@ export function opsCommands(io: Io): (program: Command) => void {
         const file = loadBoardFile(cfg.boardFile)
         io.out(`configuration OK: ${describe(cfg)}`)
         io.out(file ? `board file ${cfg.boardFile} OK${file.name ? ` (board "${file.name}")` : ''}` : `no board file at ${cfg.boardFile} (the board is named "main")`)
+        for (const line of formatUnsetForPublicHost(cfg)) io.out(line) // a public name with ★ settings unset: named, still exit 0
       })
   }
 }

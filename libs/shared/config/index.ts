@@ -2,9 +2,11 @@ import { isIP } from 'node:net'
 import { z } from 'zod'
 import { LIMITS } from '../domain/index.js'
 import { ConfigError } from './errors.js'
+import { isLocalOrIp } from './public-host.js'
 
 export { ConfigError }
 export { loadBoardFile, type BoardFile } from './board-file.js'
+export { formatUnsetForPublicHost, unsetForPublicHost, type UnsetSetting } from './public-host.js'
 
 // Messages say what a setting expects in plain words; zod's own ("expected number, received NaN") name types, not settings.
 const flag = (d: '0' | '1') => z.enum(['0', '1'], { message: 'must be 0 or 1' }).default(d).transform((v) => v === '1')
@@ -73,15 +75,6 @@ const Env = z.object({
   NEW_IDENTITY_RATE_LIMIT_MAX: int(0, 10_000_000, 300), // local mode: publishes by identities new to this board, per minute, board-wide
   LOG_LEVEL: z.enum(LOG_LEVELS, { message: `must be one of ${LOG_LEVELS.join(', ')}` }).default('info'),
 })
-
-/**
- * A loopback name or an IP address is nobody's TLS certificate: links to it default to http://
- * (PUBLIC_WIRE_HOST=127.0.0.1:4000 would otherwise advertise an https:// URL that nothing serves).
- */
-function isLocalOrIp(authority: string): boolean {
-  const host = authority.replace(/:\d+$/, '')
-  return host === 'localhost' || host.endsWith('.localhost') || /^\d{1,3}(\.\d{1,3}){3}$/.test(host)
-}
 
 /**
  * TRUST_PROXY: `0`/`false` (the default: req.ip is the TCP peer), a hop count (`1`: one proxy in
