@@ -1,3 +1,5 @@
+import { systemClock, type Clock } from './clock.js'
+
 /** Something that runs once when its deadline passes, unless cancelled first. */
 export interface Due {
   expire(): void
@@ -13,26 +15,28 @@ export interface Due {
  */
 export class Deadlines<T extends Due = Due> {
   private readonly tickMs: number
+  private readonly clock: Clock
   private readonly buckets = new Map<number, Set<T>>()
   private count = 0
-  private timer: NodeJS.Timeout | undefined
+  private timer: { stop(): void } | undefined
   /** Every bucket below this one has fired. */
   private next = 0
 
-  constructor(tickMs = 100) {
+  constructor(tickMs = 100, clock: Clock = systemClock) {
     this.tickMs = tickMs
+    this.clock = clock
   }
 
   get size() {
     return this.count
   }
 
-  /** `item.expire()` (which must not throw) runs at `atMs` (epoch ms) or up to a tick later; a second add moves it. */
+  /** `item.expire()` (which must not throw) runs at `atMs` (epoch ms on this wheel's clock) or up to a tick later; a second add moves it. */
   add(item: T, atMs: number) {
     this.cancel(item)
     if (!this.timer) {
-      this.next = Math.floor(Date.now() / this.tickMs)
-      this.timer = setInterval(() => this.fire(), this.tickMs).unref()
+      this.next = Math.floor(this.clock.now() / this.tickMs)
+      this.timer = this.clock.every(this.tickMs, () => this.fire())
     }
     const b = Math.max(Math.ceil(atMs / this.tickMs), this.next)
     let set = this.buckets.get(b)
@@ -56,7 +60,7 @@ export class Deadlines<T extends Due = Due> {
 
   /** Fires every bucket whose time has come, in order; stops the interval when nothing is left. */
   private fire() {
-    const now = Math.floor(Date.now() / this.tickMs)
+    const now = Math.floor(this.clock.now() / this.tickMs)
     while (this.next <= now && this.count) {
       const b = this.next++ // first: what an expiry adds lands in a later bucket
       const set = this.buckets.get(b)
@@ -72,7 +76,7 @@ export class Deadlines<T extends Due = Due> {
     }
     if (this.next <= now) this.next = now + 1
     if (!this.count) {
-      clearInterval(this.timer)
+      this.timer?.stop()
       this.timer = undefined
     }
   }
