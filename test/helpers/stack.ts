@@ -6,6 +6,7 @@ import type { WriterOptions } from '../../apps/writer/context.js'
 import { loadConfig, type Config } from '../../libs/shared/config/index.js'
 import { openInfra, type Infra } from '../../libs/shared/infra/index.js'
 import { createLogger } from '../../libs/shared/log/index.js'
+import { injectOverSockets } from './socket-inject.js'
 import { assertServicesUp, dropSchema, TEST_DATABASE_URL, TEST_REDIS_URL, uniqueSchema } from './services.js'
 
 export interface StackOptions {
@@ -64,7 +65,10 @@ export async function startStack(t: Test, o: StackOptions = {}): Promise<Stack> 
       throw err
     })
   const board = await startBoard(cfg, log, { infra, writer: o.writer ?? {}, reader: o.reader ?? {}, sweeper: o.sweeper ?? false, ...(o.onRoute && { onRoute: o.onRoute }) })
+  // WIRE_TEST_TRANSPORT=socket: the suite's requests go over real sockets (the fast path), not inject
+  const sockets = process.env.WIRE_TEST_TRANSPORT === 'socket' ? await injectOverSockets(board.app) : null
   t.teardown(async () => {
+    sockets?.()
     await board.close()
     await dropSchema(schema) // and its pg-boss schema
   })
