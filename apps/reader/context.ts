@@ -4,7 +4,7 @@ import type { Config } from '../../libs/shared/config/index.js'
 import { STATS_MAX_BUCKETS, statsReader, type BoardReader, type SignalReader, type StatsReader } from '../../libs/shared/db/index.js'
 import type { Infra } from '../../libs/shared/infra/index.js'
 import type { Logger } from '../../libs/shared/log/index.js'
-import { createReadSide, SHARED_AGGREGATE_MS, sharedAnswer, type Feed, type ReadSide } from '../../libs/shared/feed/index.js'
+import { createReadSide, singleFlight, type Feed, type ReadSide } from '../../libs/shared/feed/index.js'
 
 /** What the reader's routes need. Everything here reads; nothing writes (CQRS: readers hold the replica). */
 export interface ReaderContext {
@@ -31,12 +31,14 @@ export interface ReaderOptions {
   identity?: Pick<IdentityResolver, 'peek'>
 }
 
-/** GET /sw/stats' buckets, any `count`, from one read of the most buckets per bucket size, shared while the feed is unchanged. */
-function sharedStats(stats: StatsReader, feed: Feed): StatsReader {
-  const widest = sharedAnswer(
+/**
+ * GET /sw/stats' buckets, any `count`, sliced from one read of the most buckets per bucket size:
+ * requests for any count of one size share the read in flight (at most 60 sizes, so at most 60 at
+ * once), and every answer stays exact (a publish counts at once).
+ */
+function sharedStats(stats: StatsReader): StatsReader {
+  const widest = singleFlight(
     (bucketSeconds: number) => stats.activity(bucketSeconds, STATS_MAX_BUCKETS, Date.now()),
-    () => feed.version,
-    SHARED_AGGREGATE_MS,
     (bucketSeconds) => String(bucketSeconds),
   )
   return { ...stats, activity: async (bucketSeconds, count) => (await widest(bucketSeconds)).slice(-count) }
@@ -65,7 +67,7 @@ export async function createReaderContext(cfg: Config, log: Logger, infra: Infra
     signals,
     board,
     presence: infra.presence,
-    stats: sharedStats(statsReader(infra.readDb, infra.schema), feed),
+    stats: sharedStats(statsReader(infra.readDb, infra.schema)),
     readSide,
     identity,
     async ready() {

@@ -35,7 +35,7 @@ async function holdLock(t: Test, s: Stack, table: string) {
   return { release, waiting }
 }
 
-t.test('GET /sw/tags with random prefixes shares one aggregate; GET /sw/stats one read per bucket size', async (t) => {
+t.test('GET /sw/tags with random prefixes shares one aggregate; GET /sw/stats one read per bucket size in flight', async (t) => {
   const s = await startStack(t, { env: { READ_STATEMENT_TIMEOUT_MS: '60000' } }) // the held queries wait, not time out
   t.equal((await s.publish({ $type: 'offer', $tags: ['alpha', 'beta'] })).statusCode, 200)
   const lock = await holdLock(t, s, 'signals')

@@ -28,7 +28,7 @@ export interface ReadSide extends ReadDoor {
 /** Tags GET /sw/tags chooses from: the most used active ones (type-ahead needs no more). */
 const TAGS_KEPT = 10_000
 /** How long an aggregate over every active signal answers while the feed has not changed. */
-export const SHARED_AGGREGATE_MS = 1000
+const SHARED_AGGREGATE_MS = 1000
 
 export interface ReadSideOptions {
   tailSize?: number
