@@ -10,6 +10,8 @@ export interface Io {
   /** Standard output is a terminal: colour and relative times. */
   tty: boolean
   readStdin(): Promise<string>
+  /** Standard input and output as streams, for the commands that carry a whole board (backup, restore). */
+  streams: { in: NodeJS.ReadableStream; out: NodeJS.WritableStream }
   /** Aborted on SIGINT or SIGTERM. */
   signal: AbortSignal
 }

@@ -28,6 +28,7 @@ const io: Io = {
   err: (line) => void process.stderr.write(`${line}\n`),
   tty: process.stdout.isTTY === true,
   signal: ctl.signal,
+  streams: { in: process.stdin, out: process.stdout },
   readStdin: async () => {
     const chunks: Buffer[] = []
     for await (const c of process.stdin) chunks.push(c as Buffer)
