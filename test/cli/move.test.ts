@@ -5,7 +5,7 @@ import pg from 'pg'
 import t, { type Test } from 'tap'
 import { startBoard } from '../../apps/server/app.js'
 import { loadConfig } from '../../libs/shared/config/index.js'
-import { ident, statsWriter } from '../../libs/shared/db/index.js'
+import { ident, pgliteDb, statsWriter } from '../../libs/shared/db/index.js'
 import { createLogger } from '../../libs/shared/log/index.js'
 import { dropSchema, TEST_DATABASE_URL, uniqueSchema } from '../helpers/services.js'
 import { startStack } from '../helpers/stack.js'
@@ -163,4 +163,23 @@ t.test('a trial board moves to PostgreSQL: cursors, identities, pins, metadata, 
   const replaced = await wire(['restore', '--replace', '--from', '-'], pgEnv(copy), readFileSync(file, 'utf8'))
   t.equal(replaced.code, 0, `--replace, from standard input ${replaced.err}`)
   t.same(await snapshot(copy), original)
+
+  // and back onto the embedded database, over the trial board
+  const onTrial = await wire(['restore', '--from', file], embeddedEnv)
+  t.equal(onTrial.code, 1, 'the trial board still has its signals')
+  noStack(t, onTrial.err)
+  const back = await wire(['restore', '--replace', '--from', file], embeddedEnv)
+  t.equal(back.code, 0, back.err)
+  const local = await pgliteDb(embeddedEnv.WIRE_DATA_DIR)
+  try {
+    const row = async (sql: string) => (await local.query<Record<string, unknown>>(sql)).rows
+    t.same(
+      (await row(`select seq, id, origin, payload, pinned from public.signals order by seq`)).map((r) => ({ ...r, seq: String(r.seq) })),
+      original.signals.map((r) => ({ seq: String(r.seq), id: r.id, origin: r.origin, payload: r.payload, pinned: r.pinned })),
+      'the embedded board holds the same signals',
+    )
+    t.same(await row(`select fingerprint_key from public.board`), [{ fingerprint_key: original.board[0].fingerprint_key }], 'and the same key')
+  } finally {
+    await local.close()
+  }
 })

@@ -50,7 +50,10 @@ export async function restoreBoardBackup(db: Db, schema: string, lines: AsyncIte
     await tx.exec(`truncate ${s}.signals, ${s}.rules, ${s}.stats_buckets, ${s}.idempotency_keys`)
     await tx.query(`update ${s}.feed_head set seq = $1, changes = $2`, [header.feedHead.seq, header.feedHead.changes])
     await tx.query(`update ${s}.board set fingerprint_key = $1`, [header.fingerprintKey])
-    return load(tx, s, { [Symbol.asyncIterator]: () => it })
+    const loaded = await load(tx, s, { [Symbol.asyncIterator]: () => it })
+    // the restored metadata is the board's: a board file (WIRE_CONFIG) on the target seeds only a new board
+    await tx.query(`update ${s}.board set seeded_at = coalesce(seeded_at, now())`)
+    return loaded
   })
   const after = await migrate(o.migrateWith, schema)
   return { counts, feedHead: header.feedHead.seq, applied: [...before.applied, ...after.applied] }
