@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
@@ -182,4 +182,24 @@ t.test('a trial board moves to PostgreSQL: cursors, identities, pins, metadata, 
   } finally {
     await local.close()
   }
+})
+
+t.test('what cannot be moved or restored says why in one line', async (t) => {
+  const notBackup = join(dir, 'not-a-backup.json')
+  writeFileSync(notBackup, '{"name":"a board file"}\n')
+  const cases: Array<[string[], Record<string, string>, RegExp]> = [
+    [['move'], embeddedEnv, /wire move needs DATABASE_URL/],
+    [['move'], { ...pgEnv(copy), WIRE_DATA_DIR: join(dir, 'nothing-here') }, /no embedded board in .*nothing-here \(WIRE_DATA_DIR\)/],
+    [['restore', '--from', join(dir, 'absent.ndjson')], pgEnv(copy), /ENOENT: no such file or directory/],
+    [['restore', '--from', notBackup], pgEnv(copy), /not a Wire board backup/],
+    [['restore', '--from', notBackup], { ...pgEnv(copy), DATABASE_URL: 'postgres://root@127.0.0.1:1/test' }, /not a Wire board backup/],
+    [['backup', '--to', join(dir, 'x.ndjson')], { ...pgEnv(copy), DATABASE_URL: 'postgres://root@127.0.0.1:1/test' }, /cannot reach the database: .*ECONNREFUSED/],
+  ]
+  for (const [args, env, message] of cases) {
+    const r = await wire(args, env)
+    t.equal(r.code, 1, `wire ${args.join(' ')} fails`)
+    t.match(r.err, message)
+    noStack(t, r.err)
+  }
+  t.same(readdirSync(dir).filter((f) => f.startsWith('x.ndjson')), [], 'a failed backup leaves no file behind')
 })
