@@ -87,7 +87,7 @@ t.test('a trial board moves to PostgreSQL: cursors, identities, pins, metadata, 
 
   const moved = await wire(['move'], pgEnv(schema))
   t.equal(moved.code, 0, moved.err)
-  t.match(moved.out, /moved from the embedded database in .* 6 signals \(1 pinned\), 1 rules, \d+ stats minutes.* to PostgreSQL \(schema mv_.*\); feed head 6/)
+  t.match(moved.out, /moved from the embedded database in .* 6 signals \(1 pinned\), 1 rule, \d+ stats minutes?.* to PostgreSQL \(schema mv_.*\); feed head 6/)
 
   const again = await wire(['move'], pgEnv(schema))
   t.equal(again.code, 1, 'a second move into the same schema is refused')
@@ -124,7 +124,7 @@ t.test('a trial board moves to PostgreSQL: cursors, identities, pins, metadata, 
   const file = join(dir, 'board.ndjson')
   const backup = await wire(['backup', '--to', file], pgEnv(schema))
   t.equal(backup.code, 0, backup.err)
-  t.match(backup.out, /backed up 8 signals \(1 pinned\), 1 rules/)
+  t.match(backup.out, /backed up 8 signals \(1 pinned\), 1 rule,/)
   t.equal(statSync(file).mode & 0o777, 0o600, 'the backup (it holds the fingerprint key) is readable by its owner only')
   const lines = readFileSync(file, 'utf8').trimEnd().split('\n')
   t.match(JSON.parse(lines[0]!), { t: 'header', format: 'wire-board-backup', feedHead: { seq: head + 2 } })
@@ -163,6 +163,21 @@ t.test('a trial board moves to PostgreSQL: cursors, identities, pins, metadata, 
   const replaced = await wire(['restore', '--replace', '--from', '-'], pgEnv(copy), readFileSync(file, 'utf8'))
   t.equal(replaced.code, 0, `--replace, from standard input ${replaced.err}`)
   t.same(await snapshot(copy), original)
+
+  // a board far along its feed: the target makes range partitions up to the head, so no row waits in the default one
+  const far = (line: string) => {
+    const x = JSON.parse(line)
+    if (x.t === 'header') x.feedHead.seq += 3_000_000
+    if (x.t === 'signals') x.row.seq += 3_000_000
+    return JSON.stringify(x)
+  }
+  const farFile = join(dir, 'far.ndjson')
+  writeFileSync(farFile, lines.map(far).join('\n') + '\n')
+  const farOut = await wire(['restore', '--replace', '--from', farFile], pgEnv(copy))
+  t.equal(farOut.code, 0, farOut.err)
+  t.match(farOut.out, /feed head 3000008/)
+  t.same(await q(`select count(*)::int as n from "${copy}".signals_kept`), [{ n: 0 }], 'no restored row in the default partition')
+  t.same(await q(`select count(*)::int as n from "${copy}".signals where seq > 3000000`), [{ n: 8 }])
 
   // and back onto the embedded database, over the trial board
   const onTrial = await wire(['restore', '--from', file], embeddedEnv)

@@ -36,8 +36,9 @@ async function backUp(cfg: Config, src: BoardDb, write: (line: string) => Promis
   return writeBoardBackup(src.db, src.schema, { fingerprintKey: key, graceSeconds: cfg.sweep.graceSeconds }, write)
 }
 
+const n = (count: number, one: string, many = `${one}s`) => `${count} ${count === 1 ? one : many}`
 const summary = (c: BackupCounts) =>
-  `${c.signals} signals (${c.pinned} pinned), ${c.rules} rules, ${c.stats_buckets} stats minutes, ${c.idempotency_keys} idempotency keys`
+  `${n(c.signals, 'signal')} (${c.pinned} pinned), ${n(c.rules, 'rule')}, ${n(c.stats_buckets, 'stats minute')}, ${n(c.idempotency_keys, 'idempotency key')}`
 
 /** What the operator must know after a restore: where it went, and a FINGERPRINT_SECRET that overrides the carried key. */
 async function reportRestore(io: Io, cfg: Config, dst: BoardDb, r: RestoreReport, done: string) {
