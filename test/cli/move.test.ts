@@ -205,6 +205,7 @@ t.test('what cannot be moved or restored says why in one line', async (t) => {
   const cases: Array<[string[], Record<string, string>, RegExp]> = [
     [['move'], embeddedEnv, /wire move needs DATABASE_URL/],
     [['move'], { ...pgEnv(copy), WIRE_DATA_DIR: join(dir, 'nothing-here') }, /no embedded board in .*nothing-here \(WIRE_DATA_DIR\)/],
+    [['backup', '--to', join(dir, 'x.ndjson')], { ...embeddedEnv, WIRE_DATA_DIR: join(dir, 'nothing-here') }, /no embedded board in .*nothing-here/],
     [['restore', '--from', join(dir, 'absent.ndjson')], pgEnv(copy), /ENOENT: no such file or directory/],
     [['restore', '--from', notBackup], pgEnv(copy), /not a Wire board backup/],
     [['restore', '--from', notBackup], { ...pgEnv(copy), DATABASE_URL: 'postgres://root@127.0.0.1:1/test' }, /not a Wire board backup/],

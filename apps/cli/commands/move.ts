@@ -68,6 +68,7 @@ export function moveCommands(io: Io): (program: Command) => void {
       .action(
         guarded(async (o: { to: string }) => {
           const cfg = loadConfig(io.env)
+          assertEmbeddedBoard(cfg)
           const file = o.to === '-' ? null : await openFileSink(o.to)
           try {
             const counts = await withDb(cfg, (src) => backUp(cfg, src, file ? file.write : lineSink(io.streams.out)))
@@ -103,9 +104,7 @@ export function moveCommands(io: Io): (program: Command) => void {
           const cfg = loadConfig(io.env)
           if (cfg.db.kind !== 'postgres') throw new UsageError('wire move needs DATABASE_URL: the PostgreSQL to move the board to (the board comes from WIRE_DATA_DIR)')
           const from = loadConfig({ ...io.env, DATABASE_URL: undefined })
-          const dataDir = from.db.kind === 'embedded' ? from.db.dataDir : ''
-          if (!existsSync(join(dataDir, 'PG_VERSION')))
-            throw new UsageError(`no embedded board in ${dataDir} (WIRE_DATA_DIR): set WIRE_DATA_DIR to the directory the board ran with`)
+          const dataDir = assertEmbeddedBoard(from)
           await withDb(from, (src) =>
             withDb(cfg, async (dst) => {
               src.schema = await embeddedSchema(src.db, src.schema)
@@ -128,6 +127,14 @@ export function moveCommands(io: Io): (program: Command) => void {
         }),
       )
   }
+}
+
+/** An embedded source must exist: opening an empty directory would make a new, empty board. Returns its directory. */
+function assertEmbeddedBoard(cfg: Config): string {
+  if (cfg.db.kind !== 'embedded') return ''
+  if (!existsSync(join(cfg.db.dataDir, 'PG_VERSION')))
+    throw new UsageError(`no embedded board in ${cfg.db.dataDir} (WIRE_DATA_DIR): set WIRE_DATA_DIR to the directory the board ran with`)
+  return cfg.db.dataDir
 }
 
 /** The embedded board's schema: WIRE_PG_SCHEMA when the board is there, else `public` (a trial board's, whatever the target's schema). */
