@@ -163,6 +163,9 @@ t.test('a trial board moves to PostgreSQL: cursors, identities, pins, metadata, 
   const replaced = await wire(['restore', '--replace', '--from', '-'], pgEnv(copy), readFileSync(file, 'utf8'))
   t.equal(replaced.code, 0, `--replace, from standard input ${replaced.err}`)
   t.same(await snapshot(copy), original)
+  const secret = await wire(['restore', '--replace', '--from', file], { ...pgEnv(copy), FINGERPRINT_SECRET: 'another-key-entirely' })
+  t.equal(secret.code, 0, secret.err)
+  t.match(secret.err, /warning: FINGERPRINT_SECRET is set here and is not the board's key/, 'a secret that would change every identity is pointed out')
 
   // a board far along its feed: the target makes range partitions up to the head, so no row waits in the default one
   const far = (line: string) => {
