@@ -87,7 +87,7 @@ t.test('a trial board moves to PostgreSQL: cursors, identities, pins, metadata, 
 
   const moved = await wire(['move'], pgEnv(schema))
   t.equal(moved.code, 0, moved.err)
-  t.match(moved.out, /moved from the embedded database in .* 6 signals \(1 pinned\), 1 rule, \d+ stats minutes?.* to PostgreSQL \(schema mv_.*\); feed head 6/)
+  t.match(moved.out, /moved from the embedded database in .*data \(schema public\): 6 signals \(1 pinned\), 1 rule, \d+ stats minutes?.* to PostgreSQL \(schema mv_.*\); feed head 6/)
 
   const again = await wire(['move'], pgEnv(schema))
   t.equal(again.code, 1, 'a second move into the same schema is refused')

@@ -108,6 +108,7 @@ export function moveCommands(io: Io): (program: Command) => void {
           await withDb(from, (src) =>
             withDb(cfg, async (dst) => {
               src.schema = await embeddedSchema(src.db, src.schema)
+              src.where = `the embedded database in ${dataDir} (schema ${src.schema})`
               const pipe = new PassThrough()
               const made = backUp(from, src, lineSink(pipe)).then(
                 (c) => (pipe.end(), c),
