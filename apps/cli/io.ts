@@ -12,6 +12,8 @@ export interface Io {
   readStdin(): Promise<string>
   /** Standard input is a terminal (nothing piped in). */
   stdinTty: boolean
+  /** Standard input and output as streams, for the commands that carry a whole board (backup, restore). */
+  streams: { in: NodeJS.ReadableStream; out: NodeJS.WritableStream }
   /** Aborted on SIGINT or SIGTERM. */
   signal: AbortSignal
 }

@@ -32,6 +32,7 @@ const io: Io = {
   tty: process.stdout.isTTY === true,
   stdinTty: process.stdin.isTTY === true,
   signal: ctl.signal,
+  streams: { in: process.stdin, out: process.stdout },
   readStdin: async () => {
     const chunks: Buffer[] = []
     for await (const c of process.stdin) chunks.push(c as Buffer)

@@ -1,6 +1,7 @@
 import { Command } from 'commander'
 import { adminCommands } from './commands/admin.js'
 import { followCommand } from './commands/follow.js'
+import { moveCommands } from './commands/move.js'
 import { opsCommands } from './commands/ops.js'
 import { publishCommand } from './commands/publish.js'
 import { readCommands } from './commands/read.js'
@@ -14,6 +15,6 @@ export function buildProgram(io: Io): Command {
     .option('--token <token>', 'the bearer token (default WIRE_TOKEN)')
     .showHelpAfterError()
     .addHelpText('after', `\nExamples:\n  wire follow\n  WIRE_TOKEN=my-agent-token wire publish --tag hello "hi, wire"\n  wire thread <id>`)
-  for (const add of [publishCommand(io), followCommand(io), readCommands(io), adminCommands(io), opsCommands(io)]) add(program)
+  for (const add of [publishCommand(io), followCommand(io), readCommands(io), adminCommands(io), opsCommands(io), moveCommands(io)]) add(program)
   return program
 }

@@ -70,7 +70,7 @@ t.test('publish, get, thread, board and admin against a board', async (t) => {
 })
 
 t.test('--help on every command', async (t) => {
-  const commands = [[], ['publish'], ['follow'], ['get'], ['thread'], ['board'], ['admin'], ['admin', 'metadata'], ['admin', 'rules'], ['admin', 'rules', 'add'], ['admin', 'rules', 'remove'], ['admin', 'pin'], ['admin', 'unpin'], ['admin', 'remove'], ['migrate'], ['check-config']]
+  const commands = [[], ['publish'], ['follow'], ['get'], ['thread'], ['board'], ['admin'], ['admin', 'metadata'], ['admin', 'rules'], ['admin', 'rules', 'add'], ['admin', 'rules', 'remove'], ['admin', 'pin'], ['admin', 'unpin'], ['admin', 'remove'], ['migrate'], ['check-config'], ['backup'], ['restore'], ['move']]
   const results = await Promise.all(commands.map((c) => wire([...c, '--help'])))
   commands.forEach((c, i) => {
     t.equal(results[i]!.code, 0, `wire ${c.join(' ')} --help`)

@@ -39,13 +39,13 @@ export function listMigrations(dir = projectPath('migrations')): Migration[] {
  * other statements), and its row is written after it succeeds. PGlite, one session by nature,
  * is passed as a Db.
  */
-export async function migrate(target: string | Db, schema: string, opts: { dir?: string } = {}): Promise<MigrationReport> {
-  if (typeof target !== 'string') return run(target, schema, opts.dir)
+export async function migrate(target: string | Db, schema: string, opts: MigrateOptions = {}): Promise<MigrationReport> {
+  if (typeof target !== 'string') return run(target, schema, opts)
   const client = new pg.Client({ connectionString: target, application_name: 'wire-migrate', connectionTimeoutMillis: 10_000 })
   client.on('error', () => {}) // a dropped connection also fails the pending query, which reports it
   await client.connect()
   try {
-    return await run(clientSession(client), schema, opts.dir)
+    return await run(clientSession(client), schema, opts)
   } finally {
     await client.end().catch(() => {})
   }
@@ -54,7 +54,13 @@ export async function migrate(target: string | Db, schema: string, opts: { dir?:
 /** What the runner needs: one session that can also open transactions. */
 type Session = Pick<Db, 'query' | 'exec' | 'transaction'>
 
-async function run(db: Session, schema: string, dir: string | undefined): Promise<MigrationReport> {
+export interface MigrateOptions {
+  dir?: string
+  /** Apply files up to this one only (a restore brings the schema to its backup's level first). */
+  until?: string
+}
+
+async function run(db: Session, schema: string, { dir, until }: MigrateOptions): Promise<MigrationReport> {
   const s = ident(schema)
   const applied: string[] = []
   await db.query(`select pg_advisory_lock(hashtext($1))`, [`wire:migrate:${schema}`])
@@ -62,6 +68,7 @@ async function run(db: Session, schema: string, dir: string | undefined): Promis
     await db.exec(`create schema if not exists ${s};
       create table if not exists ${s}.schema_migrations (name text primary key, applied_at timestamptz not null default now())`)
     for (const m of listMigrations(dir)) {
+      if (until !== undefined && m.name > until) break
       const done = await db.query(`select 1 from ${s}.schema_migrations where name = $1`, [m.name])
       if (done.rowCount > 0) continue
       if (m.noTransaction) {

@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis'
 import { fingerprintKey } from '../auth/index.js'
 import { channels, localPresence, redisClient, redisPresence, wakeBus, type Presence, type WakeBus } from '../bus/index.js'
 import type { Config } from '../config/index.js'
-import { failoverDb, ident, migrate, pgliteDb, postgresDb, readBoardId, type Db, type Ident } from '../db/index.js'
+import { failoverDb, ident, migrate, pgliteDb, postgresDb, readBoardId, readStoredFingerprintKey, type Db, type Ident } from '../db/index.js'
 import { clientLimits, type ClientLimits } from '../limits/index.js'
 import type { Logger } from '../log/index.js'
 
@@ -89,6 +89,7 @@ export async function openInfra(cfg: Config, log: Logger, opts: InfraOptions = {
     opened.push(() => presence.close())
     const key = fingerprintKey({
       secret: cfg.secrets.fingerprintSecret,
+      stored: await readStoredFingerprintKey(primary, schema),
       ...(cfg.db.kind === 'postgres' ? { databaseUrl: cfg.db.url } : { dataDir: cfg.db.dataDir }),
     })
     const limits = clientLimits({ ...cfg.clientLimits, keyPrefix: `${channels(boardId).rateLimitPrefix}:client` }, redis)

@@ -7,3 +7,12 @@ export async function readBoardId(db: Queryable, schema: Ident): Promise<string>
   if (!id) throw new Error(`no board row in ${schema}: run the migrations first`)
   return id
 }
+
+/**
+ * The fingerprint key the board carries (migrations/0008_fingerprint_key.sql), or null. Read through
+ * to_jsonb so a process started before that migration ran finds null instead of failing.
+ */
+export async function readStoredFingerprintKey(db: Queryable, schema: Ident): Promise<string | null> {
+  const { rows } = await db.query<{ key: string | null }>(`select to_jsonb(b) ->> 'fingerprint_key' as key from ${schema}.board b`)
+  return rows[0]?.key ?? null
+}
