@@ -1,4 +1,6 @@
+import { WireError } from '../../libs/shared/domain/index.js'
 import { pageBody, type FeedPage } from '../../libs/shared/feed/index.js'
+import { metrics } from '../../libs/shared/metrics/index.js'
 import {
   encodeResponse,
   errorBody,
@@ -32,6 +34,9 @@ export function signalsFastPath(ctx: ReaderContext): FastPathRoutes {
       } catch {
         return false // fastify answers the 400
       }
+      // overloaded: followers reading from the tail are served; anything that would cost a page from
+      // the database is refused here, before any budget, presence or query
+      if (fast.overloaded && !ctx.readSide.feed.fromTail(q)) return shed(fast, req, conn)
       void answer(ctx, fast, req, conn, q)
       return true
     },
@@ -51,6 +56,16 @@ async function answer(ctx: ReaderContext, fast: FastPath, req: FastRequest, conn
     const lines = retryAfter === undefined ? fast.headers.lines : fast.headers.withRetryAfter(retryAfter)
     conn.respond(encodeResponse(STATUS[e.code], lines, Buffer.from(JSON.stringify(errorBody(e))), closes ? null : fast.keepAliveSeconds), closes)
   }
+}
+
+const OVERLOADED = new WireError('unavailable', 'this process is overloaded; retry shortly', undefined, { retryAfter: 2 })
+
+function shed(fast: FastPath, req: FastRequest, conn: FastConnection): true {
+  metrics.refused.inc({ reason: 'overloaded' })
+  const closes = req.close || fast.closing
+  const body = Buffer.from(JSON.stringify(errorBody(OVERLOADED)))
+  conn.respond(encodeResponse(STATUS.unavailable, fast.headers.withRetryAfter(2), body, closes ? null : fast.keepAliveSeconds), closes)
+  return true
 }
 
 function pageResponse(page: FeedPage, fast: FastPath, closes: boolean): Buffer {

@@ -51,6 +51,7 @@ const Env = z.object({
   WAKE_FALLBACK_POLL_MS: int(50, 60_000, 1000),
   READER_TAIL_SIZE: int(0, 1_000_000, 5000), // ours: recent signals each reader keeps in memory (0: every read queries)
   READER_MAX_WAITERS: int(0, 10_000_000, 20_000), // ours: waiting long-polls per process (each read side); past it 503 at once (0: no cap)
+  READ_DB_CONCURRENCY_MAX: int(0, 10_000, 16), // ours: first pages read from the database at once per read side (as many more wait; past that 503); 0: no gate
   READ_STATEMENT_TIMEOUT_MS: int(0, 3_600_000, 5000), // ours: PostgreSQL statement_timeout on read pools (0: none)
   PUBLISH_MAX_BATCH: int(1, 5000, 500), // ours: most signals one group commit may carry (1 = a commit per signal)
   // ours: timeouts and caps per process (docs/security.md). The idle timeout must outlast the longest long-poll.
@@ -171,6 +172,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       fallbackPollMs: e.WAKE_FALLBACK_POLL_MS,
       tailSize: e.READER_TAIL_SIZE,
       maxWaiters: e.READER_MAX_WAITERS,
+      maxDbReads: e.READ_DB_CONCURRENCY_MAX,
       statementTimeoutMs: e.READ_STATEMENT_TIMEOUT_MS,
     },
     // the only place secrets live; never logged

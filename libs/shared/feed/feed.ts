@@ -1,12 +1,16 @@
 import type { WakeBus } from '../bus/index.js'
 import type { SignalReader } from '../db/index.js'
-import type { ReadQuery } from '../domain/index.js'
+import { unfiltered, type ReadQuery } from '../domain/index.js'
 import type { Logger } from '../log/index.js'
 import { hotCounts, metrics } from '../metrics/index.js'
 import { emptyPage, type FeedPage } from './page.js'
 import { databasePage, tailNewest, tailPage } from './tail-pages.js'
 import { TailSync } from './tail-sync.js'
+import { ReadGate } from './read-gate.js'
 import { Waiters, type Gone } from './waiters.js'
+
+/** An unfiltered newest page: the tail's newest `limit` entries are it. */
+const unfilteredOrDense = (q: ReadQuery) => unfiltered({ ...q, includeExpired: false })
 
 const countRead = (fromTail: FeedPage | null) => void (fromTail ? hotCounts.tailReads++ : hotCounts.dbReads++)
 
@@ -21,6 +25,8 @@ export interface FeedOptions {
   lagWaitMs?: number
   /** READER_MAX_WAITERS: long-polls waiting at once; past it a wait is refused with 503 (0: no cap). */
   maxWaiters?: number
+  /** READ_DB_CONCURRENCY_MAX: first pages read from the database at once (as many more may wait; 0: no gate). */
+  maxDbReads?: number
 }
 
 /**
@@ -38,12 +44,14 @@ export class Feed {
   private readonly waiters: Waiters
   private readonly reader: SignalReader
   private readonly opts: FeedOptions
+  private readonly gate: ReadGate
   private closed = false
 
   constructor(reader: SignalReader, bus: WakeBus, log: Logger, opts: FeedOptions) {
     this.reader = reader
     this.opts = opts
     this.waiters = new Waiters(opts.maxWaiters)
+    this.gate = new ReadGate(opts.maxDbReads ?? 0, opts.maxDbReads ?? 0)
     this.sync = new TailSync(reader, bus, log, opts, () => this.waiters.wake((q, cursor) => this.pageAfter(q, cursor)))
   }
 
@@ -80,6 +88,18 @@ export class Feed {
     return 'page' in outcome ? outcome.page : this.answerAt(q, outcome.cursor)
   }
 
+  /**
+   * The first page of `q` comes from memory: the tail reaches back to its cursor (a follower near
+   * the head), or holds its whole newest page. Under overload only these are admitted (the fast
+   * path refuses the rest before parsing more), so followers keep being served.
+   */
+  fromTail(q: ReadQuery): boolean {
+    const tail = this.sync.tail
+    if (this.sync.lagging) return false
+    if (q.cursor !== null) return q.cursor <= this.sync.knownHead && tail.covers(q.cursor)
+    return tail.from === 0 || (q.q === null && unfilteredOrDense(q) && tail.entries.length >= q.limit)
+  }
+
   /** Ends every long-poll now (shutdown): each answers from what this process has. */
   close() {
     this.closed = true
@@ -95,13 +115,13 @@ export class Feed {
       if (fromTail) return fromTail
       metrics.feedQueries.inc({ kind: 'newest' })
       // nextCursor: the head it was read at
-      return this.reader.newest(q.limit, q, now).then((page) => databasePage(this.sync.tail, page, this.opts.authority))
+      return this.gate.run(() => this.reader.newest(q.limit, q, now)).then((page) => databasePage(this.sync.tail, page, this.opts.authority))
     }
     // never "nothing new" below a head the replica has not replayed: the primary answers that
     if (replicaBehind && this.opts.primary) return (countRead(null), this.databasePage(q, q.cursor, now, this.opts.primary))
     const fromTail = tailPage(this.sync.tail, q, q.cursor, now, this.opts.graceMs)
     countRead(fromTail)
-    return fromTail ?? this.databasePage(q, q.cursor, now)
+    return fromTail ?? this.gate.run(() => this.databasePage(q, q.cursor!, now))
   }
 
   /** Matches after `cursor` now: the tail when it reaches back that far, else the database. */

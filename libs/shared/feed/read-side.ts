@@ -51,6 +51,7 @@ export async function createReadSide(cfg: Config, log: Logger, infra: Infra, opt
     graceMs: cfg.sweep.graceSeconds * 1000,
     fallbackPollMs: opts.fallbackPollMs ?? cfg.reader.fallbackPollMs,
     maxWaiters: cfg.reader.maxWaiters,
+    maxDbReads: cfg.reader.maxDbReads,
     ...(db !== infra.readPrimary && { primary: signalReader(infra.readPrimary, infra.schema, grace) }),
   })
   // GET /sw/tags: one aggregate of the TAGS_KEPT most used active tags serves every prefix and limit

@@ -29,6 +29,8 @@ export interface FastPath {
   address(req: FastRequest, conn: FastConnection): string
   /** Shutdown has begun: new requests are fastify's (503), answers close their connection. */
   readonly closing: boolean
+  /** The process is overloaded (@fastify/under-pressure would shed): a route admits only its cheap requests. */
+  readonly overloaded: boolean
   /** Keep-Alive's timeout in seconds, as node announces it. */
   readonly keepAliveSeconds: number
   /** The header lines fastify's hooks set on the probe's answer (content-type included), captured once listening. */
@@ -71,6 +73,9 @@ export function installFastPath(app: FastifyInstance, routes: FastPathRoutes): v
     get closing() {
       return state.closing
     },
+    get overloaded() {
+      return state.overloaded()
+    },
     keepAliveSeconds: Math.floor(settings.keepAliveTimeoutMs / 1000),
     get headers() {
       return headers!
@@ -79,7 +84,7 @@ export function installFastPath(app: FastifyInstance, routes: FastPathRoutes): v
   const host: FastPathHost = {
     paths: new Set(routes.paths),
     headed: (conn) => state.requestArrived(conn.socket),
-    serve: (req, conn) => headers !== null && !state.closing && !state.overloaded() && routes.serve(req, conn, fast) && (hotCounts.fastPathServed++, true),
+    serve: (req, conn) => headers !== null && !state.closing && routes.serve(req, conn, fast) && (hotCounts.fastPathServed++, true),
     handOver: (socket) => (hotCounts.fastPathHandedOver++, nodeListener.call(server, socket)),
     idle: (conn) => (state.closing ? conn.closeIfIdle() : keepAlive.add(conn, Date.now() + settings.keepAliveTimeoutMs)),
     busy: (conn) => void keepAlive.cancel(conn),
