@@ -25,6 +25,20 @@ const TAGS = Array.from({ length: 130 }, (_, i) => `tag${i}`).join(',')
 
 export const ATTACKS: Attack[] = [
   {
+    // more than per-address budgets hold back: 256 addresses, each well within its own budget
+    name: 'a flood of deep reads and filtered newest pages (256 addresses, 16 at a time)',
+    async run(url, stop, statuses) {
+      const cs = addresses(url, 256, '127.0.7')
+      let n = 0
+      await loops(16, stop, async () => {
+        const i = n++
+        const path = i % 2 ? `/sw/signals?cursor=${Math.floor(Math.random() * 15_000)}&limit=7` : `/sw/signals?tag=t${i % 500}`
+        count(statuses, (await cs[i % cs.length]!.request('GET', path)).status)
+      })
+      for (const c of cs) c.close()
+    },
+  },
+  {
     name: 'Authorization header (15,900 spaces)',
     async run(url, stop, statuses) {
       const c = from(url, '127.0.2.1', 8)
