@@ -1,4 +1,4 @@
-import { isIPv4, isIPv6 } from 'node:net'
+import { isIPv6 } from 'node:net'
 import ipaddr from 'ipaddr.js'
 
 /** Keys already made (a follower polls with the same address again and again). Emptied when full. */
@@ -12,7 +12,8 @@ const cache = new Map<string, string>()
  * visitor-prefix-bits-ipv6). Anything else (a unix socket, `unknown`) is its own key.
  */
 export function addressKey(address: string, ipv6PrefixBits: number): string {
-  if (isIPv4(address)) return address
+  if (address.indexOf(':') < 0) return address // IPv4 (or no IP at all): as it is; every poll comes here, so no parse
+
   const cached = `${ipv6PrefixBits}/${address}`
   const hit = cache.get(cached)
   if (hit !== undefined) return hit
