@@ -16,3 +16,4 @@ export { statsWriter, type StatsWriter, type RollUpResult, STATS_KEEP_SECONDS } 
 export { bossConnection, bossSchemaName, pgliteBossDatabase } from './boss.js'
 export { idempotencyKeys, type IdempotencyKeys, type Reservation, IDEMPOTENCY_WINDOW_SECONDS } from './signals/idempotency.js'
 export { originsOf, type Origins } from './signals/origins.js'
+export { readDurability, type Durability } from './durability.js'
