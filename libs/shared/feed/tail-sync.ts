@@ -1,5 +1,5 @@
 import type { Invalidation, WakeBus } from '../bus/index.js'
-import type { SignalReader } from '../db/index.js'
+import { isConnectionError, type SignalReader } from '../db/index.js'
 import type { ReadFilter, Signal } from '../domain/index.js'
 import type { Logger } from '../log/index.js'
 import { metrics } from '../metrics/index.js'
@@ -120,7 +120,15 @@ export class TailSync {
     if (cursor <= this.#knownHead) return true
     await this.refresh()
     if (cursor <= this.#knownHead) return true
-    const truth = await (this.opts.primary ?? this.reader).head()
+    let truth: number
+    try {
+      truth = await (this.opts.primary ?? this.reader).head()
+    } catch (err) {
+      // the primary is unreachable (a failover under way): keep the follower where it is, waiting
+      // above its cursor; nothing below it is skipped, and every seq handed out later lies above it
+      if (this.opts.primary && isConnectionError(err)) return true
+      throw err
+    }
     if (truth < cursor) return false
     this.heard(truth)
     return true
