@@ -116,6 +116,7 @@ export async function failoverDrill(cleanup: Cleanup, o: DrillOptions): Promise<
   const records = await load
 
   const board = await sql<{ id: string; seq: string }>(standby.url, `select id, seq from wire.signals order by seq`)
+  if (process.env.DRILL_DEBUG) note(`${o.mode}: board ${board.length} signals, seq ${board[0]?.seq}..${board.at(-1)?.seq}`)
   finalHead = Number((await sql<{ seq: string }>(standby.url, `select seq from wire.feed_head`))[0]!.seq)
   const stopAt = Date.now() + 20_000
   note(`${o.mode}: publishing stopped; final head ${finalHead}`)
@@ -145,6 +146,7 @@ function summarise(
   const before = acked.filter((r) => r.answered < killAt)
   const unavailable = records.filter((r) => r.status === 503).sort((a, b) => a.answered - b.answered)
   const lat = before.map((r) => r.answered - r.sent).sort((a, b) => a - b)
+  const seqOf = new Map(board.map((r) => [r.id, (r as { seq?: string }).seq]))
   let gaps = 0
   let lostButServed = 0
   let caughtUp = 0
@@ -154,6 +156,12 @@ function summarise(
     gaps += missing
     lostButServed += f.seen.filter((id) => !onBoard.has(id)).length
     if (missing === 0) caughtUp++
+    else if (process.env.DRILL_DEBUG) {
+      const miss = board.filter((r) => !seen.has(r.id)).map((r) => Number(seqOf.get(r.id)))
+      process.stderr.write(`${f.name} missed ${missing}: seqs ${miss.slice(0, 5).join(',')} … ${miss.slice(-3).join(',')}\n`)
+      const near = f.pages.filter(([from, next]) => next >= miss[0]! - 5 && from <= miss.at(-1)! + 5)
+      process.stderr.write(`pages around: ${JSON.stringify(near.slice(0, 12))} kill at ${killAt}\n`)
+    }
   }
   return {
     mode: o.mode,

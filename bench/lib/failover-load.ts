@@ -69,12 +69,14 @@ export interface FollowerResult {
   /** What the failed polls answered (status, or the error's name). */
   errorKinds: Record<string, number>
   restarts: number
+  /** Every page: [cursor asked, nextCursor answered, signals, poll number, ms], to explain a gap. */
+  pages: Array<[number, number, number, number, number]>
 }
 
 /** Follows from the head at start until `done(cursor)` says it has caught up. */
 export async function follow(spec: FollowerSpec, done: (cursor: number) => boolean): Promise<FollowerResult> {
   const path = spec.path ?? '/sw/signals'
-  const out: FollowerResult = { name: spec.name, seen: [], cursor: 0, wentBack: 0, errors: 0, errorKinds: {}, restarts: 0 }
+  const out: FollowerResult = { name: spec.name, seen: [], cursor: 0, wentBack: 0, errors: 0, errorKinds: {}, restarts: 0, pages: [] }
   const failed = (kind: string) => ((out.errors++, (out.errorKinds[kind] = (out.errorKinds[kind] ?? 0) + 1)), sleep(100))
   let cursor: number | null = null
   let restartAt = spec.restartEveryMs ? Date.now() + spec.restartEveryMs : Infinity
@@ -91,6 +93,7 @@ export async function follow(spec: FollowerSpec, done: (cursor: number) => boole
         continue
       }
       if (cursor !== null) {
+        out.pages.push([cursor, page.nextCursor, page.signals?.length ?? 0, i, Date.now()])
         for (const s of page.signals ?? []) out.seen.push(s.id)
         if (page.nextCursor < cursor) out.wentBack++
       }
