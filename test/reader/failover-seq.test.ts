@@ -15,9 +15,10 @@ const ids = (page: { signals: Array<{ id: string }> }) => page.signals.map((s) =
 
 async function loseNewest(s: Stack, kept: number) {
   await s.infra.primary.transaction(async (tx) => {
-    await tx.query(`delete from ${s.infra.schema}.signals where seq > $1`, [kept])
     // the standby's feed_head: its seq where replication stopped, numbered on the old timeline
+    // (feed_head first, then signals: the order the writer takes them in)
     await tx.query(`update ${s.infra.schema}.feed_head set seq = $1, timeline = timeline - 1`, [kept])
+    await tx.query(`delete from ${s.infra.schema}.signals where seq > $1`, [kept])
   })
 }
 

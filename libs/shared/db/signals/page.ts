@@ -137,7 +137,7 @@ export function pageReader(db: Queryable, s: Ident, graceSeconds: number) {
         out.push(...r.signals)
         scanned += (below ?? r.head) - r.edge
         if (out.length === limit) {
-          from = out.at(-1)!.seq - 1
+          from = out.length ? out.at(-1)!.seq - 1 : r.head // the oldest signal taken (a limit of 0 takes none)
           break
         }
         if (r.edge === 0) break
