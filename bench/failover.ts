@@ -4,7 +4,7 @@ import { Cleanup } from './lib/pg-cluster.js'
 
 // npm run bench:failover: the failover drill (bench/lib/failover-drill.ts) RUNS times per mode,
 // synchronous and asynchronous standby alternating so both see the same machine: a primary and a
-// streaming standby of their own (ports 5452 and 5453), the fleet as processes, PUBLISHERS
+// streaming standby of their own (ports 5454 and 5455), the fleet as processes, PUBLISHERS
 // publishers at PER_SECOND each, the primary killed after BEFORE_MS, AFTER_MS more of publishing on
 // the promoted standby. Asynchronous runs cut the standby off LAG_MS before the kill (the standby
 // "behind" when the primary dies). Prints, per run: acknowledged, lost, cursor gaps, followers
@@ -28,7 +28,7 @@ async function main() {
       try {
         const r = await failoverDrill(cleanup, {
           mode,
-          ports: [5452, 5453],
+          ports: [5454, 5455],
           publishers: env('PUBLISHERS', 16),
           perSecond: env('PER_SECOND', 19),
           beforeMs: env('BEFORE_MS', 15_000),
