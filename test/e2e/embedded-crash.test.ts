@@ -25,7 +25,6 @@ t.test('SIGKILL while publishing on the embedded database: every acknowledged si
 
   const first = await start()
   const acked: string[] = []
-  let answeredAfterKill = 0
   let killed = false
   const publishers = Array.from({ length: 24 }, async (_, p) => {
     for (let i = 0; !killed; i++) {
@@ -36,8 +35,8 @@ t.test('SIGKILL while publishing on the embedded database: every acknowledged si
           body: JSON.stringify({ $type: 'broadcast', p, i }),
         })
         const body = (await res.json()) as { signal?: { id: string } }
+        // an answer read after the kill was sent before it: acknowledged all the same
         if (res.status === 200 && body.signal) acked.push(body.signal.id)
-        if (killed) answeredAfterKill++
       } catch {
         return // the process is gone: this publish was never acknowledged
       }
@@ -49,7 +48,6 @@ t.test('SIGKILL while publishing on the embedded database: every acknowledged si
   const end = await first.exited
   await Promise.all(publishers)
   t.equal(end.signal, 'SIGKILL', 'killed, not stopped')
-  t.equal(answeredAfterKill, 0, 'nothing was answered after the kill')
 
   const second = await start()
   const missing: string[] = []
