@@ -4,7 +4,10 @@
 # Needs root: it runs PostgreSQL's tools as the postgres user and may edit the primary's pg_hba.conf.
 #
 #   scripts/replica.sh start [PORT] [DIR]   create and start a hot standby on PORT (default 5433)
+#   scripts/replica.sh promote [PORT] [DIR] promote it to a primary (pg_ctl promote, waits until it is)
 #   scripts/replica.sh stop  [PORT] [DIR]   stop it, drop its replication slot, remove DIR
+#
+# PRIMARY_HOST and PRIMARY_PORT (default 127.0.0.1:5432) name the primary it streams from.
 #
 # The primary must accept replication connections from 127.0.0.1; `start` adds that pg_hba.conf
 # line (trust, loopback only) and reloads the primary if it is missing.
@@ -66,12 +69,16 @@ CONF
     as_pg "$bin/pg_ctl" -D "$dir/data" -l "$dir/replica.log" -w start >/dev/null
     echo "replica on 127.0.0.1:$port (data $dir/data, slot $slot)"
     ;;
+  promote)
+    as_pg "$bin/pg_ctl" -D "$dir/data" -w promote >/dev/null
+    echo "replica on port $port promoted"
+    ;;
   stop)
     stop_replica
     echo "replica on port $port removed"
     ;;
   *)
-    echo "usage: $0 start|stop [PORT] [DIR]" >&2
+    echo "usage: $0 start|promote|stop [PORT] [DIR]" >&2
     exit 2
     ;;
 esac

@@ -56,7 +56,7 @@ export async function startBoard(cfg: Config, log: Logger, opts: BoardOptions = 
     app.register(healthRoutes, {
       ready: async () => {
         const [w, r] = await Promise.all([writer.ready(), reader.ready()])
-        return { ...r, ok: w.ok && r.ok }
+        return { ...r, ...w, ok: w.ok && r.ok }
       },
     })
     app.register(writerRoutes, { ctx: writer, presence: infra.presence })

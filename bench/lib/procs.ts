@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process'
+import { createServer } from 'node:net'
 import { readFileSync } from 'node:fs'
 import { projectPath } from '../../libs/shared/paths.js'
 
@@ -24,7 +25,7 @@ function procStat(pid: number) {
  * Starts a role of the built code and waits until /readyz answers 200. `root`: another checkout
  * whose built dist/ to run instead (before/after comparisons in one run).
  */
-export async function startRole(role: 'writer' | 'reader' | 'agents' | 'server', port: number, env: Record<string, string>, root?: string): Promise<RoleProc> {
+export async function startRole(role: 'writer' | 'reader' | 'agents' | 'sweeper' | 'server', port: number, env: Record<string, string>, root?: string): Promise<RoleProc> {
   const main = root ? `${root}/dist/apps/${role}/main.js` : projectPath(`dist/apps/${role}/main.js`)
   // BENCH_PROFILE=<role>: that role writes a V8 CPU profile (.cpuprofile) into BENCH_PROFILE_DIR when it stops
   const profile = process.env.BENCH_PROFILE === role ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR ?? 'bench/results/profiles'}`] : []
@@ -63,4 +64,31 @@ export async function metric(url: string, name: string, labels = ''): Promise<nu
     if (m && m[1] === name && (m[2] ?? '').includes(labels)) sum += Number(m[3])
   }
   return sum
+}
+
+/** A port nobody listens on now. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer().on('error', reject)
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number }
+      srv.close(() => resolve(port))
+    })
+  })
+}
+
+/** A Redis of its own on a free port (no persistence); `cleanup` gets its kill. */
+export async function startRedis(cleanup: { add(step: () => unknown): void }): Promise<string> {
+  const port = await freePort()
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' })
+  cleanup.add(() => child.kill('SIGKILL'))
+  for (let i = 0; i < 100; i++) {
+    const up = await new Promise<boolean>((r) => {
+      const s = createServer()
+      s.once('error', () => r(true)).listen(port, '127.0.0.1', () => s.close(() => r(false)))
+    })
+    if (up) break
+    await new Promise((r) => setTimeout(r, 50))
+  }
+  return `redis://127.0.0.1:${port}`
 }

@@ -39,7 +39,7 @@ t.test('the tail keeps each signal\'s search text: q lower-cases a payload once,
     seq, id: `id${seq}`, origin: 'fp_x', originUri: 'sw://test/identities/x', originName: null, originVerified: true, type: 'note',
     tags: [], payloadText: JSON.stringify({ text }), refId: null, ttl: 600, createdAtMs: Date.now(), expiresAtMs: Date.now() + 600_000, pinned: false,
   })
-  tail.reset([signal(1, 'Hello World'), signal(2, 'other')] as never, 2, true)
+  tail.reset([signal(1, 'Hello World'), signal(2, 'other')] as never, 2, 0)
   const q = parseReadQuery({ q: 'WORLD' }, Date.now(), 'test')
   t.equal(tailPage(tail, q, 0, Date.now(), 0)!.signals.length, 1)
   const kept = tail.entries.map((e) => e.search)
@@ -49,7 +49,7 @@ t.test('the tail keeps each signal\'s search text: q lower-cases a payload once,
 
   // a tail holding as many signals as a database search may look at answers the newest search page itself
   const big = new Tail('test', 2 * TEXT_SCAN_BUDGET)
-  big.reset(Array.from({ length: TEXT_SCAN_BUDGET }, (_, i) => signal(1000 + i, 'x')) as never, 1000 + TEXT_SCAN_BUDGET, false)
+  big.reset(Array.from({ length: TEXT_SCAN_BUDGET }, (_, i) => signal(1000 + i, 'x')) as never, 1000 + TEXT_SCAN_BUDGET, 999)
   const now = Date.now()
   t.same(tailNewest(big, parseReadQuery({ q: 'nowhere' }, now, 'test'), now, 0), { signals: [], nextCursor: big.head }, 'a search: from the tail')
   t.equal(tailNewest(big, parseReadQuery({ type: 'nowhere' }, now, 'test'), now, 0), null, 'other filters: the database may hold older matches')

@@ -1,5 +1,5 @@
 import type { WakeBus } from '../bus/index.js'
-import type { SignalReader } from '../db/index.js'
+import { isConnectionError, type SignalReader } from '../db/index.js'
 import { unfiltered, type ReadQuery } from '../domain/index.js'
 import type { Logger } from '../log/index.js'
 import { hotCounts, metrics } from '../metrics/index.js'
@@ -118,7 +118,7 @@ export class Feed {
       return this.gate.run(() => this.reader.newest(q.limit, q, now)).then((page) => databasePage(this.sync.tail, page, this.opts.authority))
     }
     // never "nothing new" below a head the replica has not replayed: the primary answers that
-    if (replicaBehind && this.opts.primary) return (countRead(null), this.databasePage(q, q.cursor, now, this.opts.primary))
+    if (replicaBehind && this.opts.primary) return (countRead(null), this.onPrimary(q, q.cursor, now))
     const fromTail = tailPage(this.sync.tail, q, q.cursor, now, this.opts.graceMs)
     countRead(fromTail)
     return fromTail ?? this.gate.run(() => this.databasePage(q, q.cursor!, now))
@@ -132,8 +132,22 @@ export class Feed {
 
   /** The answer of a wait that ended without a wake-up (deadline, shutdown): what matches now. */
   private async answerAt(q: ReadQuery, cursor: number): Promise<FeedPage> {
-    if (this.sync.lagging && this.opts.primary && !this.closed) return this.databasePage(q, cursor, Date.now(), this.opts.primary)
+    if (this.sync.lagging && this.opts.primary && !this.closed) return this.onPrimary(q, cursor, Date.now())
     return tailPage(this.sync.tail, q, cursor, Date.now(), this.opts.graceMs) ?? emptyPage(cursor)
+  }
+
+  /**
+   * What the replica has not replayed, from the primary; while the primary is unreachable (it died,
+   * a standby is being promoted) what the replica and the tail hold: a cursor that stops at the
+   * replica's head skips nothing, and readers keep answering through a failover.
+   */
+  private async onPrimary(q: ReadQuery, cursor: number, now: number): Promise<FeedPage> {
+    try {
+      return await this.databasePage(q, cursor, now, this.opts.primary)
+    } catch (err) {
+      if (!isConnectionError(err)) throw err
+      return tailPage(this.sync.tail, q, cursor, now, this.opts.graceMs) ?? this.databasePage(q, cursor, now)
+    }
   }
 
   private async databasePage(q: ReadQuery, cursor: number, now: number, reader = this.reader): Promise<FeedPage> {

@@ -1,5 +1,5 @@
 import type { Invalidation, WakeBus } from '../bus/index.js'
-import type { SignalReader } from '../db/index.js'
+import { isConnectionError, type SignalReader } from '../db/index.js'
 import type { ReadFilter, Signal } from '../domain/index.js'
 import type { Logger } from '../log/index.js'
 import { metrics } from '../metrics/index.js'
@@ -32,6 +32,8 @@ export class TailSync {
   private lastHeadCheck = 0
   /** The board's change number (pins, unpins, removals) the tail reflects. */
   private changes = 0
+  /** Where seq last jumped after a failover (Page.epoch) when the tail was loaded. */
+  private epoch = 0
   /** A pin, unpin or removal named a signal the tail may not hold yet: the next commit is read back, not taken as it is. */
   private changedAhead = false
   private refreshing: Promise<void> | null = null
@@ -57,15 +59,21 @@ export class TailSync {
   }
 
   async start() {
-    const page = await this.reader.newest(this.opts.tailSize, EVERYTHING, Date.now())
-    this.tail.reset(page.signals, page.head, page.signals.length < this.opts.tailSize)
-    this.changes = page.changes
-    this.#knownHead = page.head
+    await this.load()
+    this.#knownHead = this.tail.head
     this.bus.onWake((head, committed) => (metrics.wakes.inc({ source: 'bus' }), committed ? this.took(committed) : this.heard(head)))
     this.bus.onResync(() => (metrics.wakes.inc({ source: 'resync' }), void this.refresh()))
     this.bus.onInvalidation((m) => this.invalidate(m)) // awaited by this process's admin call: its answer already shows the change
     this.timer = setInterval(() => (metrics.wakes.inc({ source: 'timer' }), void this.refresh()), this.opts.fallbackPollMs)
     this.timer.unref()
+  }
+
+  /** The newest signals from the database, as the tail's whole content. */
+  private async load() {
+    const page = await this.reader.newest(this.opts.tailSize, EVERYTHING, Date.now())
+    this.tail.reset(page.signals, page.head, page.from)
+    this.changes = page.changes
+    this.epoch = page.epoch
   }
 
   /** A head someone committed (a wake-up, this process's own writer's first): load up to it. */
@@ -117,7 +125,15 @@ export class TailSync {
     if (cursor <= this.#knownHead) return true
     await this.refresh()
     if (cursor <= this.#knownHead) return true
-    const truth = await (this.opts.primary ?? this.reader).head()
+    let truth: number
+    try {
+      truth = await (this.opts.primary ?? this.reader).head()
+    } catch (err) {
+      // the primary is unreachable (a failover under way): keep the follower where it is, waiting
+      // above its cursor; nothing below it is skipped, and every seq handed out later lies above it
+      if (this.opts.primary && isConnectionError(err)) return true
+      throw err
+    }
     if (truth < cursor) return false
     this.heard(truth)
     return true
@@ -159,6 +175,17 @@ export class TailSync {
         const before = this.tail.head
         metrics.feedQueries.inc({ kind: 'pull' })
         const page = await this.reader.pageAfter(before, REFRESH_ROWS, EVERYTHING, Date.now())
+        if (page.epoch !== this.epoch) {
+          // @NOTE the board failed over: signals this tail took from the lost primary may be gone,
+          // and its change numbers may run behind ours. Load the tail afresh: every seq the new
+          // primary hands out lies above the jump, past any cursor this process ever answered with.
+          this.log.warn({ epoch: page.epoch }, 'the board failed over (seq jumped): reloading the tail')
+          await this.load()
+          this.#knownHead = this.tail.head
+          metrics.tailSize.set(this.tail.entries.length)
+          await this.advanced()
+          continue
+        }
         this.tail.append(page.signals, page.upTo)
         if (page.changes > this.changes) await this.applyChanges(page.changes)
         this.#knownHead = Math.max(this.#knownHead, this.tail.head)

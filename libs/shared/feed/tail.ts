@@ -48,11 +48,11 @@ export class Tail {
     this.capacity = capacity
   }
 
-  /** Load the newest signals; `complete` says the database holds nothing older. */
-  reset(signals: Signal[], head: number, complete: boolean) {
+  /** Load the newest signals: every one with `from < seq <= head`. */
+  reset(signals: Signal[], head: number, from: number) {
     this.entries = signals.map((s) => this.entry(s))
     this.head = head
-    this.from = complete ? 0 : signals.length ? signals[0]!.seq - 1 : head
+    this.from = Math.min(from, head)
     this.trim()
   }
 

@@ -68,6 +68,10 @@ export const metrics = {
       this.inc({ outcome: 'handed_over' }, hotCounts.fastPathHandedOver)
     },
   }),
+  dbSynchronousStandby: new client.Gauge({
+    name: 'wire_db_synchronous_standby',
+    help: '1 when a synchronous standby confirms every commit before a publish is answered (an acknowledged signal survives a failover), else 0',
+  }),
   replicaLagSignals: new client.Gauge({ name: 'wire_replica_lag_signals', help: 'Known head minus the reader tail head (signals not yet replayed)' }),
   identityVerifies: new client.Counter({
     name: 'wire_identity_verifies_total',

@@ -11,6 +11,11 @@ export interface Page {
   /** How many pins, unpins and removals the board has seen (feed_head.changes), same snapshot. */
   changes: number
   /**
+   * Where `seq` last jumped forward after a failover (feed_head.failover_seq; 0 if never), same
+   * snapshot. When it changes, signals a reader took from the lost primary may be gone.
+   */
+  epoch: number
+  /**
    * Forward pages: every matching signal with seq ≤ upTo is in `signals` (so a follower may move its
    * cursor here). Below `head` when the page is full or the scan budget ran out before the head.
    */
@@ -51,17 +56,17 @@ export function pageReader(db: Queryable, s: Ident, graceSeconds: number) {
     and ($8::bool or x.pinned or x.expires_at > timestamptz 'epoch' + $9::int8 * interval '1 millisecond')
     and ${withinExpiry('x.', `${graceSeconds}::int`, `(timestamptz 'epoch' + $9::int8 * interval '1 millisecond')`)}
     and ($10::text is null or x.ref_id = $10)`
-  const head = `(select seq as head, changes from ${s}.feed_head limit 1) h`
+  const head = `(select seq as head, changes, failover_seq as epoch from ${s}.feed_head limit 1) h`
   // forward: (from, min(head, from + window)]
   const afterSql = `
-    select h.head, h.changes, least(h.head, $1::int8 + $11::int8) as edge, p.* from ${head} left join lateral (
+    select h.head, h.changes, h.epoch, least(h.head, $1::int8 + $11::int8) as edge, p.* from ${head} left join lateral (
       select ${signalColumns('x')} from ${s}.signals x
       where x.seq > $1 and x.seq <= least(h.head, $1::int8 + $11::int8) and x.removed_at is null ${filterSql}
       order by x.seq limit $2
     ) p on true`
   // backward from `below` (null: the head): (max(below - window, 0), below]
   const newestSql = `
-    select h.head, h.changes, greatest(coalesce($1::int8, h.head) - $11::int8, 0) as edge, p.* from ${head} left join lateral (
+    select h.head, h.changes, h.epoch, greatest(coalesce($1::int8, h.head) - $11::int8, 0) as edge, p.* from ${head} left join lateral (
       select ${signalColumns('x')} from ${s}.signals x
       where x.seq <= coalesce($1::int8, h.head) and x.seq > greatest(coalesce($1::int8, h.head) - $11::int8, 0)
         and x.removed_at is null ${filterSql}
@@ -69,15 +74,19 @@ export function pageReader(db: Queryable, s: Ident, graceSeconds: number) {
     ) p on true`
 
   // the first stored seq above a point: a follower whose cursor sits in a dropped partition's range
-  // (signals/partitions.ts) jumps over the gap in one query rather than one empty window at a time
+  // (signals/partitions.ts) or in the stretch a failover jumped over (feed-head.ts) crosses the gap
+  // in one query rather than one empty window at a time; the last one at or below a point, the same
+  // going back
   const nextSql = `select min(seq) as next from ${s}.signals where seq > $1`
+  const prevSql = `select max(seq) as prev from ${s}.signals where seq <= $1`
 
-  type Row = SignalRow & { head: string; changes: string; edge: string }
+  type Row = SignalRow & { head: string; changes: string; epoch: string; edge: string }
   const run = async (sql: string, from: number | null, limit: number, window: number, f: ReadFilter, nowMs: number) => {
     const { rows } = await db.query<Row>(sql, [from, limit, f.type, f.origin, f.tags, f.q, f.sinceMs, f.includeExpired, nowMs, f.refId, window])
     return {
       head: Number(rows[0]?.head ?? 0),
       changes: Number(rows[0]?.changes ?? 0),
+      epoch: Number(rows[0]?.epoch ?? 0),
       edge: Number(rows[0]?.edge ?? 0),
       signals: rows.filter((r) => r.id !== null).map(toSignal),
     }
@@ -98,7 +107,7 @@ export function pageReader(db: Queryable, s: Ident, graceSeconds: number) {
         scanned += r.edge - from
         const full = out.length === limit
         if (full || r.edge >= r.head || scanned >= budget)
-          return { signals: out, head: r.head, changes: r.changes, upTo: full ? out.at(-1)!.seq : Math.max(cursor, r.edge) }
+          return { signals: out, head: r.head, changes: r.changes, epoch: r.epoch, upTo: full ? out.at(-1)!.seq : Math.max(cursor, r.edge) }
         from = r.edge
         if (out.length === 0 && !jumped) {
           // no row exists between here and the next stored one (seq <= head is all committed, and a
@@ -106,28 +115,44 @@ export function pageReader(db: Queryable, s: Ident, graceSeconds: number) {
           jumped = true
           const next = (await db.query<{ next: string | null }>(nextSql, [from])).rows[0]?.next
           from = Math.max(from, Math.min(r.head, next == null ? r.head : Number(next) - 1))
-          if (from >= r.head) return { signals: out, head: r.head, changes: r.changes, upTo: from }
+          if (from >= r.head) return { signals: out, head: r.head, changes: r.changes, epoch: r.epoch, upTo: from }
         }
         window = Math.min(window * 4, budget - scanned)
       }
     },
-    /** The newest `limit` matching signals among the last SCAN_BUDGET (TEXT_SCAN_BUDGET with `q`), oldest first (the bootstrap page). */
-    async newest(limit: number, f: ReadFilter, nowMs: number): Promise<Page> {
+    /**
+     * The newest `limit` matching signals among the last SCAN_BUDGET (TEXT_SCAN_BUDGET with `q`)
+     * stored seqs, oldest first (the bootstrap page). `from`: every matching signal above it is in
+     * the page (0: the page reaches the board's first signal).
+     */
+    async newest(limit: number, f: ReadFilter, nowMs: number): Promise<Page & { from: number }> {
       const out: Signal[] = []
       const budget = budgetOf(f)
       let below: number | null = null
       let window = Math.min(firstWindow(limit, f), budget)
-      let first: { head: number; changes: number } | null = null
+      let first: { head: number; changes: number; epoch: number } | null = null
+      let from = 0
       for (let scanned = 0; ; ) {
         const r = await run(newestSql, below, limit - out.length, window, f, nowMs)
-        first ??= { head: r.head, changes: r.changes }
+        first ??= { head: r.head, changes: r.changes, epoch: r.epoch }
         out.push(...r.signals)
         scanned += (below ?? r.head) - r.edge
-        if (out.length === limit || r.edge === 0 || scanned >= budget) break
-        below = r.edge
+        if (out.length === limit) {
+          from = out.length ? out.at(-1)!.seq - 1 : r.head // the oldest signal taken (a limit of 0 takes none)
+          break
+        }
+        if (r.edge === 0) break
+        // step down to the next stored row: nothing lies between (a failover's jump, a dropped partition)
+        const prev = (await db.query<{ prev: string | null }>(prevSql, [r.edge])).rows[0]?.prev
+        if (prev == null) break
+        below = Number(prev)
+        if (scanned >= budget) {
+          from = below
+          break
+        }
         window = Math.min(window * 4, budget - scanned)
       }
-      return { signals: out.reverse(), head: first.head, changes: first.changes, upTo: first.head }
+      return { signals: out.reverse(), head: first.head, changes: first.changes, epoch: first.epoch, upTo: first.head, from }
     },
   }
 }

@@ -118,6 +118,10 @@ export function signalPartitions(db: Db, s: Ident) {
       return db.transaction(async (tx) => {
         await tx.query(`select pg_advisory_xact_lock(hashtextextended($1, 0))`, [lockKey])
         await tx.exec(`set local lock_timeout = '5s'`)
+        // no insert may land in the default partition between reading its top and making the next
+        // partition above it (after a failover's jump the head runs there until one is made); the
+        // partition's creation locks the table as strongly anyway
+        await tx.exec(`lock table ${s}.signals in share row exclusive mode`)
         const made: string[] = []
         let parts = await list(tx)
         while (h >= recheckAt(parts)) {

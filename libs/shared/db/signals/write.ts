@@ -1,5 +1,6 @@
 import type { Signal } from '../../domain/index.js'
 import type { Db, Ident, Queryable } from '../types.js'
+import { takeFromHead } from './feed-head.js'
 import { signalPartitions } from './partitions.js'
 import { signalColumns, toSignal, type SignalRow } from './row.js'
 
@@ -28,9 +29,10 @@ export function signalWriter(db: Db, s: Ident) {
   // @NOTE one statement takes the block of seqs and inserts the batch; the feed_head row lock is
   // held to commit, so batches commit in seq order (the feed invariant). The head is read as a
   // scalar, never joined: a join with feed_head's (unanalysed) row estimate made the planner
-  // expect ~10^6 rows and JIT-compile every batch (360 ms for 500 signals).
+  // expect ~10^6 rows and JIT-compile every batch (360 ms for 500 signals). After a failover the
+  // first statement moves the head past anything the lost primary could have served (feed-head.ts).
   const insertBatchSql = `
-    with head as (update ${s}.feed_head set seq = seq + $1 returning seq)
+    with ${takeFromHead(s, 'head', '$1', '0')}
     insert into ${s}.signals (seq, id, origin, origin_name, origin_uri, origin_verified, type, tags, payload,
                               ref_id, ttl_seconds, created_at, expires_at)
     select (select seq from head) - $1 + u.ord, u."id", u."origin", u."originName", u."originUri", u."originVerified", u."type",
@@ -42,7 +44,7 @@ export function signalWriter(db: Db, s: Ident) {
     returning seq, id`
   const threadsSinceSql = `select count(*)::int as n from ${s}.signals where origin = $1 and ref_id is null and created_at > now() - interval '24 hours'`
   // every pin, unpin and removal takes the next change number (0004_signal_changes.sql)
-  const change = `with c as (update ${s}.feed_head set changes = changes + 1 returning changes)`
+  const change = `with ${takeFromHead(s, 'c', '0', '1')}`
   const setPinnedSql = `${change} update ${s}.signals set pinned = $2, changed = (select changes from c)
     where id = $1 and removed_at is null returning ${signalColumns()}`
   const removeSql = `${change} update ${s}.signals set removed_at = now(), changed = (select changes from c)

@@ -18,7 +18,10 @@ export function statsWriter(db: Db, s: Ident) {
   // holder is counting the same rows. A blocking lock would be as correct but would queue sweepers.
   const cursorSql = `select last_seq from ${s}.stats_rollup for update skip locked`
   const headSql = `select seq from ${s}.feed_head`
-  // seq is dense, so (cursor, upto] is exactly upto - cursor rows, all visible once the head says so
+  // the next `maxRows` stored seqs: seq is dense but for a failover's jump (signals/feed-head.ts),
+  // which this crosses at once; every row up to the head is visible once the head says so
+  const stepSql = `select count(*)::int as n, max(seq) as top
+    from (select seq from ${s}.signals where seq > $1 and seq <= $2 order by seq limit $3) x`
   const addSql = `
     insert into ${s}.stats_buckets (at, origin, signals)
     select date_bin('1 minute', created_at, timestamptz 'epoch'), origin, count(*)
@@ -40,12 +43,16 @@ export function statsWriter(db: Db, s: Ident) {
         const last = Number(cur.last_seq)
         // read after the cursor lock, in a newer snapshot (read committed): never behind another rollup's cursor
         const head = Number((await tx.query<{ seq: string | number }>(headSql)).rows[0]?.seq ?? 0)
-        const upto = Math.max(last, Math.min(head, last + maxRows))
-        if (upto > last) {
+        let upto = last
+        let counted = 0
+        if (head > last) {
+          const step = (await tx.query<{ n: number; top: string | null }>(stepSql, [last, head, maxRows])).rows[0]!
+          counted = step.n
+          upto = step.n < maxRows ? head : Number(step.top)
           await tx.query(addSql, [last, upto])
           await tx.query(advanceSql, [upto])
         }
-        return { counted: upto - last, lastSeq: upto, caughtUp: upto >= head }
+        return { counted, lastSeq: upto, caughtUp: upto >= head }
       })
     },
     /** Drops history older than any stats request can reach. */
