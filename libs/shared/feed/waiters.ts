@@ -70,6 +70,7 @@ export class Waiters {
 
   constructor(max = 0) {
     this.max = max
+    metrics.waitingMax.set(max)
   }
 
   get size() {
