@@ -2,9 +2,11 @@ import { isIP } from 'node:net'
 import { z } from 'zod'
 import { LIMITS } from '../domain/index.js'
 import { ConfigError } from './errors.js'
+import { otelEnv, tracingSettings } from './tracing.js'
 
 export { ConfigError }
 export { loadBoardFile, type BoardFile } from './board-file.js'
+export type { TracingSettings } from './tracing.js'
 
 const flag = (d: '0' | '1') => z.enum(['0', '1']).default(d).transform((v) => v === '1')
 const int = (min: number, max: number, d: number) => z.coerce.number().int().min(min).max(max).default(d)
@@ -59,6 +61,17 @@ const Env = z.object({
   PUBLISH_ADDRESS_RATE_LIMIT_MAX: int(0, 10_000_000, 600),
   NEW_IDENTITY_RATE_LIMIT_MAX: int(0, 10_000_000, 300), // local mode: publishes by identities new to this board, per minute, board-wide
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  // OpenTelemetry traces (config/tracing.ts): off unless an endpoint is set
+  OTEL_SDK_DISABLED: otelEnv.OTEL_SDK_DISABLED,
+  OTEL_TRACES_EXPORTER: otelEnv.OTEL_TRACES_EXPORTER,
+  OTEL_EXPORTER_OTLP_ENDPOINT: otelEnv.OTEL_EXPORTER_OTLP_ENDPOINT,
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: otelEnv.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT,
+  OTEL_EXPORTER_OTLP_PROTOCOL: otelEnv.OTEL_EXPORTER_OTLP_PROTOCOL,
+  OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: otelEnv.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL,
+  OTEL_SERVICE_NAME: otelEnv.OTEL_SERVICE_NAME,
+  OTEL_TRACES_SAMPLER: otelEnv.OTEL_TRACES_SAMPLER,
+  OTEL_TRACES_SAMPLER_ARG: otelEnv.OTEL_TRACES_SAMPLER_ARG,
+  OTEL_BSP_SCHEDULE_DELAY: otelEnv.OTEL_BSP_SCHEDULE_DELAY,
 })
 
 /**
@@ -162,6 +175,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxWaiters: e.READER_MAX_WAITERS,
       statementTimeoutMs: e.READ_STATEMENT_TIMEOUT_MS,
     },
+    tracing: tracingSettings(e),
     // the only place secrets live; never logged
     secrets: { adminToken: e.SERVER_ADMIN_TOKEN, fingerprintSecret: e.FINGERPRINT_SECRET },
   })
