@@ -4,7 +4,8 @@ import net from 'node:net'
 // sockets, each a pre-built GET. On an answer it finds `"nextCursor":` in the body (no JSON parsing),
 // records when it arrived and polls again from there at once, as a follower does. A process, not a
 // worker thread: this sandbox caps open files per process near 20,000.
-// Argument: the JSON of Data. Messages out: {opened}; in {cmd:'report'} → {arrivals, answered, errors, cpu}; {cmd:'stop'}.
+// Argument: the JSON of Data. Messages out: {opened}; in {cmd:'report'} → {arrivals, answered, errors, cpu};
+// {cmd:'tracked'} → {tracked: [n, arrival times][], duplicates}; {cmd:'stop'}.
 
 interface Data {
   host: string
@@ -16,6 +17,10 @@ interface Data {
   count: number
   /** Set: poller i says it forwards for client number `forwardedFrom + i` (X-Forwarded-For 10.x.y.z), so per-address budgets count each follower on its own. */
   forwardedFrom?: number
+  /** Set: each signal's payload carries `"<track>":<n>`; every (n, arrival) pair is recorded, for per-signal latency and missed pairs. */
+  track?: string
+  /** With `track`: signals are numbered 0 … trackCount - 1. */
+  trackCount?: number
 }
 
 const d = JSON.parse(process.argv[2]!) as Data
@@ -42,11 +47,29 @@ const requestFor = (i: number) => {
 
 /** Arrival times (performance.timeOrigin-based ms, comparable across threads) of answers with signals. */
 let arrivals: number[] = []
+const TRACK = d.track ? Buffer.from(`"${d.track}":`) : null
+/** With `track`: signal n → the arrival time of its first delivery to each follower; a second delivery is a duplicate. */
+const tracked = new Map<number, number[]>()
+let duplicates = 0
+function record(seen: Uint8Array, body: Buffer, at: number) {
+  for (let i = body.indexOf(TRACK!); i >= 0; i = body.indexOf(TRACK!, i + TRACK!.length)) {
+    const n = parseInt(body.toString('latin1', i + TRACK!.length, i + TRACK!.length + 12), 10)
+    if (seen[n]) {
+      duplicates++
+      continue
+    }
+    seen[n] = 1
+    let times = tracked.get(n)
+    if (!times) tracked.set(n, (times = []))
+    times.push(at)
+  }
+}
 let answered = 0
 let errors = 0
 
 function poller(i: number) {
   const requestAt = requestFor(i)
+  const seen = new Uint8Array(d.trackCount ?? 0)
   let buf: Buffer | null = null
   const socket = net.connect({ host: d.host, port: d.port, noDelay: true })
   socket.on('connect', () => (socket.write(requestAt(d.cursor)), opened()))
@@ -67,7 +90,11 @@ function poller(i: number) {
       if (!status) errors++
       const c = body.indexOf(CURSOR)
       const next = c < 0 ? d.cursor : parseInt(body.toString('latin1', c + CURSOR.length, c + CURSOR.length + 20), 10)
-      if (body.length > 60) arrivals.push(performance.timeOrigin + performance.now()) // a page with signals
+      if (body.length > 60) {
+        const at = performance.timeOrigin + performance.now() // a page with signals
+        arrivals.push(at)
+        if (TRACK) record(seen, body, at)
+      }
       if (!stopping) socket.write(requestAt(next))
       if (!buf) return
     }
@@ -93,6 +120,9 @@ process.on('message', (m: { cmd: string }) => {
   if (m.cmd === 'report') {
     process.send!({ arrivals, answered, errors, cpu: process.cpuUsage() })
     arrivals = []
+  } else if (m.cmd === 'tracked') {
+    process.send!({ tracked: [...tracked], duplicates })
+    tracked.clear()
   } else if (m.cmd === 'stop') {
     stopping = true
     for (const s of sockets) s.destroy()
