@@ -66,41 +66,74 @@ function record(seen: Uint8Array, body: Buffer, at: number) {
 }
 let answered = 0
 let errors = 0
+/** Answers that were not 2xx, by status (0: the connection failed or closed). */
+const refusals: Record<number, number> = {}
+const RETRY_AFTER = 'retry-after:'
 
+/**
+ * Follower `i`: polls from its cursor, again at once on an answer. A refusal (429, 503) is retried
+ * from the same cursor after its Retry-After (1 s without one), and a closed connection is reopened,
+ * as a client that keeps its cursor does.
+ */
 function poller(i: number) {
   const requestAt = requestFor(i)
   const seen = new Uint8Array(d.trackCount ?? 0)
-  let buf: Buffer | null = null
-  const socket = net.connect({ host: d.host, port: d.port, noDelay: true })
-  socket.on('connect', () => (socket.write(requestAt(d.cursor)), opened()))
-  socket.on('data', (chunk: Buffer) => {
-    buf = buf ? Buffer.concat([buf, chunk]) : chunk
-    for (;;) {
-      const end: number = buf.indexOf(HEADER_END)
-      if (end < 0) return
-      const head: string = buf.toString('latin1', 0, end).toLowerCase()
-      const at: number = head.indexOf(LENGTH)
-      const length: number = at < 0 ? 0 : parseInt(head.slice(at + LENGTH.length), 10)
-      const total: number = end + 4 + length
-      if (buf.length < total) return
-      const status = head.charCodeAt(9) === 0x32 // "HTTP/1.1 2xx"
-      const body = buf.subarray(end + 4, total)
-      buf = buf.length > total ? buf.subarray(total) : null
-      answered++
-      if (!status) errors++
-      const c = body.indexOf(CURSOR)
-      const next = c < 0 ? d.cursor : parseInt(body.toString('latin1', c + CURSOR.length, c + CURSOR.length + 20), 10)
-      if (body.length > 60) {
-        const at = performance.timeOrigin + performance.now() // a page with signals
-        arrivals.push(at)
-        if (TRACK) record(seen, body, at)
+  let cursor = d.cursor
+  let first = true
+  const connect = () => {
+    let buf: Buffer | null = null
+    const socket = net.connect({ host: d.host, port: d.port, noDelay: true })
+    sockets.add(socket)
+    socket.on('connect', () => {
+      socket.write(requestAt(cursor))
+      if (first) {
+        first = false
+        opened()
       }
-      if (!stopping) socket.write(requestAt(next))
-      if (!buf) return
-    }
-  })
-  socket.on('error', () => void errors++)
-  sockets.push(socket)
+    })
+    socket.on('data', (chunk: Buffer) => {
+      buf = buf ? Buffer.concat([buf, chunk]) : chunk
+      for (;;) {
+        const end: number = buf.indexOf(HEADER_END)
+        if (end < 0) return
+        const head: string = buf.toString('latin1', 0, end).toLowerCase()
+        const at: number = head.indexOf(LENGTH)
+        const length: number = at < 0 ? 0 : parseInt(head.slice(at + LENGTH.length), 10)
+        const total: number = end + 4 + length
+        if (buf.length < total) return
+        const status = parseInt(head.slice(9, 12), 10)
+        const body = buf.subarray(end + 4, total)
+        buf = buf.length > total ? buf.subarray(total) : null
+        answered++
+        if (status >= 200 && status < 300) {
+          const c = body.indexOf(CURSOR)
+          if (c >= 0) cursor = parseInt(body.toString('latin1', c + CURSOR.length, c + CURSOR.length + 20), 10)
+          if (body.length > 60) {
+            const arrival = performance.timeOrigin + performance.now() // a page with signals
+            arrivals.push(arrival)
+            if (TRACK) record(seen, body, arrival)
+          }
+          if (!stopping) socket.write(requestAt(cursor))
+        } else {
+          errors++
+          refusals[status] = (refusals[status] ?? 0) + 1
+          const r = head.indexOf(RETRY_AFTER)
+          const wait = r < 0 ? 1 : Math.min(5, parseInt(head.slice(r + RETRY_AFTER.length), 10) || 1)
+          setTimeout(() => !stopping && !socket.destroyed && socket.write(requestAt(cursor)), wait * 1000 * (0.5 + Math.random()))
+        }
+        if (!buf) return
+      }
+    })
+    socket.on('error', () => {})
+    socket.on('close', () => {
+      sockets.delete(socket)
+      if (stopping) return
+      errors++
+      refusals[0] = (refusals[0] ?? 0) + 1
+      setTimeout(connect, 200 + Math.random() * 800) // reopen, and poll again from the cursor
+    })
+  }
+  connect()
 }
 
 let open = 0
@@ -108,7 +141,7 @@ const opened = () => {
   if (++open === d.count) process.send!({ opened: open })
 }
 let stopping = false
-const sockets: net.Socket[] = []
+const sockets = new Set<net.Socket>()
 
 // open gradually: stay under the listen backlog
 for (let i = 0; i < d.count; i++) {
@@ -118,7 +151,7 @@ for (let i = 0; i < d.count; i++) {
 
 process.on('message', (m: { cmd: string }) => {
   if (m.cmd === 'report') {
-    process.send!({ arrivals, answered, errors, cpu: process.cpuUsage() })
+    process.send!({ arrivals, answered, errors, refusals, cpu: process.cpuUsage() })
     arrivals = []
   } else if (m.cmd === 'tracked') {
     process.send!({ tracked: [...tracked], duplicates })

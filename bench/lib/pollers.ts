@@ -10,6 +10,8 @@ export interface PollReport {
   /** Answers of any kind since the start, and those that were not 2xx. */
   answered: number
   errors: number
+  /** Those errors by status (0: a connection closed or failed, and was reopened). */
+  refusals: Record<string, number>
   /** CPU time the client processes spent since the start (user + system), ms. */
   cpuMs: number
 }
@@ -34,7 +36,7 @@ export async function holdPollers(url: string, count: number, cursor: number, op
   }
   await Promise.all(opened)
   const ask = (p: ChildProcess) =>
-    new Promise<{ arrivals: number[]; answered: number; errors: number; cpu: { user: number; system: number } }>((resolve) => {
+    new Promise<{ arrivals: number[]; answered: number; errors: number; refusals: Record<string, number>; cpu: { user: number; system: number } }>((resolve) => {
       p.once('message', (m) => resolve(m as never))
       p.send({ cmd: 'report' })
     })
@@ -46,6 +48,10 @@ export async function holdPollers(url: string, count: number, cursor: number, op
         arrivals: all.flatMap((r) => r.arrivals),
         answered: all.reduce((s, r) => s + r.answered, 0),
         errors: all.reduce((s, r) => s + r.errors, 0),
+        refusals: all.reduce<Record<string, number>>((s, r) => {
+          for (const [k, v] of Object.entries(r.refusals ?? {})) s[k] = (s[k] ?? 0) + v
+          return s
+        }, {}),
         cpuMs: all.reduce((s, r) => s + (r.cpu.user + r.cpu.system) / 1000, 0),
       }
     },

@@ -24,6 +24,8 @@ export interface SteadyResult {
   duplicates: number
   responses: number
   errors: number
+  /** Refused answers by status over the whole run (0: a connection closed and was reopened). */
+  refusals: Record<string, number>
   p50: number
   p99: number
   max: number
@@ -60,7 +62,9 @@ export async function steadyFanOut(
   const rss = total((p) => p.rssBytes())
   const report = async () => {
     const all = await Promise.all(clients.map((c) => c.report()))
-    return { answered: all.reduce((s, r) => s + r.answered, 0), errors: all.reduce((s, r) => s + r.errors, 0), cpuMs: all.reduce((s, r) => s + r.cpuMs, 0) }
+    const refusals: Record<string, number> = {}
+    for (const r of all) for (const [k, v] of Object.entries(r.refusals)) refusals[k] = (refusals[k] ?? 0) + v
+    return { answered: all.reduce((s, r) => s + r.answered, 0), errors: all.reduce((s, r) => s + r.errors, 0), refusals, cpuMs: all.reduce((s, r) => s + r.cpuMs, 0) }
   }
   await Promise.all(clients.map((c) => c.tracked())) // nothing yet; clears
   const c0 = await report()
@@ -112,6 +116,7 @@ export async function steadyFanOut(
     duplicates,
     responses,
     errors: c1.errors - c0.errors,
+    refusals: c1.refusals,
     p50: round(percentile(lat, 50)),
     p99: round(percentile(lat, 99)),
     max: round(lat[lat.length - 1] ?? 0),
