@@ -79,7 +79,7 @@ t.test('deploy/k8s: the large-board overlay renders readers scaled by waiting po
   const reader = find(rs, 'Deployment', 'wire-reader').spec.template.spec
   t.equal(reader.topologySpreadConstraints.length, 2, 'the base list replaced')
   t.match(reader.topologySpreadConstraints, [{ topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'DoNotSchedule' }, { topologyKey: 'kubernetes.io/hostname' }])
-  t.match(reader.containers[0], { name: 'reader', args: ['dist/apps/reader/main.js'], resources: { requests: { cpu: '1', memory: '1Gi' }, limits: { memory: '2Gi' } } })
+  t.match(reader.containers[0], { name: 'reader', args: ['dist/apps/reader/main.js'], resources: { requests: { cpu: '1', memory: '512Mi' }, limits: { memory: '1Gi' } } })
   t.ok(reader.containers[0].readinessProbe, 'the base container is patched, not replaced')
   t.equal(find(rs, 'PodDisruptionBudget', 'wire-reader').spec.maxUnavailable, '10%')
   t.equal(find(rs, 'PodDisruptionBudget', 'wire-writer').spec.maxUnavailable, 1, 'the other budgets stay')
