@@ -6,6 +6,7 @@ import { projectPath } from '../libs/shared/paths.js'
 import { fanOut, type FanOutResult } from './lib/fan-out.js'
 import { round } from './lib/load.js'
 import { metric, startRole, type RoleProc } from './lib/procs.js'
+import { steadyFanOut, TRACK_KEY, type SteadyResult } from './lib/steady.js'
 import { wrk, type WrkResult } from './lib/wrk.js'
 
 // npm run bench: writers and readers of the built code on this machine's PostgreSQL and Redis, loaded by
@@ -14,9 +15,13 @@ import { wrk, type WrkResult } from './lib/wrk.js'
 // CPU (to say when the client, not the server, was the limit). With BENCH_BEFORE=<another checkout,
 // built>, every measurement runs on both builds in turn, in the same run. Prints the figures and writes
 // them to bench/results/. Settings: BENCH_SECONDS (default 8), BENCH_POLLERS (default 5000,20000),
-// BENCH_ROUNDS (fan-out publishes, default 10), BENCH_REPEAT (default 2), BENCH_ONLY (publish, reads or
-// fanout: one part), BENCH_BUDGETS=1 (fan-out with the per-address budgets at their defaults, each
-// follower its own client address through X-Forwarded-For), DATABASE_URL, REDIS_URL.
+// BENCH_ROUNDS (fan-out publishes, default 10), BENCH_REPEAT (default 2), BENCH_ONLY (publish, reads,
+// fanout or steady: one part), BENCH_BUDGETS=1 (fan-out with the per-address budgets at their defaults,
+// each follower its own client address through X-Forwarded-For), DATABASE_URL, REDIS_URL.
+// steady (not in the default run): BENCH_POLLERS followers on BENCH_READERS readers (default 1; 2 is the
+// fleet shape: GETs to the readers, POSTs to the writer, wake-ups through Redis) while BENCH_SIGNALS
+// (default 200) signals are published at BENCH_RATE per second (default 20); missed pairs and
+// per-signal delivery latency (bench/lib/steady.ts).
 
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test'
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'
@@ -25,7 +30,8 @@ const POLLERS = (process.env.BENCH_POLLERS ?? '5000,20000').split(',').map(Numbe
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10)
 const REPEAT = Number(process.env.BENCH_REPEAT ?? 2)
 const ONLY = process.env.BENCH_ONLY
-const part = (name: 'publish' | 'reads' | 'fanout') => !ONLY || ONLY === name
+const part = (name: 'publish' | 'reads' | 'fanout' | 'steady') => (name === 'steady' ? ONLY === name : !ONLY || ONLY === name)
+const STEADY = { readers: Number(process.env.BENCH_READERS ?? 1), signals: Number(process.env.BENCH_SIGNALS ?? 200), rate: Number(process.env.BENCH_RATE ?? 20) }
 // @NOTE this sandbox caps open files near 20,000 per process: a reader holds at most this many pollers here
 const PER_READER = 10_000
 const BUILDS: Array<[string, string | undefined]> = process.env.BENCH_BEFORE ? [['before', process.env.BENCH_BEFORE], ['after', undefined]] : [['this build', undefined]]
@@ -105,6 +111,22 @@ async function fanOuts(build: string | undefined, n: number): Promise<FanOutResu
   }
 }
 
+async function steady(build: string | undefined, n: number): Promise<SteadyResult> {
+  const writer = await startRole('writer', port++, env, build)
+  const readers = await Promise.all(Array.from({ length: STEADY.readers }, () => startRole('reader', port++, readerEnv, build)))
+  const publish = async (k: number) => {
+    const body = `{"$type":"broadcast","$tags":["bench"],"${TRACK_KEY}":${k}}`
+    const res = await fetch(`${writer.url}/sw/signals`, { method: 'POST', headers: { authorization: 'Bearer bench-fan-out-token', 'content-type': 'application/json' }, body })
+    if (res.status !== 200) throw new Error(`publish answered ${res.status}`)
+  }
+  try {
+    await publish(-1) // the feed has a head; -1 is not tracked
+    return await steadyFanOut(readers, { pollers: n, signals: STEADY.signals, rate: STEADY.rate, publish, forwarded: BUDGETS })
+  } finally {
+    await Promise.all([writer.stop(), ...readers.map((r) => r.stop())])
+  }
+}
+
 async function sql(text: string) {
   const c = new pg.Client({ connectionString: DATABASE_URL })
   await c.connect()
@@ -140,6 +162,11 @@ async function main() {
         `${r.waiting}/${r.pollers} waiting, ${r.responses} responses (${r.errors} errors) over ${r.readers} reader(s), ${r.clientProcesses} client processes; reader CPU ${r.serverUsPerResponse} µs/response; ` +
         `client ${r.clientUsPerResponse} µs/response, ${r.clientCores} cores${r.clientCores > 0.85 * r.clientProcesses ? ' — CLIENT SATURATED' : ''}; machine idle ${Math.round(r.machineIdle * 100)} %` +
         `${r.machineIdle < 0.05 ? ' — MACHINE SATURATED (latency is the machine’s)' : ''}; ack→response p50 ${r.p50} ms p99 ${r.p99} ms; ${r.rssPerPollerKB} KB RSS (${r.heapPerPollerKB} KB heap) per poller; ${r.queriesPerWake} queries per wake`)
+    for (const n of part('steady') ? POLLERS : [])
+      results[`steady${n}x${STEADY.readers}`] = await each(`steady fan-out, ${n} followers on ${STEADY.readers} reader(s), ${STEADY.signals} signals at ${STEADY.rate}/s${BUDGETS ? ', per-address budgets on' : ''}`, (b) => steady(b, n), (r) =>
+        `${r.waiting}/${r.pollers} waiting; missed ${r.missed} of ${r.waiting * r.signals} pairs, ${r.duplicates} duplicates, ${r.errors} refused (${JSON.stringify(r.refusals)}); delivery p50 ${r.p50} ms p99 ${r.p99} ms max ${r.max} ms; ` +
+        `${r.responses} responses, reader CPU ${r.serverUsPerResponse} µs/response; client ${r.clientUsPerResponse} µs/response, ${r.clientCores} cores over ${r.clientProcesses} processes${r.clientCores > 0.85 * r.clientProcesses ? ' — CLIENT SATURATED' : ''}; ` +
+        `machine idle ${Math.round(r.machineIdle * 100)} %${r.machineIdle < 0.05 ? ' — MACHINE SATURATED' : ''}; ${r.rssPerPollerKB} KB RSS per waiting poller; load ${loadavg()[0]!.toFixed(1)}`)
   } finally {
     await sql(`drop schema if exists "${schema}" cascade`)
     await sql(`drop schema if exists "${bossSchemaName(schema)}" cascade`) // the single process's sweeper made it

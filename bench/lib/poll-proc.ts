@@ -4,7 +4,8 @@ import net from 'node:net'
 // sockets, each a pre-built GET. On an answer it finds `"nextCursor":` in the body (no JSON parsing),
 // records when it arrived and polls again from there at once, as a follower does. A process, not a
 // worker thread: this sandbox caps open files per process near 20,000.
-// Argument: the JSON of Data. Messages out: {opened}; in {cmd:'report'} → {arrivals, answered, errors, cpu}; {cmd:'stop'}.
+// Argument: the JSON of Data. Messages out: {opened}; in {cmd:'report'} → {arrivals, answered, errors, cpu};
+// {cmd:'tracked'} → {tracked: [n, arrival times][], duplicates}; {cmd:'stop'}.
 
 interface Data {
   host: string
@@ -16,6 +17,10 @@ interface Data {
   count: number
   /** Set: poller i says it forwards for client number `forwardedFrom + i` (X-Forwarded-For 10.x.y.z), so per-address budgets count each follower on its own. */
   forwardedFrom?: number
+  /** Set: each signal's payload carries `"<track>":<n>`; every (n, arrival) pair is recorded, for per-signal latency and missed pairs. */
+  track?: string
+  /** With `track`: signals are numbered 0 … trackCount - 1. */
+  trackCount?: number
 }
 
 const d = JSON.parse(process.argv[2]!) as Data
@@ -42,38 +47,93 @@ const requestFor = (i: number) => {
 
 /** Arrival times (performance.timeOrigin-based ms, comparable across threads) of answers with signals. */
 let arrivals: number[] = []
+const TRACK = d.track ? Buffer.from(`"${d.track}":`) : null
+/** With `track`: signal n → the arrival time of its first delivery to each follower; a second delivery is a duplicate. */
+const tracked = new Map<number, number[]>()
+let duplicates = 0
+function record(seen: Uint8Array, body: Buffer, at: number) {
+  for (let i = body.indexOf(TRACK!); i >= 0; i = body.indexOf(TRACK!, i + TRACK!.length)) {
+    const n = parseInt(body.toString('latin1', i + TRACK!.length, i + TRACK!.length + 12), 10)
+    if (seen[n]) {
+      duplicates++
+      continue
+    }
+    seen[n] = 1
+    let times = tracked.get(n)
+    if (!times) tracked.set(n, (times = []))
+    times.push(at)
+  }
+}
 let answered = 0
 let errors = 0
+/** Answers that were not 2xx, by status (0: the connection failed or closed). */
+const refusals: Record<number, number> = {}
+const RETRY_AFTER = 'retry-after:'
 
+/**
+ * Follower `i`: polls from its cursor, again at once on an answer. A refusal (429, 503) is retried
+ * from the same cursor after its Retry-After (1 s without one), and a closed connection is reopened,
+ * as a client that keeps its cursor does.
+ */
 function poller(i: number) {
   const requestAt = requestFor(i)
-  let buf: Buffer | null = null
-  const socket = net.connect({ host: d.host, port: d.port, noDelay: true })
-  socket.on('connect', () => (socket.write(requestAt(d.cursor)), opened()))
-  socket.on('data', (chunk: Buffer) => {
-    buf = buf ? Buffer.concat([buf, chunk]) : chunk
-    for (;;) {
-      const end: number = buf.indexOf(HEADER_END)
-      if (end < 0) return
-      const head: string = buf.toString('latin1', 0, end).toLowerCase()
-      const at: number = head.indexOf(LENGTH)
-      const length: number = at < 0 ? 0 : parseInt(head.slice(at + LENGTH.length), 10)
-      const total: number = end + 4 + length
-      if (buf.length < total) return
-      const status = head.charCodeAt(9) === 0x32 // "HTTP/1.1 2xx"
-      const body = buf.subarray(end + 4, total)
-      buf = buf.length > total ? buf.subarray(total) : null
-      answered++
-      if (!status) errors++
-      const c = body.indexOf(CURSOR)
-      const next = c < 0 ? d.cursor : parseInt(body.toString('latin1', c + CURSOR.length, c + CURSOR.length + 20), 10)
-      if (body.length > 60) arrivals.push(performance.timeOrigin + performance.now()) // a page with signals
-      if (!stopping) socket.write(requestAt(next))
-      if (!buf) return
-    }
-  })
-  socket.on('error', () => void errors++)
-  sockets.push(socket)
+  const seen = new Uint8Array(d.trackCount ?? 0)
+  let cursor = d.cursor
+  let first = true
+  const connect = () => {
+    let buf: Buffer | null = null
+    const socket = net.connect({ host: d.host, port: d.port, noDelay: true })
+    sockets.add(socket)
+    socket.on('connect', () => {
+      socket.write(requestAt(cursor))
+      if (first) {
+        first = false
+        opened()
+      }
+    })
+    socket.on('data', (chunk: Buffer) => {
+      buf = buf ? Buffer.concat([buf, chunk]) : chunk
+      for (;;) {
+        const end: number = buf.indexOf(HEADER_END)
+        if (end < 0) return
+        const head: string = buf.toString('latin1', 0, end).toLowerCase()
+        const at: number = head.indexOf(LENGTH)
+        const length: number = at < 0 ? 0 : parseInt(head.slice(at + LENGTH.length), 10)
+        const total: number = end + 4 + length
+        if (buf.length < total) return
+        const status = parseInt(head.slice(9, 12), 10)
+        const body = buf.subarray(end + 4, total)
+        buf = buf.length > total ? buf.subarray(total) : null
+        answered++
+        if (status >= 200 && status < 300) {
+          const c = body.indexOf(CURSOR)
+          if (c >= 0) cursor = parseInt(body.toString('latin1', c + CURSOR.length, c + CURSOR.length + 20), 10)
+          if (body.length > 60) {
+            const arrival = performance.timeOrigin + performance.now() // a page with signals
+            arrivals.push(arrival)
+            if (TRACK) record(seen, body, arrival)
+          }
+          if (!stopping) socket.write(requestAt(cursor))
+        } else {
+          errors++
+          refusals[status] = (refusals[status] ?? 0) + 1
+          const r = head.indexOf(RETRY_AFTER)
+          const wait = r < 0 ? 1 : Math.min(5, parseInt(head.slice(r + RETRY_AFTER.length), 10) || 1)
+          setTimeout(() => !stopping && !socket.destroyed && socket.write(requestAt(cursor)), wait * 1000 * (0.5 + Math.random()))
+        }
+        if (!buf) return
+      }
+    })
+    socket.on('error', () => {})
+    socket.on('close', () => {
+      sockets.delete(socket)
+      if (stopping) return
+      errors++
+      refusals[0] = (refusals[0] ?? 0) + 1
+      setTimeout(connect, 200 + Math.random() * 800) // reopen, and poll again from the cursor
+    })
+  }
+  connect()
 }
 
 let open = 0
@@ -81,7 +141,7 @@ const opened = () => {
   if (++open === d.count) process.send!({ opened: open })
 }
 let stopping = false
-const sockets: net.Socket[] = []
+const sockets = new Set<net.Socket>()
 
 // open gradually: stay under the listen backlog
 for (let i = 0; i < d.count; i++) {
@@ -91,8 +151,11 @@ for (let i = 0; i < d.count; i++) {
 
 process.on('message', (m: { cmd: string }) => {
   if (m.cmd === 'report') {
-    process.send!({ arrivals, answered, errors, cpu: process.cpuUsage() })
+    process.send!({ arrivals, answered, errors, refusals, cpu: process.cpuUsage() })
     arrivals = []
+  } else if (m.cmd === 'tracked') {
+    process.send!({ tracked: [...tracked], duplicates })
+    tracked.clear()
   } else if (m.cmd === 'stop') {
     stopping = true
     for (const s of sockets) s.destroy()

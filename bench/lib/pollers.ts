@@ -10,6 +10,8 @@ export interface PollReport {
   /** Answers of any kind since the start, and those that were not 2xx. */
   answered: number
   errors: number
+  /** Those errors by status (0: a connection closed or failed, and was reopened). */
+  refusals: Record<string, number>
   /** CPU time the client processes spent since the start (user + system), ms. */
   cpuMs: number
 }
@@ -20,21 +22,21 @@ export interface PollReport {
  * processes of PER_PROCESS sockets (bench/lib/poll-proc.ts), each single-threaded, with pre-built
  * requests and no JSON parsing, so the client costs far less per response than the server.
  */
-export async function holdPollers(url: string, count: number, cursor: number, opts: { wait?: number; path?: string; forwardedFrom?: number } = {}) {
-  const { wait = 25, path = '/sw/signals?cursor=', forwardedFrom } = opts
+export async function holdPollers(url: string, count: number, cursor: number, opts: { wait?: number; path?: string; forwardedFrom?: number; track?: string; trackCount?: number } = {}) {
+  const { wait = 25, path = '/sw/signals?cursor=', forwardedFrom, track, trackCount } = opts
   const u = new URL(url)
   const procs: ChildProcess[] = []
   const opened: Array<Promise<void>> = []
   for (let left = count; left > 0; left -= PER_PROCESS) {
     const from = forwardedFrom === undefined ? {} : { forwardedFrom: forwardedFrom + count - left }
-    const data = { host: u.hostname, port: Number(u.port), path, cursor, wait, count: Math.min(PER_PROCESS, left), ...from }
+    const data = { host: u.hostname, port: Number(u.port), path, cursor, wait, count: Math.min(PER_PROCESS, left), ...from, ...(track && { track, trackCount }) }
     const child = fork(projectPath('dist/bench/lib/poll-proc.js'), [JSON.stringify(data)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
     procs.push(child)
     opened.push(new Promise((resolve, reject) => (child.once('message', () => resolve()), child.once('exit', (c) => reject(new Error(`poller process exited with ${c}`))))))
   }
   await Promise.all(opened)
   const ask = (p: ChildProcess) =>
-    new Promise<{ arrivals: number[]; answered: number; errors: number; cpu: { user: number; system: number } }>((resolve) => {
+    new Promise<{ arrivals: number[]; answered: number; errors: number; refusals: Record<string, number>; cpu: { user: number; system: number } }>((resolve) => {
       p.once('message', (m) => resolve(m as never))
       p.send({ cmd: 'report' })
     })
@@ -46,8 +48,20 @@ export async function holdPollers(url: string, count: number, cursor: number, op
         arrivals: all.flatMap((r) => r.arrivals),
         answered: all.reduce((s, r) => s + r.answered, 0),
         errors: all.reduce((s, r) => s + r.errors, 0),
+        refusals: all.reduce<Record<string, number>>((s, r) => {
+          for (const [k, v] of Object.entries(r.refusals ?? {})) s[k] = (s[k] ?? 0) + v
+          return s
+        }, {}),
         cpuMs: all.reduce((s, r) => s + (r.cpu.user + r.cpu.system) / 1000, 0),
       }
+    },
+    /** With `track`: first deliveries of each signal n since the last call, as n → arrival times (epoch ms); and the duplicates so far. */
+    async tracked(): Promise<{ got: Map<number, number[]>; duplicates: number }> {
+      type Tracked = { tracked: Array<[number, number[]]>; duplicates: number }
+      const all = await Promise.all(procs.map((p) => new Promise<Tracked>((resolve) => (p.once('message', (m) => resolve(m as Tracked)), p.send({ cmd: 'tracked' })))))
+      const got = new Map<number, number[]>()
+      for (const [n, times] of all.flatMap((a) => a.tracked)) got.set(n, (got.get(n) ?? []).concat(times))
+      return { got, duplicates: all.reduce((s, a) => s + a.duplicates, 0) }
     },
     async stop() {
       await Promise.all(procs.map((p) => new Promise<void>((resolve) => (p.exitCode !== null ? resolve() : (p.once('exit', () => resolve()), p.send({ cmd: 'stop' }))))))

@@ -6,7 +6,7 @@ import { projectPath } from '../../libs/shared/paths.js'
 import { imageUser } from './dockerfile.js'
 import { render } from './render.js'
 import { containerEnv, roleOf } from './roles.js'
-import { BASE_DIR, byKind, containersOf, EXAMPLES_DIR, find, loadYaml, OVERLAY_DIR, selects, settingNames, type Resource } from './support.js'
+import { BASE_DIR, byKind, containersOf, EXAMPLES_DIR, find, LARGE_DIR, loadYaml, OVERLAY_DIR, selects, settingNames, type Resource } from './support.js'
 
 // Cross-references inside the manifests and between the manifests and the code: settings, ports,
 // labels, backends, secrets, shutdown timing, security. (Paths are checked against the running
@@ -16,6 +16,7 @@ const SETTINGS = new Set(settingNames())
 const rendered: Array<[string, Resource[]]> = [
   ['base', render(BASE_DIR)],
   ['overlay', render(OVERLAY_DIR)],
+  ['large-board overlay', render(LARGE_DIR)],
 ]
 const SECRET = loadYaml(`${EXAMPLES_DIR}/secret.example.yaml`)[0] as Resource
 

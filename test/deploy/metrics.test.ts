@@ -11,7 +11,8 @@ import { startRedis } from '../helpers/fleet.js'
 import { startStack } from '../helpers/stack.js'
 import { eventually } from '../helpers/wait.js'
 import { insertSignals } from '../sweeper/support.js'
-import { loadYaml, EXAMPLES_DIR, parseMetrics, sample } from './support.js'
+import { parse } from 'yaml'
+import { loadYaml, EXAMPLES_DIR, LARGE_DIR, parseMetrics, sample } from './support.js'
 
 // The metrics docs/deploy.md lists, read back from /metrics (prom-client's registry, which every role
 // serves there): tail hits, Redis and identity-network health, sweeper outcomes and purged rows.
@@ -136,6 +137,9 @@ t.test('every metric the alert rules and the HPA example use exists', async (t) 
   const exprs: string[] = rule.spec.groups.flatMap((g: any) => g.rules.map((r: any) => r.expr))
   const used = new Set(exprs.flatMap((e) => [...e.matchAll(/\b((?:wire|nodejs|process)_[a-z0-9_]+)/g)].map((m) => m[1]!)))
   used.add((loadYaml(`${EXAMPLES_DIR}/hpa-waiting-pollers.yaml`)[0] as any).spec.metrics[1].pods.metric.name)
+  used.add((loadYaml(`${LARGE_DIR}/hpa.yaml`)[0] as any).spec.metrics[1].pods.metric.name)
+  const adapter = parse((loadYaml(`${EXAMPLES_DIR}/prometheus-adapter.yaml`)[0] as any).data['config.yaml'])
+  for (const rule of adapter.rules) used.add(/^(\w+)\{/.exec(rule.seriesQuery)![1]!)
   t.ok(used.size >= 10, `${used.size} metric names used`)
   for (const name of used) t.ok(names.has(name), `${name} is served on /metrics`)
 })

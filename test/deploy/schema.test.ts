@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join, relative, resolve } from 'node:path'
 import t, { type Test } from 'tap'
 import { render } from './render.js'
-import { BASE_DIR, EXAMPLES_DIR, find, isKustomization, K8S_DIR, loadYaml, manifestFiles, OVERLAY_DIR, type Resource } from './support.js'
+import { BASE_DIR, EXAMPLES_DIR, find, isKustomization, K8S_DIR, LARGE_DIR, loadYaml, manifestFiles, OVERLAY_DIR, type Resource } from './support.js'
 import { schemaErrors, unknownFieldErrors } from './validate.js'
 
 // Every manifest in deploy/k8s parses and validates against the Kubernetes, Gateway API and
@@ -50,6 +50,7 @@ t.test('the rendered base, the example overlay and the examples validate against
   const sets: Array<[string, Array<{ label: string; obj: Resource }>]> = [
     ['base', render(BASE_DIR).map((obj) => ({ label: `base ${obj.kind}/${obj.metadata.name}`, obj }))],
     ['overlay', render(OVERLAY_DIR).map((obj) => ({ label: `overlay ${obj.kind}/${obj.metadata.name}`, obj }))],
+    ['large-board overlay', render(LARGE_DIR).map((obj) => ({ label: `large ${obj.kind}/${obj.metadata.name}`, obj }))],
     ['overlay + hpa-waiting-pollers', renderWithPollersPatch(t).map((obj) => ({ label: `pollers ${obj.kind}/${obj.metadata.name}`, obj }))],
     ['examples', examples()],
   ]

@@ -9,6 +9,7 @@ import { projectPath } from '../../libs/shared/paths.js'
 export const K8S_DIR = projectPath('deploy/k8s')
 export const BASE_DIR = join(K8S_DIR, 'base')
 export const OVERLAY_DIR = join(K8S_DIR, 'overlays/example')
+export const LARGE_DIR = join(K8S_DIR, 'overlays/large-board')
 export const EXAMPLES_DIR = join(K8S_DIR, 'examples')
 
 /** A Kubernetes object as parsed from YAML. */

@@ -18,7 +18,7 @@ export async function publishRoutes(app: FastifyInstance, { ctx }: { ctx: Writer
   app.post('/signals', { config: DOOR }, async (req, reply) => { // the publish path spends the attempt budget first
     const body = typeof req.body === 'string' ? req.body : undefined
     const idempotencyKey = req.headers['idempotency-key']
-    const signal = await publishSignal(ctx.publisher.deps, req.headers.authorization, body, { idempotencyKey, address: req.ip })
+    const signal = await publishSignal(ctx.publisher.deps, req.headers.authorization, body, { idempotencyKey, address: req.ip, traceparent: req.headers.traceparent })
     req.log.debug({ id: signal.id, seq: signal.seq, origin: signal.origin }, 'signal published')
     return sendJsonText(reply, `{"ok":true,"signal":${serializeSignal(signal, ctx.cfg.authority)},"cursor":${signal.seq}}`)
   })

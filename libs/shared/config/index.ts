@@ -3,10 +3,12 @@ import { z } from 'zod'
 import { LIMITS } from '../domain/index.js'
 import { ConfigError } from './errors.js'
 import { isLocalOrIp } from './public-host.js'
+import { otelEnv, tracingSettings } from './tracing.js'
 
 export { ConfigError }
 export { loadBoardFile, type BoardFile } from './board-file.js'
 export { formatUnsetForPublicHost, unsetForPublicHost, type UnsetSetting } from './public-host.js'
+export type { TracingSettings } from './tracing.js'
 
 // Messages say what a setting expects in plain words; zod's own ("expected number, received NaN") name types, not settings.
 const flag = (d: '0' | '1') => z.enum(['0', '1'], { message: 'must be 0 or 1' }).default(d).transform((v) => v === '1')
@@ -75,6 +77,17 @@ const Env = z.object({
   HTTP_FAST_PATH: flag('1'), // ours: serve GET /sw/signals below node's request objects (0: every request through fastify)
   NEW_IDENTITY_RATE_LIMIT_MAX: int(0, 10_000_000, 300), // local mode: publishes by identities new to this board, per minute, board-wide
   LOG_LEVEL: z.enum(LOG_LEVELS, { message: `must be one of ${LOG_LEVELS.join(', ')}` }).default('info'),
+  // OpenTelemetry traces (config/tracing.ts): off unless an endpoint is set
+  OTEL_SDK_DISABLED: otelEnv.OTEL_SDK_DISABLED,
+  OTEL_TRACES_EXPORTER: otelEnv.OTEL_TRACES_EXPORTER,
+  OTEL_EXPORTER_OTLP_ENDPOINT: otelEnv.OTEL_EXPORTER_OTLP_ENDPOINT,
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: otelEnv.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT,
+  OTEL_EXPORTER_OTLP_PROTOCOL: otelEnv.OTEL_EXPORTER_OTLP_PROTOCOL,
+  OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: otelEnv.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL,
+  OTEL_SERVICE_NAME: otelEnv.OTEL_SERVICE_NAME,
+  OTEL_TRACES_SAMPLER: otelEnv.OTEL_TRACES_SAMPLER,
+  OTEL_TRACES_SAMPLER_ARG: otelEnv.OTEL_TRACES_SAMPLER_ARG,
+  OTEL_BSP_SCHEDULE_DELAY: otelEnv.OTEL_BSP_SCHEDULE_DELAY,
 })
 
 /**
@@ -175,6 +188,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxDbReads: e.READ_DB_CONCURRENCY_MAX,
       statementTimeoutMs: e.READ_STATEMENT_TIMEOUT_MS,
     },
+    tracing: tracingSettings(e),
     // the only place secrets live; never logged
     secrets: { adminToken: e.SERVER_ADMIN_TOKEN, fingerprintSecret: e.FINGERPRINT_SECRET },
   })

@@ -1,5 +1,6 @@
 import pg from 'pg'
 import { afterSend, beforeSend, DatabaseUnavailable, isConnectionError } from './errors.js'
+import { metrics } from '../metrics/index.js'
 import type { Db, QueryResult } from './types.js'
 
 export interface PostgresOptions {
@@ -29,7 +30,9 @@ export function postgresDb(url: string, opts: PostgresOptions = {}): Db {
   pool.on('error', () => {})
   // @NOTE connect and query apart (pool.query does both): a failed connect sent nothing, a
   // connection lost after sending may have committed, and a 503 says which
+  const poolName = opts.applicationName ?? 'wire'
   const query = async <R>(sql: string, params?: unknown[]): Promise<QueryResult<R>> => {
+    const done = metrics.dbSeconds.startTimer({ pool: poolName, op: 'query' })
     const client = await pool.connect().catch((err: unknown) => Promise.reject(beforeSend(err)))
     let broken: Error | undefined
     const onError = (err: Error) => (broken = err)
@@ -44,6 +47,7 @@ export function postgresDb(url: string, opts: PostgresOptions = {}): Db {
     } finally {
       client.off('error', onError)
       client.release(broken)
+      done()
     }
   }
   return {
@@ -53,6 +57,7 @@ export function postgresDb(url: string, opts: PostgresOptions = {}): Db {
       await query(sql)
     },
     async transaction(fn) {
+      const done = metrics.dbSeconds.startTimer({ pool: poolName, op: 'transaction' })
       const client = await pool.connect().catch((err: unknown) => Promise.reject(beforeSend(err)))
       let broken: unknown
       let committing = false
@@ -82,6 +87,7 @@ export function postgresDb(url: string, opts: PostgresOptions = {}): Db {
       } finally {
         client.off('error', onError)
         client.release(broken instanceof Error ? broken : undefined)
+        done()
       }
     },
     close: () => pool.end(),

@@ -1,8 +1,9 @@
 import type { WakeBus } from '../bus/index.js'
 import { isConnectionError, type SignalReader } from '../db/index.js'
-import { unfiltered, type ReadQuery } from '../domain/index.js'
+import { unfiltered, WireError, type ReadQuery } from '../domain/index.js'
 import type { Logger } from '../log/index.js'
 import { hotCounts, metrics } from '../metrics/index.js'
+import { startSpan, tracing } from '../tracing/index.js'
 import { emptyPage, type FeedPage } from './page.js'
 import { databasePage, tailNewest, tailPage } from './tail-pages.js'
 import { TailSync } from './tail-sync.js'
@@ -71,7 +72,28 @@ export class Feed {
   }
 
   /** One page of GET /sw/signals; with `waitMs`, waits for a match until then or until `gone` aborts (the caller left). */
-  async read(q: ReadQuery, gone?: Gone): Promise<FeedPage> {
+  read(q: ReadQuery, gone?: Gone): Promise<FeedPage> {
+    return tracing.on ? this.tracedRead(q, gone) : this.readPage(q, gone) // off: no extra promise or closure per read
+  }
+
+  private async tracedRead(q: ReadQuery, gone?: Gone): Promise<FeedPage> {
+    const span = startSpan('wire.read')
+    span?.set('wire.read.cursor', q.cursor ?? -1)
+    span?.set('wire.read.wait_ms', q.waitMs)
+    try {
+      const page = await this.readPage(q, gone)
+      span?.set('wire.read.signals', page.signals.length)
+      span?.set('wire.read.next_cursor', page.nextCursor)
+      return page
+    } catch (err) {
+      span?.fail(err instanceof WireError ? err.code : 'internal')
+      throw err
+    } finally {
+      span?.end()
+    }
+  }
+
+  private async readPage(q: ReadQuery, gone?: Gone): Promise<FeedPage> {
     // a cursor beyond any head the board has reached (another board, a reset database): back to the
     // head at once. One merely beyond this process's news (another reader served it) is behind-ness.
     if (q.cursor !== null && q.cursor > this.sync.knownHead && !(await this.sync.reached(q.cursor))) return emptyPage(this.sync.head)

@@ -1,6 +1,7 @@
 import { Deadlines, type Due } from '../deadlines.js'
 import { filterKey, WireError, type ReadQuery } from '../domain/index.js'
 import { hotCounts, metrics } from '../metrics/index.js'
+import { startSpan, tracing } from '../tracing/index.js'
 import type { FeedPage } from './page.js'
 
 /** How a wait ended: woken with a page, or at `cursor` (deadline, disconnect, shutdown) with the caller to answer. */
@@ -70,6 +71,7 @@ export class Waiters {
 
   constructor(max = 0) {
     this.max = max
+    metrics.waitingMax.set(max)
   }
 
   get size() {
@@ -122,6 +124,8 @@ export class Waiters {
       else byCursor.set(w.cursor, [w])
     }
     let n = 0
+    let answered = 0
+    const span = tracing.on ? startSpan('wire.wake') : undefined
     const endTimer = metrics.wakeToResponse.startTimer()
     const fanOut = metrics.fanOutSeconds.startTimer()
     for (const byCursor of groups.values())
@@ -135,13 +139,21 @@ export class Waiters {
         }
         const answers = page.signals.length > 0 || page.partial === true
         for (const w of group) {
-          if (answers) this.end(w, { page })
-          else w.cursor = Math.max(w.cursor, page.nextCursor)
+          if (answers) {
+            this.end(w, { page })
+            answered++
+          } else w.cursor = Math.max(w.cursor, page.nextCursor)
           if (++n % YIELD_EVERY === 0) await new Promise((r) => setImmediate(r))
         }
         if (answers) endTimer() // when the last of the group was answered
       }
     if (n) fanOut()
+    if (span) {
+      span.set('wire.wake.waiters', n)
+      span.set('wire.wake.answered', answered)
+      span.set('wire.wake.groups', groups.size)
+      span.end()
+    }
   }
 
   /** Ends every wait now (shutdown); each caller answers from its cursor. */

@@ -5,6 +5,7 @@ import type { Config } from '../config/index.js'
 import { failoverDb, ident, migrate, pgliteDb, postgresDb, readBoardId, readStoredFingerprintKey, type Db, type Ident } from '../db/index.js'
 import { clientLimits, type ClientLimits } from '../limits/index.js'
 import type { Logger } from '../log/index.js'
+import { startTracing } from '../tracing/index.js'
 
 /** The connections a process holds. Each role's context takes what it needs from here. */
 export interface Infra {
@@ -42,6 +43,8 @@ export async function openInfra(cfg: Config, log: Logger, opts: InfraOptions = {
     opened.length = 0
   }
   try {
+    // traces (OTEL_* settings): off by default; the SDK loads only when on. Named after the logger's role.
+    opened.push(await startTracing(cfg.tracing, String(log.bindings().app ?? 'wire'), log))
     const schema = ident(cfg.db.schema)
     let primary: Db
     let readDb: Db

@@ -36,6 +36,7 @@ export const metrics = {
     },
   }),
   a2aTaskBytes: new client.Gauge({ name: 'wire_a2a_task_bytes', help: 'JSON characters of the A2A tasks this process keeps (working and finished)' }),
+  waitingMax: new client.Gauge({ name: 'wire_waiting_pollers_max', help: 'READER_MAX_WAITERS: long-polls this process may hold at once (0: no cap)' }),
   waitersRefused: new client.Counter({ name: 'wire_waiters_refused_total', help: 'Long-polls refused with 503 because the process held READER_MAX_WAITERS' }),
   tailHits: new client.Counter({
     name: 'wire_tail_reads_total',
@@ -110,7 +111,16 @@ export const metrics = {
     help: 'Requests refused by a per-process guard or a per-client budget (overloaded, reads, long_polls, publishes, new_identities)',
     labelNames: ['reason'],
   }),
+  dbSeconds: new client.Histogram({
+    name: 'wire_db_query_duration_seconds',
+    help: 'Database statements and transactions, from asking the pool for a connection to the answer, by pool (its application_name) and op (query, transaction)',
+    labelNames: ['pool', 'op'],
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+  }),
 }
+// every reason from the start, at 0: rate() and the alerts see a series before the first refusal
+for (const reason of ['overloaded', 'reads', 'long_polls', 'publish_attempts', 'publishes', 'admin_failures', 'registrations', 'new_identities', 'database_reads'])
+  metrics.refused.inc({ reason }, 0)
 
 // ── Health of optional dependencies ─────────────────────────────────────────────────────────────
 // These gauges appear in /metrics only in processes that use the dependency (a board without Redis,

@@ -2,6 +2,7 @@ import type { Identity, IdentityResolver } from '../auth/index.js'
 import { DatabaseUnavailable, type IdempotencyKeys, type SignalReader } from '../db/index.js'
 import { invalid, parseEnvelope, parseIdempotencyKey, parseSignalRef, WireError, newSignalId, type Envelope, type Signal } from '../domain/index.js'
 import type { ClientLimits, PublishRateLimits } from '../limits/index.js'
+import { startSpan, tracing } from '../tracing/index.js'
 import { nothingStored, type Batcher } from './batcher.js'
 import type { BoardPolicy } from './board-policy.js'
 import { publishOnce, replayOf } from './idempotency.js'
@@ -28,6 +29,8 @@ export interface PublishRequest {
   idempotencyKey?: string | string[] | undefined
   /** The client's address (req.ip after TRUST_PROXY): every attempt spends its budget before any work. */
   address: string
+  /** The W3C `traceparent` the client sent, if any: the publish's span continues its trace. */
+  traceparent?: string | string[] | undefined
 }
 
 /**
@@ -44,11 +47,18 @@ export async function publishSignal(
   r: PublishRequest,
 ): Promise<Signal> {
   await d.addressLimits.attempt(r.address)
+  const span = tracing.on ? startSpan('wire.publish', typeof r.traceparent === 'string' ? r.traceparent : '') : undefined
   try {
-    return await publish(d, authorization, body, r)
+    const signal = await publish(d, authorization, body, r)
+    span?.set('wire.signal.seq', signal.seq)
+    return signal
   } catch (err) {
     // the database failed before the signal's insert (a lookup, a reservation): nothing was stored
-    throw err instanceof DatabaseUnavailable ? nothingStored(err) : err
+    const e = err instanceof DatabaseUnavailable ? nothingStored(err) : err
+    span?.fail(e instanceof WireError ? e.code : 'internal')
+    throw e
+  } finally {
+    span?.end()
   }
 }
 

@@ -1,0 +1,129 @@
+import { readFileSync } from 'node:fs'
+import { percentile, round } from './load.js'
+import { holdPollers } from './pollers.js'
+import type { RoleProc } from './procs.js'
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+const idleTicks = () => {
+  const f = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number)
+  return { idle: f[3]! + (f[4] ?? 0), total: f.reduce((a, b) => a + b, 0) }
+}
+/** The key each benchmark signal's payload carries its number under (poll-proc finds it without parsing JSON). */
+export const TRACK_KEY = 'bench_n'
+
+export interface SteadyResult {
+  pollers: number
+  waiting: number
+  readers: number
+  clientProcesses: number
+  signals: number
+  rate: number
+  /** Follower × signal pairs never delivered (the cursor promise says 0). */
+  missed: number
+  /** Deliveries of a signal a follower already had (0: pages after a cursor never repeat one). */
+  duplicates: number
+  responses: number
+  errors: number
+  /** Refused answers by status over the whole run (0: a connection closed and was reopened). */
+  refusals: Record<string, number>
+  p50: number
+  p99: number
+  max: number
+  serverUsPerResponse: number
+  clientUsPerResponse: number
+  clientCores: number
+  machineIdle: number
+  rssPerPollerKB: number
+}
+
+/**
+ * `pollers` followers spread over `procs` (readers), all waiting at the head, each from its own
+ * client address when `forwarded`; then `signals` publishes at `rate` per second, without waiting for
+ * deliveries, while every follower keeps polling from its `nextCursor`. Delivery latency is each
+ * (follower, signal) pair's arrival minus that publish's acknowledgement; pairs never delivered are
+ * missed. CPU per response: the readers' CPU over the whole phase / the responses the clients read.
+ */
+export async function steadyFanOut(
+  procs: RoleProc[],
+  o: { pollers: number; signals: number; rate: number; publish: (n: number) => Promise<void>; forwarded?: boolean },
+): Promise<SteadyResult> {
+  const readers = procs.map((p) => p.url)
+  const total = (f: (p: RoleProc) => number) => procs.reduce((s, p) => s + f(p), 0)
+  const { nextCursor } = (await (await fetch(`${readers[0]}/sw/signals?limit=1`)).json()) as { nextCursor: number }
+  const rss0 = total((p) => p.rssBytes())
+  const per = Math.ceil(o.pollers / readers.length)
+  const clients = await Promise.all(
+    readers.map((r, i) => holdPollers(r, Math.min(per, o.pollers - i * per), nextCursor, { track: TRACK_KEY, trackCount: o.signals, ...(o.forwarded && { forwardedFrom: i * per }) })),
+  )
+  const waiting = async () => (await Promise.all(readers.map(async (u) => ((await (await fetch(`${u}/readyz`)).json()) as { waiting: number }).waiting))).reduce((a, b) => a + b, 0)
+  for (let i = 0; i < 1200 && (await waiting()) < o.pollers; i++) await sleep(50)
+  const held = await waiting()
+  if (held < o.pollers * 0.95) throw new Error(`only ${held} of ${o.pollers} pollers are waiting`)
+  const rss = total((p) => p.rssBytes())
+  const report = async () => {
+    const all = await Promise.all(clients.map((c) => c.report()))
+    const refusals: Record<string, number> = {}
+    for (const r of all) for (const [k, v] of Object.entries(r.refusals)) refusals[k] = (refusals[k] ?? 0) + v
+    return { answered: all.reduce((s, r) => s + r.answered, 0), errors: all.reduce((s, r) => s + r.errors, 0), refusals, cpuMs: all.reduce((s, r) => s + r.cpuMs, 0) }
+  }
+  await Promise.all(clients.map((c) => c.tracked())) // nothing yet; clears
+  const c0 = await report()
+  const cpu0 = total((p) => p.cpuSeconds())
+  const m0 = idleTicks()
+  const t0 = performance.now()
+  // publishes on a fixed schedule, each acknowledged on its own (a slow one does not delay the next)
+  const acked = new Map<number, number>()
+  const sent: Array<Promise<void>> = []
+  for (let n = 0; n < o.signals; n++) {
+    const due = t0 + (n * 1000) / o.rate
+    if (due > performance.now()) await sleep(due - performance.now())
+    sent.push(o.publish(n).then(() => void acked.set(n, performance.timeOrigin + performance.now())))
+  }
+  await Promise.all(sent)
+  // every follower has every signal, or 30 s pass
+  const got = new Map<number, number[]>()
+  let delivered = 0
+  let duplicates = 0
+  for (let i = 0; i < 600 && delivered < held * o.signals; i++) {
+    duplicates = 0
+    for (const c of clients) {
+      const t = await c.tracked()
+      duplicates += t.duplicates
+      for (const [n, times] of t.got) {
+        got.set(n, (got.get(n) ?? []).concat(times))
+        delivered += times.length
+      }
+    }
+    if (delivered < held * o.signals) await sleep(50)
+  }
+  const wall = performance.now() - t0
+  const cpu = total((p) => p.cpuSeconds()) - cpu0
+  const m1 = idleTicks()
+  const c1 = await report()
+  await Promise.all(clients.map((c) => c.stop()))
+  const lat: number[] = []
+  for (const [n, times] of got) for (const at of times) lat.push(at - acked.get(n)!)
+  lat.sort((a, b) => a - b)
+  const responses = c1.answered - c0.answered
+  return {
+    pollers: o.pollers,
+    waiting: held,
+    readers: readers.length,
+    clientProcesses: clients.reduce((s, c) => s + c.processes, 0),
+    signals: o.signals,
+    rate: o.rate,
+    missed: held * o.signals - delivered,
+    duplicates,
+    responses,
+    errors: c1.errors - c0.errors,
+    refusals: c1.refusals,
+    p50: round(percentile(lat, 50)),
+    p99: round(percentile(lat, 99)),
+    max: round(lat[lat.length - 1] ?? 0),
+    serverUsPerResponse: round((cpu * 1e6) / Math.max(1, responses), 1),
+    clientUsPerResponse: round(((c1.cpuMs - c0.cpuMs) * 1000) / Math.max(1, responses), 1),
+    clientCores: round((c1.cpuMs - c0.cpuMs) / wall, 2),
+    machineIdle: round((m1.idle - m0.idle) / Math.max(1, m1.total - m0.total), 2),
+    rssPerPollerKB: round((rss - rss0) / held / 1024, 2),
+  }
+}
