@@ -68,6 +68,15 @@ export const FIRING: AlertCase[] = [
     at: '15m',
   },
   {
+    // reads below the tail past READ_DB_CONCURRENCY_MAX are shedding too
+    alert: 'WireShedding',
+    series: [
+      { series: 'wire_refused_total{reason="database_reads"}', values: '0+120x20' },
+      { series: 'wire_waiters_refused_total', values: '0x20' },
+    ],
+    at: '15m',
+  },
+  {
     // a reader-only scrape: no wire_publishes_total at all
     alert: 'WireBudgetsRefusingHeavily',
     series: [
