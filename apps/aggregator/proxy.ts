@@ -1,0 +1,83 @@
+import { LRUCache } from 'lru-cache'
+import { request, type Dispatcher } from 'undici'
+import { WireError } from '../../libs/shared/domain/index.js'
+import type { AddressPolicy } from './outbound/address-policy.js'
+import { checkHost } from './outbound/agent.js'
+import type { RegisteredBoard, RegistryStore } from './registry/store.js'
+
+/** Request headers a board needs; the rest (cookies, hop-by-hop, Host) stay here. */
+const FORWARD = ['authorization', 'content-type', 'accept', 'idempotency-key', 'user-agent', 'x-request-id']
+/** Response headers that describe this hop, not the board's answer (CORS is the aggregator's own). */
+const DROP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'proxy-connection', 'trailer', 'date'])
+
+export interface ProxyRequest {
+  method: string
+  authority: string
+  /** The path after `/sw/{authority}`, starting with `/`, and the query string with its `?`. */
+  rest: string
+  headers: Record<string, string | string[] | undefined>
+  body: string | undefined
+  clientAddress: string
+  left: AbortSignal
+}
+
+export interface ProxyAnswer {
+  status: number
+  headers: Record<string, string | string[]>
+  body: Dispatcher.ResponseData['body']
+}
+
+/**
+ * The proxy's one door: `{aggregator}/sw/{authority}/…` → the registered board's `/sw/…`, the same
+ * method, body, status, headers and bytes. The caller's Authorization goes through and is neither
+ * stored nor logged. Registered boards only; the outbound agent checks every address it connects to.
+ */
+export function boardProxy(store: RegistryStore, dispatcher: Dispatcher, policy: AddressPolicy, o: { maxInFlight: number; retryAfterSeconds: number }) {
+  const boards = new LRUCache<string, { board: RegisteredBoard | null }>({ max: 10_000, ttl: 5_000 })
+  let inFlight = 0
+  const boardOf = async (authority: string): Promise<RegisteredBoard | null> => {
+    const hit = boards.get(authority)
+    if (hit) return hit.board
+    const board = await store.get(authority)
+    boards.set(authority, { board })
+    return board
+  }
+  return {
+    get inFlight() {
+      return inFlight
+    },
+    forget: (authority: string) => boards.delete(authority),
+    async forward(r: ProxyRequest): Promise<ProxyAnswer> {
+      const board = await boardOf(r.authority.toLowerCase())
+      if (!board) throw new WireError('not_found', `no board ${r.authority.slice(0, 200)} is registered here`)
+      if (board.status === 'down') throw new WireError('unavailable', `${board.authority} is down`, undefined, { retryAfter: o.retryAfterSeconds })
+      if (o.maxInFlight > 0 && inFlight >= o.maxInFlight)
+        throw new WireError('unavailable', 'this aggregator holds its limit of proxied requests', undefined, { retryAfter: 1, overload: true })
+      const url = new URL(board.url + '/sw' + r.rest)
+      checkHost(policy, url)
+      const headers: Record<string, string> = {}
+      for (const h of FORWARD) {
+        const v = r.headers[h]
+        if (typeof v === 'string') headers[h] = v
+      }
+      const xff = r.headers['x-forwarded-for']
+      headers['x-forwarded-for'] = typeof xff === 'string' ? `${xff}, ${r.clientAddress}` : r.clientAddress
+      inFlight++
+      let res: Dispatcher.ResponseData
+      try {
+        res = await request(url, { dispatcher, method: r.method as Dispatcher.HttpMethod, headers, body: r.body ?? null, signal: r.left })
+      } catch (err) {
+        inFlight--
+        if (r.left.aborted) throw new WireError('unavailable', 'the client left')
+        throw new WireError('unavailable', `${board.authority} did not answer`, { board: board.authority }, { retryAfter: o.retryAfterSeconds, cause: err })
+      }
+      let done = false
+      const release = () => void (done || ((done = true), inFlight--))
+      res.body.once('close', release).once('end', release).once('error', release)
+      const out: Record<string, string | string[]> = {}
+      for (const [k, v] of Object.entries(res.headers)) if (v !== undefined && !DROP.has(k) && !k.startsWith('access-control-')) out[k] = v
+      return { status: res.statusCode, headers: out, body: res.body }
+    },
+  }
+}
+export type BoardProxy = ReturnType<typeof boardProxy>
