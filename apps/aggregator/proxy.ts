@@ -13,7 +13,7 @@ const DROP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'upgrade'
 export interface ProxyRequest {
   method: string
   authority: string
-  /** The path after `/sw/{authority}`, starting with `/`, and the query string with its `?`. */
+  /** The board's path: what follows `/sw/{authority}` (e.g. `/sw/signals?cursor=3`, `/.well-known/wire`). */
   rest: string
   headers: Record<string, string | string[] | undefined>
   body: string | undefined
@@ -28,7 +28,8 @@ export interface ProxyAnswer {
 }
 
 /**
- * The proxy's one door: `{aggregator}/sw/{authority}/…` → the registered board's `/sw/…`, the same
+ * The proxy's one door: `{aggregator}/sw/{authority}/…` → the registered board's `/…` (`{aggregator}/sw/{authority}`
+ * is the board's base URL, so every path of a direct server works through it), the same
  * method, body, status, headers and bytes. The caller's Authorization goes through and is neither
  * stored nor logged. Registered boards only; the outbound agent checks every address it connects to.
  */
@@ -53,7 +54,7 @@ export function boardProxy(store: RegistryStore, dispatcher: Dispatcher, policy:
       if (board.status === 'down') throw new WireError('unavailable', `${board.authority} is down`, undefined, { retryAfter: o.retryAfterSeconds })
       if (o.maxInFlight > 0 && inFlight >= o.maxInFlight)
         throw new WireError('unavailable', 'this aggregator holds its limit of proxied requests', undefined, { retryAfter: 1, overload: true })
-      const url = new URL(board.url + '/sw' + r.rest)
+      const url = new URL(board.url + (r.rest.startsWith('/') ? r.rest : `/${r.rest}`))
       checkHost(policy, url)
       const headers: Record<string, string> = {}
       for (const h of FORWARD) {

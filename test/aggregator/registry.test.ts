@@ -154,7 +154,7 @@ t.test('a board that stops answering is marked down after a while, then dropped;
   t.match(await recheck(), { down: 1 })
   const listed = await json(fetch(`${agg.url}/registry/boards`))
   t.match(listed.boards, [{ authority: board.authority, status: 'down' }], 'down, in the listing')
-  const proxied = await fetch(`${agg.url}/sw/${board.authority}/signals`)
+  const proxied = await fetch(`${agg.url}/sw/${board.authority}/sw/signals`)
   t.equal(proxied.status, 503, 'the proxy says the board is down')
   t.ok(Number(proxied.headers.get('retry-after')) >= 1, 'with Retry-After')
   await board.start()
