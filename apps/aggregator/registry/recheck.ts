@@ -36,7 +36,7 @@ async function removeGone(deps: { index: IndexStore; dispatcher: Dispatcher; tim
   for (const id of ids) {
     if (signal.aborted) break
     const res = await request(`${url}/sw/signals/${encodeURIComponent(id)}`, { dispatcher: deps.dispatcher, signal: AbortSignal.any([signal, AbortSignal.timeout(deps.timeoutMs)]) })
-    res.body.destroy()
+    await res.body.dump().catch(() => {})
     if (res.statusCode === 404) gone.push(id)
     else if (res.statusCode === 200) kept.push(id)
   }
