@@ -68,7 +68,7 @@ const Env = z.object({
   AGGREGATOR_DISCOVERY_MAX_BYTES: int(1024, 1_048_576, 65_536),
   AGGREGATOR_MAX_BOARDS: int(1, 1_000_000, 1000),
   AGGREGATOR_REGISTER_RATE_LIMIT_MAX: int(0, 1_000_000, 20), // per identity and per address per hour; 0: off
-  AGGREGATOR_CONNECTIONS_PER_BOARD: int(1, 100_000, 256),
+  AGGREGATOR_CONNECTIONS_PER_BOARD: int(1, 100_000, 2048),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 })
 
