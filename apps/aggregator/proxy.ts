@@ -51,7 +51,7 @@ export function boardProxy(store: RegistryStore, dispatcher: Dispatcher, policy:
     async forward(r: ProxyRequest): Promise<ProxyAnswer> {
       const board = await boardOf(r.authority.toLowerCase())
       if (!board) throw new WireError('not_found', `no board ${r.authority.slice(0, 200)} is registered here`)
-      if (board.status === 'down') throw new WireError('unavailable', `${board.authority} is down`, undefined, { retryAfter: o.retryAfterSeconds })
+      if (board.status === 'down') throw new WireError('unavailable', `${board.authority} is down`, undefined, { retryAfter: o.retryAfterSeconds, overload: true })
       if (o.maxInFlight > 0 && inFlight >= o.maxInFlight)
         throw new WireError('unavailable', 'this aggregator holds its limit of proxied requests', undefined, { retryAfter: 1, overload: true })
       const url = new URL(board.url + (r.rest.startsWith('/') ? r.rest : `/${r.rest}`))
@@ -69,8 +69,10 @@ export function boardProxy(store: RegistryStore, dispatcher: Dispatcher, policy:
         res = await request(url, { dispatcher, method: r.method as Dispatcher.HttpMethod, headers, body: r.body ?? null, signal: r.left })
       } catch (err) {
         inFlight--
-        if (r.left.aborted) throw new WireError('unavailable', 'the client left')
-        throw new WireError('unavailable', `${board.authority} did not answer`, { board: board.authority }, { retryAfter: o.retryAfterSeconds, cause: err })
+        // nobody reads this answer: a client-side refusal, logged at debug
+        if (r.left.aborted) throw new WireError('invalid_request', 'the client left')
+        // the board's trouble, not ours: a warning (overload), with Retry-After
+        throw new WireError('unavailable', `${board.authority} did not answer`, { board: board.authority }, { retryAfter: o.retryAfterSeconds, overload: true, cause: err })
       }
       let done = false
       const release = () => void (done || ((done = true), inFlight--))
