@@ -5,6 +5,7 @@ import type { StartedApp } from '../../libs/shared/lifecycle.js'
 import type { Logger } from '../../libs/shared/log/index.js'
 import { createAggregatorContext, type AggregatorContext, type AggregatorOptions } from './context.js'
 import { aggregatorMcpRoutes } from './mcp.js'
+import { watchAggregator } from './metrics.js'
 import { startRechecks } from './rechecks.js'
 import { discoveryRoutes } from './routes/discovery.js'
 import { openApiRoutes } from './routes/openapi.js'
@@ -20,6 +21,7 @@ export async function startAggregator(cfg: Config, log: Logger, opts: Aggregator
   const ctx = await createAggregatorContext(cfg, log, opts)
   try {
     const rechecks = await startRechecks(ctx)
+    watchAggregator({ proxiedInFlight: () => ctx.proxy.inFlight, searchesWaiting: () => ctx.search.waiting, boardsFollowed: () => ctx.followers.following.length })
     const app = createHttpApp(log, cfg.http)
     app.register(healthRoutes, {
       ready: async () => {

@@ -1,5 +1,6 @@
 import t from 'tap'
 import { WireClient, WireError } from '../../client/src/index.js'
+import { eventually } from '../helpers/wait.js'
 import { ADMIN, auth, startTestAggregator, startTestBoard, TOKEN } from './support.js'
 
 // The proxy at {aggregator}/sw/{authority}/…: the same answers as the board, over real sockets.
@@ -68,7 +69,7 @@ t.test('a proxied long-poll wakes on a publish made directly on the board', asyn
   const { nextCursor } = (await (await fetch(`${via}/signals`)).json()) as any
   const t0 = Date.now()
   const poll = fetch(`${via}/signals?cursor=${nextCursor}&wait=20`).then((r) => r.json() as Promise<any>)
-  await new Promise((r) => setTimeout(r, 200)) // the poll is on its way; the publish below must wake it, not find it
+  t.ok(await eventually(async () => /^wire_aggregator_proxied_in_flight 1$/m.test(await (await fetch(`${agg.url}/metrics`)).text())), 'the poll waits at the board, counted in flight')
   const pub = await fetch(`${board.url}/sw/signals`, { method: 'POST', headers: { 'content-type': 'application/json', ...auth() }, body: JSON.stringify({ $type: 'broadcast', text: 'wake' }) })
   t.equal(pub.status, 200)
   const page = await poll

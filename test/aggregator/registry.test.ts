@@ -90,6 +90,8 @@ t.test('every bad registration is a 4xx with its reason, never a 5xx', async (t)
   t.equal(noToken.status, 401, 'a bearer token is required')
   t.equal(((await noToken.json()) as any).error.code, 'unauthorized')
   t.equal((await fetch(`${agg.url}/registry/boards`, { method: 'POST', headers: auth(), body: 'x' })).status, 400, 'no JSON body')
+  const metrics = await (await fetch(`${agg.url}/metrics`)).text()
+  for (const reason of ['not_wire', 'redirect_loop', 'too_slow', 'unreachable']) t.match(metrics, new RegExp(`wire_aggregator_registrations_total\\{outcome="${reason}"\\} [1-9]`), `counted: ${reason}`)
 })
 
 t.test('without AGGREGATOR_ALLOW_HOSTS a loopback board is refused, by address, by name and after a redirect', async (t) => {

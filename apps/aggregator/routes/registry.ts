@@ -4,6 +4,7 @@ import { adminGuard } from '../../../libs/shared/auth/index.js'
 import { WireError } from '../../../libs/shared/domain/index.js'
 import { parseJsonBody } from '../../../libs/shared/http/index.js'
 import type { AggregatorContext } from '../context.js'
+import { registrations } from '../metrics.js'
 import type { RegisteredBoard } from '../registry/store.js'
 
 const ListQuery = z.object({
@@ -37,7 +38,13 @@ export async function registryRoutes(app: FastifyInstance, { ctx }: { ctx: Aggre
   const admin = adminGuard(ctx.cfg.secrets.adminToken)
 
   app.post('/registry/boards', async (req, reply) => {
-    const { board, created } = await ctx.registry.register({ address: req.ip, authorization: req.headers.authorization }, parseJsonBody(req.body))
+    const { board, created } = await ctx.registry
+      .register({ address: req.ip, authorization: req.headers.authorization }, parseJsonBody(req.body))
+      .catch((err: unknown) => {
+        registrations.inc({ outcome: String((err as WireError).details?.reason ?? (err as WireError).code ?? 'error') })
+        throw err
+      })
+    registrations.inc({ outcome: created ? 'registered' : 'refreshed' })
     ctx.proxy.forget(board.authority)
     void ctx.followers.sync()
     return reply.code(created ? 201 : 200).send({ board: present(board) })
