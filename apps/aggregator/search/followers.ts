@@ -42,6 +42,7 @@ export function boardFollowers(registry: RegistryStore, index: IndexStore, log: 
           signal,
           wait: 25,
           minIntervalMs: 200,
+          dedupeWindow: 1000, // per board, and there may be AGGREGATOR_MAX_BOARDS of them; the index's unique key catches any repeat
           onCursor: async (c) => {
             if (batch.length === 0 && c === stored) return
             const added = await index.add(board.authority, batch.splice(0), c)
