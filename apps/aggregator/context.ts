@@ -72,7 +72,8 @@ export async function createAggregatorContext(cfg: Config, log: Logger, o: Aggre
     const store = registryStore(db, schema)
     const index = indexStore(db, schema)
     const reg = registry(cfg, store, fetchOpts, log.child({ mod: 'registry' }), redis)
-    const proxy = boardProxy(store, agent, policy, { maxInFlight: cfg.reader.maxWaiters, retryAfterSeconds: Math.min(60, a.recheckSeconds) })
+    const limits = clientLimits({ ...cfg.clientLimits, keyPrefix: `wire:${a.schema}:client` }, redis)
+    const proxy = boardProxy(store, agent, policy, { maxInFlight: cfg.reader.maxWaiters, retryAfterSeconds: Math.min(60, a.recheckSeconds), limits })
     const search = searchSide(index, { maxWaiters: cfg.reader.maxWaiters, pollMs: cfg.reader.fallbackPollMs })
     opened.push(async () => search.close())
     // the client library's fetch, through the guarded agent; a redirect is refused, not followed unchecked
@@ -89,7 +90,6 @@ export async function createAggregatorContext(cfg: Config, log: Logger, o: Aggre
       enabled: o.follow !== false,
     })
     opened.push(() => followers.stop())
-    const limits = clientLimits({ ...cfg.clientLimits, keyPrefix: `wire:${a.schema}:client` }, redis)
     return { cfg, log, db, schema, redis, policy, agent, fetchOpts, store, registry: reg, index, proxy, search, followers, limits, close }
   } catch (err) {
     await close()

@@ -1,6 +1,7 @@
 import { LRUCache } from 'lru-cache'
 import { request, type Dispatcher } from 'undici'
 import { WireError } from '../../libs/shared/domain/index.js'
+import type { ClientLimits } from '../../libs/shared/limits/index.js'
 import type { AddressPolicy } from './outbound/address-policy.js'
 import { checkHost } from './outbound/agent.js'
 import type { RegisteredBoard, RegistryStore } from './registry/store.js'
@@ -33,7 +34,12 @@ export interface ProxyAnswer {
  * method, body, status, headers and bytes. The caller's Authorization goes through and is neither
  * stored nor logged. Registered boards only; the outbound agent checks every address it connects to.
  */
-export function boardProxy(store: RegistryStore, dispatcher: Dispatcher, policy: AddressPolicy, o: { maxInFlight: number; retryAfterSeconds: number }) {
+export function boardProxy(
+  store: RegistryStore,
+  dispatcher: Dispatcher,
+  policy: AddressPolicy,
+  o: { maxInFlight: number; retryAfterSeconds: number; limits: Pick<ClientLimits, 'publish'> },
+) {
   const boards = new LRUCache<string, { board: RegisteredBoard | null }>({ max: 10_000, ttl: 5_000 })
   let inFlight = 0
   const boardOf = async (authority: string): Promise<RegisteredBoard | null> => {
@@ -49,6 +55,8 @@ export function boardProxy(store: RegistryStore, dispatcher: Dispatcher, policy:
     },
     forget: (authority: string) => boards.delete(authority),
     async forward(r: ProxyRequest): Promise<ProxyAnswer> {
+      // reads spent their budget in the app's hook; every other method spends the address's publish budget here, before any work
+      if (r.method !== 'GET' && r.method !== 'HEAD') await o.limits.publish(r.clientAddress)
       const board = await boardOf(r.authority.toLowerCase())
       if (!board) throw new WireError('not_found', `no board ${r.authority.slice(0, 200)} is registered here`)
       if (board.status === 'down') throw new WireError('unavailable', `${board.authority} is down`, undefined, { retryAfter: o.retryAfterSeconds, overload: true })

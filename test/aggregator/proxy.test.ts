@@ -103,3 +103,17 @@ t.test('the client library works through the proxy: publish, get, thread, read, 
   t.equal(got[0], root.signal.id, 'follow from the start, through the proxy')
   t.equal(got.length, 2, 'and live')
 })
+
+t.test('proxied writes spend the caller address\'s publish budget at the aggregator, before the board sees them', async (t) => {
+  const board = await startTestBoard(t)
+  const agg = await startTestAggregator(t, { PUBLISH_ADDRESS_RATE_LIMIT_MAX: '2' }, { follow: false })
+  t.equal((await agg.register(board.url)).status, 201)
+  const post = () => fetch(`${agg.url}/sw/${board.authority}/sw/signals`, { method: 'POST', headers: { 'content-type': 'application/json', ...auth() }, body: JSON.stringify({ $type: 'broadcast' }) })
+  t.equal((await post()).status, 200)
+  t.equal((await post()).status, 200)
+  const third = await post()
+  t.equal(third.status, 429, 'refused here')
+  t.equal(((await third.json()) as any).error.code, 'rate_limited')
+  const feed = (await (await fetch(`${board.url}/sw/signals`)).json()) as any
+  t.equal(feed.signals.length, 2, 'the board saw two')
+})
