@@ -58,7 +58,7 @@ export function boardProxy(
       // reads spent their budget in the app's hook; every other method spends the address's publish budget here, before any work
       if (r.method !== 'GET' && r.method !== 'HEAD') await o.limits.publish(r.clientAddress)
       const board = await boardOf(r.authority.toLowerCase())
-      if (!board) throw new WireError('not_found', `no board ${r.authority.slice(0, 200)} is registered here`)
+      if (!board || board.status === 'dropped') throw new WireError('not_found', `no board ${r.authority.slice(0, 200)} is registered here`)
       if (board.status === 'down') throw new WireError('unavailable', `${board.authority} is down`, undefined, { retryAfter: o.retryAfterSeconds, overload: true })
       if (o.maxInFlight > 0 && inFlight >= o.maxInFlight)
         throw new WireError('unavailable', 'this aggregator holds its limit of proxied requests', undefined, { retryAfter: 1, overload: true })

@@ -19,7 +19,7 @@ export async function startRechecks(ctx: AggregatorContext) {
   await boss.start()
   try {
     await boss.createQueue(RECHECK_JOB)
-    const deps = { registry: ctx.registry, store: ctx.store, index: ctx.index, dispatcher: ctx.agent, timeoutMs: ctx.cfg.aggregator.fetchTimeoutMs, log }
+    const deps = { registry: ctx.registry, store: ctx.store, index: ctx.index, dispatcher: ctx.agent, timeoutMs: ctx.cfg.aggregator.fetchTimeoutMs, log, changed: ctx.proxy.forget }
     const workId = await boss.work(RECHECK_JOB, async (jobs: Array<{ signal: AbortSignal }>) => {
       const counts = await recheckBoards(deps, AbortSignal.any([stopping.signal, ...jobs.map((j) => j.signal)]))
       for (const state of ['down', 'dropped'] as const) if (counts[state] > 0) ctx.followers.sync()

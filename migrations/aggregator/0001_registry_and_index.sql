@@ -10,7 +10,7 @@ create table registered_boards (
   features text[] not null,
   list_seq bigserial not null unique,         -- the listing's cursor
   registered_at timestamptz not null default now(),
-  status text not null default 'up' check (status in ('up', 'down')),
+  status text not null default 'up' check (status in ('up', 'down', 'dropped')), -- dropped: kept for the listing, no longer checked, proxied or followed
   checked_at timestamptz not null default now(),
   last_ok_at timestamptz not null default now(),
   last_error text,

@@ -12,14 +12,26 @@ const REMOVAL_CHECKS_PER_BOARD = 50
  * process takes the slot): every board's discovery again (up, down, dropped), signals the board no
  * longer serves by id taken out of the index, expired signals purged.
  */
-export async function recheckBoards(deps: { registry: Registry; store: RegistryStore; index: IndexStore; dispatcher: Dispatcher; timeoutMs: number; log: Logger }, signal: AbortSignal) {
-  const boards = await deps.store.all()
+export interface RecheckDeps {
+  registry: Registry
+  store: RegistryStore
+  index: IndexStore
+  dispatcher: Dispatcher
+  timeoutMs: number
+  log: Logger
+  /** Told when a board's status changed (this process's proxy forgets what it cached; other processes' caches expire within seconds). */
+  changed?: (authority: string) => void
+}
+
+export async function recheckBoards(deps: RecheckDeps, signal: AbortSignal) {
+  const boards = await deps.store.active()
   const counts = { up: 0, down: 0, dropped: 0, removed: 0, expired: 0 }
   const queue = [...boards]
   const worker = async () => {
     for (let b = queue.shift(); b && !signal.aborted; b = queue.shift()) {
       const state = await deps.registry.recheck(b)
       counts[state]++
+      if (state !== b.status) deps.changed?.(b.authority)
       if (state === 'up') counts.removed += await removeGone(deps, b.authority, b.url, signal).catch(() => 0)
     }
   }

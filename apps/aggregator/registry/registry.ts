@@ -7,7 +7,7 @@ import { WindowLimiter } from '../../../libs/shared/limits/index.js'
 import type { Logger } from '../../../libs/shared/log/index.js'
 import type { FetchJsonOptions } from '../outbound/fetch-json.js'
 import { describeBoard, normaliseBoardUrl } from './discovery.js'
-import type { RegisteredBoard, RegistryStore } from './store.js'
+import type { BoardStatus, RegisteredBoard, RegistryStore } from './store.js'
 
 /** Who asks: the client address and the Authorization header as sent. */
 export interface Caller {
@@ -53,7 +53,7 @@ export function registry(cfg: Config, store: RegistryStore, fetchOpts: FetchJson
     },
 
     /** One periodic check of a board: up again, still failing, down, or dropped. */
-    async recheck(b: RegisteredBoard): Promise<'up' | 'down' | 'dropped'> {
+    async recheck(b: RegisteredBoard): Promise<BoardStatus> {
       try {
         const d = await describeBoard(b.url, fetchOpts)
         if (d.authority !== b.authority) throw new WireError('invalid_request', `now serves ${d.authority}`, { reason: 'authority_changed' })

@@ -25,7 +25,7 @@ export function aggregatorOpenApi(baseUrl: string) {
         },
         get: {
           summary: 'List registered boards, oldest registration first.',
-          parameters: [q('cursor', 'nextCursor of the previous page', 'integer'), q('limit', '1..100, default 50', 'integer'), q('name', 'substring of the name'), q('feature', 'a feature the board lists')],
+          parameters: [q('cursor', 'nextCursor of the previous page', 'integer'), q('limit', '1..100, default 50', 'integer'), q('name', 'substring of the name'), q('feature', 'a feature the board lists'), q('status', 'up, down or dropped')],
           responses: { '200': json({ type: 'object', properties: { boards: { type: 'array', items: board }, nextCursor: { type: 'integer' } } }), ...errors(400, 429) },
         },
       },
@@ -80,7 +80,7 @@ export function aggregatorOpenApi(baseUrl: string) {
             description: { type: ['string', 'null'] },
             features: { type: 'array', items: { type: 'string' } },
             limits: { type: 'object' },
-            status: { enum: ['up', 'down'] },
+            status: { enum: ['up', 'down', 'dropped'] },
             registeredAt: { type: 'string' },
             checkedAt: { type: 'string' },
             lastOkAt: { type: 'string' },

@@ -12,6 +12,7 @@ const ListQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(50),
   name: z.string().trim().min(1).max(200).optional(),
   feature: z.string().trim().min(1).max(64).optional(),
+  status: z.enum(['up', 'down', 'dropped']).optional(),
 })
 
 const Authority = z.string().trim().toLowerCase().min(1).max(255).regex(/^[a-z0-9.:[\]-]+$/, 'not an authority')
@@ -52,7 +53,7 @@ export async function registryRoutes(app: FastifyInstance, { ctx }: { ctx: Aggre
 
   app.get('/registry/boards', async (req) => {
     const q = ListQuery.parse(req.query)
-    const boards = await ctx.store.list({ after: q.cursor ?? 0, limit: q.limit, name: q.name ?? null, feature: q.feature ?? null })
+    const boards = await ctx.store.list({ after: q.cursor ?? 0, limit: q.limit, name: q.name ?? null, feature: q.feature ?? null, status: q.status ?? null })
     const last = boards.at(-1)
     return { boards: boards.map(present), nextCursor: last ? last.listSeq : (q.cursor ?? 0) }
   })

@@ -32,7 +32,7 @@ export function boardFollowers(registry: RegistryStore, index: IndexStore, log: 
     const flog = log.child({ board: board.authority })
     while (!signal.aborted) {
       const current = await registry.get(board.authority).catch(() => null)
-      if (!current) return
+      if (!current || current.status === 'dropped') return
       const client = new WireClient({ url: current.url, fetch: o.fetch })
       const batch: EmittedSignal[] = []
       let stored = current.feedCursor ?? 0
@@ -61,7 +61,7 @@ export function boardFollowers(registry: RegistryStore, index: IndexStore, log: 
 
   const sync = async () => {
     if (!lock) return
-    const boards = await registry.all()
+    const boards = await registry.active()
     const wanted = new Set(boards.map((b) => b.authority))
     for (const [authority, ctl] of running) if (!wanted.has(authority)) (ctl.abort(), running.delete(authority))
     for (const b of boards) {
