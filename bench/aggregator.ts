@@ -4,7 +4,7 @@ import { holdPollers } from './lib/pollers.js'
 import { startRole, type RoleProc } from './lib/procs.js'
 
 // npm run bench:aggregator — the aggregator, as processes of the built code on this machine's PostgreSQL:
-//  1. proxied long-polls: AGG_POLLERS (9000) followers wait on one board through
+//  1. proxied long-polls: AGG_BASE_POLLERS (6000) followers unshared, then shared, then AGG_POLLERS (10000) shared, wait on one board through
 //     {aggregator}/sw/{authority}; AGG_ROUNDS publishes made directly on the board wake them all.
 //     Prints the aggregator's resident memory per waiting poll, CPU per proxied answer and the time
 //     from a publish to the last poll answered.
@@ -40,7 +40,7 @@ async function board(n: number): Promise<{ proc: RoleProc; authority: string }> 
   return { proc, authority: `127.0.0.1:${port}` }
 }
 
-async function aggregator(): Promise<RoleProc> {
+async function aggregator(extra: Record<string, string> = {}): Promise<RoleProc> {
   const schema = `${run}_agg`
   schemas.push(schema)
   const proc = await startRole('aggregator', nextPort++, {
@@ -52,6 +52,7 @@ async function aggregator(): Promise<RoleProc> {
     HTTP_MAX_CONNECTIONS: '0',
     READER_MAX_WAITERS: '0',
     ...NO_BUDGETS,
+    ...extra,
   })
   open.push(proc)
   return proc
@@ -68,11 +69,10 @@ const publish = async (url: string, text: string) => {
   return ((await r.json()) as { signal: { id: string } }).signal.id
 }
 
-async function proxiedPolls() {
-  const pollers = Number(process.env.AGG_POLLERS ?? 9000)
+async function proxiedPolls(pollers: number, shared: boolean) {
   const rounds = Number(process.env.AGG_ROUNDS ?? 5)
-  const b = await board(0)
-  const agg = await aggregator()
+  const b = await board(nextPort)
+  const agg = await aggregator({ AGGREGATOR_SHARED_POLLS: shared ? '1' : '0' })
   await register(agg, b.proc.url)
   const { nextCursor } = (await (await fetch(`${b.proc.url}/sw/signals`)).json()) as { nextCursor: number }
   const rss0 = agg.rssBytes()
@@ -101,7 +101,9 @@ async function proxiedPolls() {
   const cpu = agg.cpuSeconds() - cpu0
   const answers = pollers * rounds
   await held.stop()
-  out(`proxied long-polls: ${pollers} waiting through one aggregator process (errors ${rep.errors})`)
+  await agg.stop()
+  await b.proc.stop()
+  out(`proxied long-polls, ${shared ? 'shared' : 'each its own upstream request'}: ${pollers} waiting through one aggregator process (errors ${rep.errors})`)
   out(`  aggregator RSS: ${round(rss0 / 2 ** 20)} MiB idle, ${round(rss1 / 2 ** 20)} MiB holding them: ${round((rss1 - rss0) / pollers / 1024, 1)} KiB per waiting poll`)
   out(`  aggregator CPU: ${round((cpu * 1e6) / answers, 1)} us per proxied answer (${answers} answers plus their re-polls), publish → last answer p50 ${round(percentile([...spreads].sort((a, b) => a - b), 50))} ms`)
 }
@@ -148,7 +150,10 @@ async function freshness() {
 }
 
 try {
-  if (PART !== 'freshness') await proxiedPolls()
+  // the same run: each poll on its own upstream request (the most a process's 20,000 open files allow
+  // is under 10,000 then: two sockets each), then shared at that count, then shared at AGG_POLLERS
+  const base = Number(process.env.AGG_BASE_POLLERS ?? 6000)
+  if (PART !== 'freshness') for (const [n, shared] of [[base, false], [base, true], [Number(process.env.AGG_POLLERS ?? 10_000), true]] as const) await proxiedPolls(n, shared)
   if (PART !== 'proxy') await freshness()
 } finally {
   for (const p of open.reverse()) await p.stop()

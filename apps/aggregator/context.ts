@@ -73,7 +73,7 @@ export async function createAggregatorContext(cfg: Config, log: Logger, o: Aggre
     const index = indexStore(db, schema)
     const reg = registry(cfg, store, fetchOpts, log.child({ mod: 'registry' }), redis)
     const limits = clientLimits({ ...cfg.clientLimits, keyPrefix: `wire:${a.schema}:client` }, redis)
-    const proxy = boardProxy(store, agent, policy, { maxInFlight: cfg.reader.maxWaiters, retryAfterSeconds: Math.min(60, a.recheckSeconds), limits })
+    const proxy = boardProxy(store, agent, policy, { maxInFlight: cfg.reader.maxWaiters, retryAfterSeconds: Math.min(60, a.recheckSeconds), limits, sharePolls: a.sharedPolls })
     const search = searchSide(index, { maxWaiters: cfg.reader.maxWaiters, pollMs: cfg.reader.fallbackPollMs })
     opened.push(async () => search.close())
     // the client library's fetch, through the guarded agent; a redirect is refused, not followed unchecked

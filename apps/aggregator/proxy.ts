@@ -4,6 +4,7 @@ import { WireError } from '../../libs/shared/domain/index.js'
 import type { ClientLimits } from '../../libs/shared/limits/index.js'
 import type { AddressPolicy } from './outbound/address-policy.js'
 import { checkHost } from './outbound/agent.js'
+import { sharedPolls } from './shared-polls.js'
 import type { RegisteredBoard, RegistryStore } from './registry/store.js'
 
 /** Request headers a board needs; the rest (cookies, hop-by-hop, Host) stay here. */
@@ -25,7 +26,22 @@ export interface ProxyRequest {
 export interface ProxyAnswer {
   status: number
   headers: Record<string, string | string[]>
-  body: Dispatcher.ResponseData['body']
+  /** Streamed as it arrives, or (a shared long-poll's answer) bytes read whole once. */
+  body: Dispatcher.ResponseData['body'] | Buffer
+}
+
+/** Most bytes a shared long-poll's answer may have: a page of 100 signals of 16 KiB with room to spare. */
+const MAX_SHARED_ANSWER = 8 * 1024 * 1024
+
+async function readAll(body: Dispatcher.ResponseData['body']): Promise<Buffer> {
+  const chunks: Buffer[] = []
+  let size = 0
+  for await (const c of body as AsyncIterable<Buffer>) {
+    size += c.length
+    if (size > MAX_SHARED_ANSWER) throw new WireError('unavailable', 'the board\'s answer is too large', undefined, { retryAfter: 1, overload: true })
+    chunks.push(c)
+  }
+  return Buffer.concat(chunks)
 }
 
 /**
@@ -38,10 +54,11 @@ export function boardProxy(
   store: RegistryStore,
   dispatcher: Dispatcher,
   policy: AddressPolicy,
-  o: { maxInFlight: number; retryAfterSeconds: number; limits: Pick<ClientLimits, 'publish'> },
+  o: { maxInFlight: number; retryAfterSeconds: number; limits: Pick<ClientLimits, 'publish'>; sharePolls: boolean },
 ) {
   const boards = new LRUCache<string, { board: RegisteredBoard | null }>({ max: 10_000, ttl: 5_000 })
   let inFlight = 0
+  const polls = sharedPolls()
   const boardOf = async (authority: string): Promise<RegisteredBoard | null> => {
     const hit = boards.get(authority)
     if (hit) return hit.board
@@ -71,23 +88,41 @@ export function boardProxy(
       }
       const xff = r.headers['x-forwarded-for']
       headers['x-forwarded-for'] = typeof xff === 'string' ? `${xff}, ${r.clientAddress}` : r.clientAddress
+      const keep = (h: Dispatcher.ResponseData['headers']) => {
+        const out: Record<string, string | string[]> = {}
+        for (const [k, v] of Object.entries(h)) if (v !== undefined && !DROP.has(k) && !k.startsWith('access-control-')) out[k] = v
+        return out
+      }
+      const fail = (err: unknown, left: AbortSignal) =>
+        left.aborted
+          ? new WireError('invalid_request', 'the client left') // nobody reads this answer: a client-side refusal, logged at debug
+          : // the board's trouble, not ours: a warning (overload), with Retry-After
+            new WireError('unavailable', `${board.authority} did not answer`, { board: board.authority }, { retryAfter: o.retryAfterSeconds, overload: true, cause: err })
+      if (o.sharePolls && r.method === 'GET' && headers.authorization === undefined && /[?&]wait=/.test(r.rest)) {
+        // an anonymous long-poll: one upstream request per board path and query, shared by every client asking the same
+        inFlight++
+        try {
+          const answer = await polls.join(`${board.authority} ${r.rest}`, async (signal) => {
+            const res = await request(url, { dispatcher, method: 'GET', headers: { accept: headers.accept ?? 'application/json' }, signal }).catch((err: unknown) => Promise.reject(fail(err, signal)))
+            return { status: res.statusCode, headers: keep(res.headers), body: await readAll(res.body) }
+          }, r.left)
+          return answer
+        } finally {
+          inFlight--
+        }
+      }
       inFlight++
       let res: Dispatcher.ResponseData
       try {
         res = await request(url, { dispatcher, method: r.method as Dispatcher.HttpMethod, headers, body: r.body ?? null, signal: r.left })
       } catch (err) {
         inFlight--
-        // nobody reads this answer: a client-side refusal, logged at debug
-        if (r.left.aborted) throw new WireError('invalid_request', 'the client left')
-        // the board's trouble, not ours: a warning (overload), with Retry-After
-        throw new WireError('unavailable', `${board.authority} did not answer`, { board: board.authority }, { retryAfter: o.retryAfterSeconds, overload: true, cause: err })
+        throw fail(err, r.left)
       }
       let done = false
       const release = () => void (done || ((done = true), inFlight--))
       res.body.once('close', release).once('end', release).once('error', release)
-      const out: Record<string, string | string[]> = {}
-      for (const [k, v] of Object.entries(res.headers)) if (v !== undefined && !DROP.has(k) && !k.startsWith('access-control-')) out[k] = v
-      return { status: res.statusCode, headers: out, body: res.body }
+      return { status: res.statusCode, headers: keep(res.headers), body: res.body }
     },
   }
 }

@@ -117,3 +117,21 @@ t.test('proxied writes spend the caller address\'s publish budget at the aggrega
   const feed = (await (await fetch(`${board.url}/sw/signals`)).json()) as any
   t.equal(feed.signals.length, 2, 'the board saw two')
 })
+
+t.test('identical anonymous long-polls share one request to the board; one with a token goes on its own', async (t) => {
+  const board = await startTestBoard(t)
+  const agg = await startTestAggregator(t, {}, { follow: false })
+  t.equal((await agg.register(board.url)).status, 201)
+  const via = `${agg.url}/sw/${board.authority}/sw`
+  const { nextCursor } = (await (await fetch(`${via}/signals`)).json()) as any
+  const poll = (headers: Record<string, string> = {}) => fetch(`${via}/signals?cursor=${nextCursor}&wait=20`, { headers }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }))
+  const polls = [poll(), poll(), poll(), poll(auth())]
+  const waitingAtBoard = async () => Number(/^wire_waiting_pollers (\d+)$/m.exec(await (await fetch(`${board.url}/metrics`)).text())?.[1])
+  t.ok(await eventually(async () => /^wire_aggregator_proxied_in_flight 4$/m.test(await (await fetch(`${agg.url}/metrics`)).text())), 'four clients wait at the aggregator')
+  t.ok(await eventually(async () => (await waitingAtBoard()) === 2), 'two requests wait at the board: the shared one and the one with a token')
+  const sent = (await (await fetch(`${board.url}/sw/signals`, { method: 'POST', headers: { 'content-type': 'application/json', ...auth() }, body: JSON.stringify({ $type: 'broadcast', text: 'all of you' }) })).json()) as any
+  for (const p of await Promise.all(polls)) {
+    t.equal(p.status, 200)
+    t.same(p.body.signals.map((s: any) => s.id), [sent.signal.id], 'every client gets the signal')
+  }
+})

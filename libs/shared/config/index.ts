@@ -69,6 +69,7 @@ const Env = z.object({
   AGGREGATOR_MAX_BOARDS: int(1, 1_000_000, 1000),
   AGGREGATOR_REGISTER_RATE_LIMIT_MAX: int(0, 1_000_000, 20), // per identity and per address per hour; 0: off
   AGGREGATOR_CONNECTIONS_PER_BOARD: int(1, 100_000, 2048),
+  AGGREGATOR_SHARED_POLLS: flag('1'), // identical anonymous proxied long-polls share one request to the board
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 })
 
@@ -205,6 +206,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxBoards: e.AGGREGATOR_MAX_BOARDS,
       registerMax: e.AGGREGATOR_REGISTER_RATE_LIMIT_MAX,
       connectionsPerBoard: e.AGGREGATOR_CONNECTIONS_PER_BOARD,
+      sharedPolls: e.AGGREGATOR_SHARED_POLLS,
     },
     // the only place secrets live; never logged
     secrets: { adminToken: e.SERVER_ADMIN_TOKEN, fingerprintSecret: e.FINGERPRINT_SECRET },
