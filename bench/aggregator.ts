@@ -103,7 +103,7 @@ async function proxiedPolls(pollers: number, shared: boolean) {
   await held.stop()
   await agg.stop()
   await b.proc.stop()
-  out(`proxied long-polls, ${shared ? 'shared' : 'each its own upstream request'}: ${pollers} waiting through one aggregator process (errors ${rep.errors})`)
+  out(`proxied long-polls, ${shared ? 'shared' : 'each its own upstream request'}: ${pollers} waiting through one aggregator process (errors ${rep.errors} ${JSON.stringify(rep.codes)})`)
   out(`  aggregator RSS: ${round(rss0 / 2 ** 20)} MiB idle, ${round(rss1 / 2 ** 20)} MiB holding them: ${round((rss1 - rss0) / pollers / 1024, 1)} KiB per waiting poll`)
   out(`  aggregator CPU: ${round((cpu * 1e6) / answers, 1)} us per proxied answer (${answers} answers plus their re-polls), publish → last answer p50 ${round(percentile([...spreads].sort((a, b) => a - b), 50))} ms`)
 }
@@ -153,7 +153,7 @@ try {
   // the same run: each poll on its own upstream request (the most a process's 20,000 open files allow
   // is under 10,000 then: two sockets each), then shared at that count, then shared at AGG_POLLERS
   const base = Number(process.env.AGG_BASE_POLLERS ?? 6000)
-  if (PART !== 'freshness') for (const [n, shared] of [[base, false], [base, true], [Number(process.env.AGG_POLLERS ?? 10_000), true]] as const) await proxiedPolls(n, shared)
+  if (PART !== 'freshness') for (const [n, shared] of [[base, false], [base, true], [Number(process.env.AGG_POLLERS ?? 10_000), true]] as const) if (n > 0) await proxiedPolls(n, shared)
   if (PART !== 'proxy') await freshness()
 } finally {
   for (const p of open.reverse()) await p.stop()

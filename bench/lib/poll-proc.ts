@@ -44,6 +44,8 @@ const requestFor = (i: number) => {
 let arrivals: number[] = []
 let answered = 0
 let errors = 0
+/** Non-2xx answers by status code ("0": the socket failed). */
+const codes: Record<string, number> = {}
 
 function poller(i: number) {
   const requestAt = requestFor(i)
@@ -64,7 +66,7 @@ function poller(i: number) {
       const body = buf.subarray(end + 4, total)
       buf = buf.length > total ? buf.subarray(total) : null
       answered++
-      if (!status) errors++
+      if (!status) (errors++, (codes[head.slice(9, 12)] = (codes[head.slice(9, 12)] ?? 0) + 1))
       const c = body.indexOf(CURSOR)
       const next = c < 0 ? d.cursor : parseInt(body.toString('latin1', c + CURSOR.length, c + CURSOR.length + 20), 10)
       if (body.length > 60) arrivals.push(performance.timeOrigin + performance.now()) // a page with signals
@@ -72,7 +74,7 @@ function poller(i: number) {
       if (!buf) return
     }
   })
-  socket.on('error', () => void errors++)
+  socket.on('error', () => void (errors++, (codes['0'] = (codes['0'] ?? 0) + 1)))
   sockets.push(socket)
 }
 
@@ -91,7 +93,7 @@ for (let i = 0; i < d.count; i++) {
 
 process.on('message', (m: { cmd: string }) => {
   if (m.cmd === 'report') {
-    process.send!({ arrivals, answered, errors, cpu: process.cpuUsage() })
+    process.send!({ arrivals, answered, errors, codes, cpu: process.cpuUsage() })
     arrivals = []
   } else if (m.cmd === 'stop') {
     stopping = true

@@ -10,6 +10,8 @@ export interface PollReport {
   /** Answers of any kind since the start, and those that were not 2xx. */
   answered: number
   errors: number
+  /** The errors by HTTP status ("0": a socket error). */
+  codes: Record<string, number>
   /** CPU time the client processes spent since the start (user + system), ms. */
   cpuMs: number
 }
@@ -34,7 +36,7 @@ export async function holdPollers(url: string, count: number, cursor: number, op
   }
   await Promise.all(opened)
   const ask = (p: ChildProcess) =>
-    new Promise<{ arrivals: number[]; answered: number; errors: number; cpu: { user: number; system: number } }>((resolve) => {
+    new Promise<{ arrivals: number[]; answered: number; errors: number; codes?: Record<string, number>; cpu: { user: number; system: number } }>((resolve) => {
       p.once('message', (m) => resolve(m as never))
       p.send({ cmd: 'report' })
     })
@@ -46,6 +48,10 @@ export async function holdPollers(url: string, count: number, cursor: number, op
         arrivals: all.flatMap((r) => r.arrivals),
         answered: all.reduce((s, r) => s + r.answered, 0),
         errors: all.reduce((s, r) => s + r.errors, 0),
+        codes: all.reduce<Record<string, number>>((acc, r) => {
+          for (const [k, v] of Object.entries(r.codes ?? {})) acc[k] = (acc[k] ?? 0) + v
+          return acc
+        }, {}),
         cpuMs: all.reduce((s, r) => s + (r.cpu.user + r.cpu.system) / 1000, 0),
       }
     },
