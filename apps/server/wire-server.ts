@@ -13,6 +13,7 @@ const ROLES: Record<string, { run: () => Promise<unknown>; does: string }> = {
   reader: { run: () => import('../reader/main.js'), does: 'reads, long-polls, discovery, the viewer' },
   agents: { run: () => import('../agents/main.js'), does: 'MCP and A2A' },
   sweeper: { run: () => import('../sweeper/main.js'), does: 'expiry and stats jobs' },
+  aggregator: { run: () => import('../aggregator/main.js'), does: 'the aggregator: registry, proxy and search across boards (needs PostgreSQL)' },
 }
 const BOARD = () => import('./main.js') // every role in one process on one port
 
@@ -23,7 +24,7 @@ const usage = [
   'With no option: every role in one process, on the embedded database unless DATABASE_URL is set.',
   '',
   'Roles (each its own process in a fleet, on PostgreSQL and Redis):',
-  ...Object.entries(ROLES).map(([name, r]) => `  --role ${name.padEnd(8)} ${r.does}`),
+  ...Object.entries(ROLES).map(([name, r]) => `  --role ${name.padEnd(10)} ${r.does}`),
 ].join('\n')
 
 let role: string | undefined

@@ -1,17 +1,38 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { Test } from 'tap'
 import { startListening } from '../agents/listen.js'
-import type { StackOptions } from '../helpers/stack.js'
+import { freePort } from '../helpers/process.js'
+import { startStack, type StackOptions } from '../helpers/stack.js'
 import { WireClient, type EmittedSignal, type FetchLike } from '../../client/src/index.js'
 
 export const ADMIN_TOKEN = 'admin-secret-token'
 export const TOKEN = 'client-agent-token'
 
-/** The single-process board on a real port, and a client for it. */
+/**
+ * With WIRE_AGGREGATOR_URL set, every board these suites start is registered with that aggregator
+ * and reached through it: the client's base URL is `{aggregator}/sw/{authority}`
+ * (test/aggregator/client-suites.test.ts runs the suites so).
+ */
+const VIA_AGGREGATOR = process.env.WIRE_AGGREGATOR_URL
+
+/** The single-process board on a real port, and a client for it (directly, or through an aggregator). */
 export async function listeningBoard(t: Test, o: StackOptions = {}) {
-  const { s, url } = await startListening(t, o)
-  const wire = new WireClient({ url, token: TOKEN, adminToken: ADMIN_TOKEN })
-  return { s, url, wire }
+  if (!VIA_AGGREGATOR) {
+    const { s, url } = await startListening(t, o)
+    return { s, url, wire: new WireClient({ url, token: TOKEN, adminToken: ADMIN_TOKEN }) }
+  }
+  const port = await freePort()
+  const direct = `http://127.0.0.1:${port}`
+  // a distinct authority per board: the aggregator keys its registry by authority
+  const s = await startStack(t, { ...o, env: { PUBLIC_WIRE_URL: direct, PUBLIC_WIRE_HOST: `127.0.0.1:${port}`, ...o.env } })
+  await s.app.listen({ port, host: '127.0.0.1' })
+  const register = () => fetch(`${VIA_AGGREGATOR}/registry/boards`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` }, body: JSON.stringify({ url: direct }) })
+  let r = await register()
+  // a board just started may shed load for a moment (503 under event-loop delay): registration says `unreachable`; ask again
+  for (let i = 0; i < 5 && r.status === 400; i++) r = await new Promise((ok) => setTimeout(ok, 200 * (i + 1))).then(register)
+  if (r.status !== 201) throw new Error(`registration with ${VIA_AGGREGATOR} failed: ${r.status} ${await r.text()}`)
+  const url = `${VIA_AGGREGATOR}/sw/${s.cfg.authority}`
+  return { s, url, wire: new WireClient({ url, token: TOKEN, adminToken: ADMIN_TOKEN }) }
 }
 
 /**
@@ -22,7 +43,7 @@ export function recordingFetch(): { fetch: FetchLike; pages: string[][] } {
   const pages: string[][] = []
   const f: FetchLike = async (input, init) => {
     const res = await fetch(input, init)
-    if (res.ok && new URL(input).pathname === '/sw/signals' && (init.method ?? 'GET') === 'GET') {
+    if (res.ok && new URL(input).pathname.endsWith('/sw/signals') && (init.method ?? 'GET') === 'GET') {
       const body = (await res.clone().json()) as { signals: EmittedSignal[] }
       pages.push(body.signals.map((s) => s.id))
     }

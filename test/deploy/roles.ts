@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import type { Test } from 'tap'
+import { startAggregator } from '../../apps/aggregator/app.js'
 import { startAgents } from '../../apps/agents/app.js'
 import { startReader } from '../../apps/reader/app.js'
 import { startSweeper } from '../../apps/sweeper/app.js'
@@ -9,7 +10,7 @@ import { createLogger } from '../../libs/shared/log/index.js'
 import { assertServicesUp, dropSchema, TEST_DATABASE_URL, TEST_REDIS_URL, uniqueSchema } from '../helpers/services.js'
 import { containersOf, find, type Resource } from './support.js'
 
-export type Role = 'writer' | 'reader' | 'agents' | 'sweeper'
+export type Role = 'writer' | 'reader' | 'agents' | 'sweeper' | 'aggregator'
 
 /** What each Secret key the manifests reference stands for on this machine. */
 const SECRET_STAND_INS: Record<string, string> = {
@@ -43,7 +44,7 @@ export function containerEnv(rs: Resource[], deployment: string): Record<string,
 /** The role a container runs: node dist/apps/<role>/main.js. */
 export function roleOf(container: { command?: string[]; args?: string[] }): Role {
   const argv = [...(container.command ?? []), ...(container.args ?? [])]
-  const m = argv.length === 2 && argv[0] === 'node' ? /^dist\/apps\/(writer|reader|agents|sweeper)\/main\.js$/.exec(argv[1]!) : null
+  const m = argv.length === 2 && argv[0] === 'node' ? /^dist\/apps\/(writer|reader|agents|sweeper|aggregator)\/main\.js$/.exec(argv[1]!) : null
   if (!m) throw new Error(`not a Wire role command: ${argv.join(' ')}`)
   return m[1] as Role
 }
@@ -63,7 +64,7 @@ export async function startRoleApp(t: Test, role: Role, env: Record<string, stri
   return { app: started.app, cfg }
 }
 
-const START = { writer: startWriter, reader: startReader, agents: startAgents, sweeper: startSweeper }
+const START = { writer: startWriter, reader: startReader, agents: startAgents, sweeper: startSweeper, aggregator: startAggregator }
 
 /** A schema for one test file, migrated by the writer (started first), dropped at the end. */
 export async function deploySchema(t: Test): Promise<string> {

@@ -76,6 +76,18 @@ const Env = z.object({
   CLIENT_IPV6_PREFIX_BITS: int(1, 128, 64), // budgets count an IPv6 client by this prefix
   HTTP_FAST_PATH: flag('1'), // ours: serve GET /sw/signals below node's request objects (0: every request through fastify)
   NEW_IDENTITY_RATE_LIMIT_MAX: int(0, 10_000_000, 300), // local mode: publishes by identities new to this board, per minute, board-wide
+  // ours: the aggregator role (docs/aggregator.md)
+  AGGREGATOR_PG_SCHEMA: z.string().regex(/^[a-z_][a-z0-9_]{0,57}$/, 'must be a lower-case SQL identifier').default('aggregator'),
+  AGGREGATOR_ALLOW_HOSTS: z.string().trim().default(''), // hosts or CIDRs the aggregator may reach although not public
+  AGGREGATOR_RECHECK_SECONDS: int(1, 86400, 300),
+  AGGREGATOR_DOWN_AFTER_SECONDS: int(1, 30 * 86400, 900),
+  AGGREGATOR_DROP_AFTER_SECONDS: int(1, 365 * 86400, 7 * 86400),
+  AGGREGATOR_FETCH_TIMEOUT_MS: int(100, 60_000, 5000),
+  AGGREGATOR_DISCOVERY_MAX_BYTES: int(1024, 1_048_576, 65_536),
+  AGGREGATOR_MAX_BOARDS: int(1, 1_000_000, 1000),
+  AGGREGATOR_REGISTER_RATE_LIMIT_MAX: int(0, 1_000_000, 20), // per identity and per address per hour; 0: off
+  AGGREGATOR_CONNECTIONS_PER_BOARD: int(1, 100_000, 2048),
+  AGGREGATOR_SHARED_POLLS: flag('1'), // identical anonymous proxied long-polls share one request to the board
   LOG_LEVEL: z.enum(LOG_LEVELS, { message: `must be one of ${LOG_LEVELS.join(', ')}` }).default('info'),
   // OpenTelemetry traces (config/tracing.ts): off unless an endpoint is set
   OTEL_SDK_DISABLED: otelEnv.OTEL_SDK_DISABLED,
@@ -109,6 +121,27 @@ function parseTrustProxy(v: string): boolean | number | string[] {
   })
   if (list.length === 0 || bad.length) throw new ConfigError(`invalid configuration:\n  TRUST_PROXY: not a hop count or a list of addresses/CIDRs: ${bad.join(', ')}`)
   return list
+}
+
+/**
+ * AGGREGATOR_ALLOW_HOSTS: a comma-separated list of host names (exact, lower-case) and addresses or
+ * CIDRs the aggregator may reach although they are not public addresses.
+ */
+function parseAllowHosts(v: string): { hosts: string[]; cidrs: string[] } {
+  const hosts: string[] = []
+  const cidrs: string[] = []
+  const bad: string[] = []
+  for (const x of v.split(',').map((s) => s.trim().toLowerCase()).filter(Boolean)) {
+    const [addr = '', bits, extra] = x.split('/')
+    const family = isIP(addr)
+    if (family && extra === undefined && (bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128))))
+      cidrs.push(bits === undefined ? `${addr}/${family === 4 ? 32 : 128}` : x)
+    else if (bits === undefined && /^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$/.test(x)) hosts.push(x)
+    else bad.push(x)
+  }
+  if (bad.length) throw new ConfigError(`invalid configuration:\n  AGGREGATOR_PG_SCHEMA: z.string().regex(/^[a-z_][a-z0-9_]{0,57}$/, 'must be a lower-case SQL identifier').default('aggregator'),
+  AGGREGATOR_ALLOW_HOSTS: not a host name, address or CIDR: ${bad.join(', ')}`)
+  return { hosts, cidrs }
 }
 
 /** Reads and validates the environment once; throws one ConfigError naming every bad variable. */
@@ -189,6 +222,19 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       statementTimeoutMs: e.READ_STATEMENT_TIMEOUT_MS,
     },
     tracing: tracingSettings(e),
+    aggregator: {
+      schema: e.AGGREGATOR_PG_SCHEMA,
+      allowHosts: parseAllowHosts(e.AGGREGATOR_ALLOW_HOSTS),
+      recheckSeconds: e.AGGREGATOR_RECHECK_SECONDS,
+      downAfterSeconds: e.AGGREGATOR_DOWN_AFTER_SECONDS,
+      dropAfterSeconds: Math.max(e.AGGREGATOR_DROP_AFTER_SECONDS, e.AGGREGATOR_DOWN_AFTER_SECONDS),
+      fetchTimeoutMs: e.AGGREGATOR_FETCH_TIMEOUT_MS,
+      discoveryMaxBytes: e.AGGREGATOR_DISCOVERY_MAX_BYTES,
+      maxBoards: e.AGGREGATOR_MAX_BOARDS,
+      registerMax: e.AGGREGATOR_REGISTER_RATE_LIMIT_MAX,
+      connectionsPerBoard: e.AGGREGATOR_CONNECTIONS_PER_BOARD,
+      sharedPolls: e.AGGREGATOR_SHARED_POLLS,
+    },
     // the only place secrets live; never logged
     secrets: { adminToken: e.SERVER_ADMIN_TOKEN, fingerprintSecret: e.FINGERPRINT_SECRET },
   })

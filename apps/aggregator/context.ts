@@ -1,0 +1,98 @@
+import type { Redis } from 'ioredis'
+import { fetch as undiciFetch, type Agent } from 'undici'
+import type { FetchLike } from '../../client/src/index.js'
+import { redisClient } from '../../libs/shared/bus/index.js'
+import type { Config } from '../../libs/shared/config/index.js'
+import { ident, migrate, postgresDb, type Db, type Ident } from '../../libs/shared/db/index.js'
+import { clientLimits, type ClientLimits } from '../../libs/shared/limits/index.js'
+import type { Logger } from '../../libs/shared/log/index.js'
+import { projectPath } from '../../libs/shared/paths.js'
+import { addressPolicy, type AddressPolicy } from './outbound/address-policy.js'
+import { checkHost, outboundAgent } from './outbound/agent.js'
+import type { FetchJsonOptions } from './outbound/fetch-json.js'
+import { boardProxy, type BoardProxy } from './proxy.js'
+import { registry, type Registry } from './registry/registry.js'
+import { registryStore, type RegistryStore } from './registry/store.js'
+import { boardFollowers, type BoardFollowers } from './search/followers.js'
+import { indexStore, type IndexStore } from './search/index-store.js'
+import { searchSide, type SearchSide } from './search/search.js'
+
+export interface AggregatorContext {
+  readonly cfg: Config
+  readonly log: Logger
+  readonly db: Db
+  readonly schema: Ident
+  readonly redis: Redis | undefined
+  readonly policy: AddressPolicy
+  readonly agent: Agent
+  readonly fetchOpts: FetchJsonOptions
+  readonly store: RegistryStore
+  readonly registry: Registry
+  readonly index: IndexStore
+  readonly proxy: BoardProxy
+  readonly search: SearchSide
+  readonly followers: BoardFollowers
+  readonly limits: ClientLimits
+  close(): Promise<void>
+}
+
+export interface AggregatorOptions {
+  /** Follow the registered boards for search (default true). */
+  follow?: boolean
+  /** How often followers are matched to the registry, ms (default 2000). */
+  followSyncMs?: number
+}
+
+/** Where the aggregator's migrations live: a folder of their own, applied to AGGREGATOR_PG_SCHEMA. */
+export const AGGREGATOR_MIGRATIONS = 'migrations/aggregator'
+
+/** The aggregator's connections and parts; what was opened is closed in reverse, also after a partial start. */
+export async function createAggregatorContext(cfg: Config, log: Logger, o: AggregatorOptions = {}): Promise<AggregatorContext> {
+  if (cfg.db.kind !== 'postgres') throw new Error('the aggregator needs PostgreSQL: set DATABASE_URL')
+  const a = cfg.aggregator
+  const opened: Array<() => Promise<void>> = []
+  const close = async () => {
+    for (const c of opened.reverse()) await c().catch((err: unknown) => log.warn({ err }, 'error while closing'))
+    opened.length = 0
+  }
+  try {
+    if (cfg.autoMigrate) {
+      const { applied } = await migrate(cfg.db.directUrl, a.schema, { dir: projectPath(AGGREGATOR_MIGRATIONS) })
+      log.info({ applied, schema: a.schema }, 'aggregator migrations checked')
+    }
+    const db = postgresDb(cfg.db.url, { applicationName: 'wire-aggregator', max: 10 })
+    opened.push(() => db.close())
+    const schema = ident(a.schema)
+    const redis = cfg.redisUrl ? redisClient(cfg.redisUrl, log.child({ mod: 'redis' })) : undefined
+    if (redis) opened.push(async () => void redis.disconnect())
+    const policy = addressPolicy(a.allowHosts)
+    const agent = outboundAgent(policy, { connections: a.connectionsPerBoard, connectTimeoutMs: a.fetchTimeoutMs })
+    opened.push(() => agent.close())
+    const fetchOpts: FetchJsonOptions = { dispatcher: agent, policy, timeoutMs: a.fetchTimeoutMs, maxBytes: a.discoveryMaxBytes }
+    const store = registryStore(db, schema)
+    const index = indexStore(db, schema)
+    const reg = registry(cfg, store, fetchOpts, log.child({ mod: 'registry' }), redis)
+    const limits = clientLimits({ ...cfg.clientLimits, keyPrefix: `wire:${a.schema}:client` }, redis)
+    const proxy = boardProxy(store, agent, policy, { maxInFlight: cfg.reader.maxWaiters, retryAfterSeconds: Math.min(60, a.recheckSeconds), limits, sharePolls: a.sharedPolls })
+    const search = searchSide(index, { maxWaiters: cfg.reader.maxWaiters, pollMs: cfg.reader.fallbackPollMs })
+    opened.push(async () => search.close())
+    // the client library's fetch, through the guarded agent; a redirect is refused, not followed unchecked
+    const fetch: FetchLike = async (input, init) => {
+      checkHost(policy, new URL(input))
+      return (await undiciFetch(input, { ...(init as object), dispatcher: agent, redirect: 'error' })) as unknown as Response
+    }
+    const followers = boardFollowers(store, index, log.child({ mod: 'follow' }), {
+      lockUrl: cfg.db.directUrl,
+      lockKey: `wire:aggregator-follow:${a.schema}`,
+      syncMs: o.followSyncMs ?? 2000,
+      fetch,
+      onIndexed: () => search.wake(),
+      enabled: o.follow !== false,
+    })
+    opened.push(() => followers.stop())
+    return { cfg, log, db, schema, redis, policy, agent, fetchOpts, store, registry: reg, index, proxy, search, followers, limits, close }
+  } catch (err) {
+    await close()
+    throw err
+  }
+}

@@ -1,0 +1,30 @@
+import client from 'prom-client'
+import { registry } from '../../libs/shared/metrics/index.js'
+
+/** What the aggregator's gauges read when scraped (the process's one aggregator). */
+export interface AggregatorGauges {
+  proxiedInFlight(): number
+  searchesWaiting(): number
+  boardsFollowed(): number
+}
+
+let source: AggregatorGauges | null = null
+const gauge = (name: string, help: string, read: (g: AggregatorGauges) => number) =>
+  new client.Gauge({
+    name,
+    help,
+    registers: [registry],
+    collect() {
+      this.set(source ? read(source) : 0)
+    },
+  })
+
+gauge('wire_aggregator_proxied_in_flight', 'Proxied requests in flight (waiting long-polls included)', (g) => g.proxiedInFlight())
+gauge('wire_aggregator_searches_waiting', 'Search long-polls waiting for a match', (g) => g.searchesWaiting())
+gauge('wire_aggregator_boards_followed', 'Boards this process follows for the search index (0 on the replicas not holding the follow lock)', (g) => g.boardsFollowed())
+
+/** The counters a scrape reports from now on. */
+export const watchAggregator = (g: AggregatorGauges) => void (source = g)
+
+/** Refusals and outcomes of registration, by reason. */
+export const registrations = new client.Counter({ name: 'wire_aggregator_registrations_total', help: 'Registration attempts by outcome (registered, refreshed, or the refusal reason)', labelNames: ['outcome'], registers: [registry] })

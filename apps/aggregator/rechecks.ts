@@ -1,0 +1,49 @@
+import { PgBoss } from 'pg-boss'
+import { bossSchemaName } from '../../libs/shared/db/index.js'
+import type { AggregatorContext } from './context.js'
+import { recheckBoards } from './registry/recheck.js'
+
+export const RECHECK_JOB = 'wire.aggregator-recheck'
+
+/**
+ * pg-boss in a schema of its own offers one recheck per AGGREGATOR_RECHECK_SECONDS slot, however
+ * many aggregator processes run; the process whose offer creates the slot's job runs it.
+ */
+export async function startRechecks(ctx: AggregatorContext) {
+  const log = ctx.log.child({ mod: 'recheck' })
+  const interval = ctx.cfg.aggregator.recheckSeconds
+  if (ctx.cfg.db.kind !== 'postgres') throw new Error('the aggregator needs PostgreSQL')
+  const boss = new PgBoss({ connectionString: ctx.cfg.db.url, max: 2, application_name: 'wire-aggregator-boss', schema: bossSchemaName(ctx.cfg.aggregator.schema), schedule: false })
+  boss.on('error', (err) => log.error({ err }, 'pg-boss error'))
+  const stopping = new AbortController()
+  await boss.start()
+  try {
+    await boss.createQueue(RECHECK_JOB)
+    const deps = { registry: ctx.registry, store: ctx.store, index: ctx.index, dispatcher: ctx.agent, timeoutMs: ctx.cfg.aggregator.fetchTimeoutMs, log, changed: ctx.proxy.forget }
+    const workId = await boss.work(RECHECK_JOB, async (jobs: Array<{ signal: AbortSignal }>) => {
+      const counts = await recheckBoards(deps, AbortSignal.any([stopping.signal, ...jobs.map((j) => j.signal)]))
+      for (const state of ['down', 'dropped'] as const) if (counts[state] > 0) ctx.followers.sync()
+      return counts
+    })
+    const offer = async () => {
+      if (stopping.signal.aborted) return
+      const id = await boss.send(RECHECK_JOB, {}, { singletonKey: 'recheck', singletonSeconds: interval, retryLimit: 0, retentionSeconds: Math.max(60, interval * 3), deleteAfterSeconds: Math.max(3600, interval * 2) })
+      if (id) boss.notifyWorker(workId)
+    }
+    let offering = Promise.resolve()
+    const tick = () => void (offering = offering.then(offer).catch((err: unknown) => log.warn({ err: String(err) }, 'recheck not offered')))
+    const timer = setInterval(tick, Math.min(15_000, Math.max(500, (interval * 1000) / 3)))
+    tick()
+    return {
+      async stop() {
+        clearInterval(timer)
+        stopping.abort()
+        await offering
+        await boss.stop({ graceful: true, timeout: 5_000 })
+      },
+    }
+  } catch (err) {
+    await boss.stop({ graceful: false }).catch(() => {})
+    throw err
+  }
+}

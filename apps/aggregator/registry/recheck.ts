@@ -1,0 +1,57 @@
+import { request, type Dispatcher } from 'undici'
+import type { Logger } from '../../../libs/shared/log/index.js'
+import type { IndexStore } from '../search/index-store.js'
+import type { Registry } from './registry.js'
+import type { RegistryStore } from './store.js'
+
+/** Indexed signals of a board asked for by id per check: removals show within a few checks. */
+const REMOVAL_CHECKS_PER_BOARD = 50
+
+/**
+ * One pass over the registry (pg-boss runs it once per AGGREGATOR_RECHECK_SECONDS, whichever
+ * process takes the slot): every board's discovery again (up, down, dropped), signals the board no
+ * longer serves by id taken out of the index, expired signals purged.
+ */
+export interface RecheckDeps {
+  registry: Registry
+  store: RegistryStore
+  index: IndexStore
+  dispatcher: Dispatcher
+  timeoutMs: number
+  log: Logger
+  /** Told when a board's status changed (this process's proxy forgets what it cached; other processes' caches expire within seconds). */
+  changed?: (authority: string) => void
+}
+
+export async function recheckBoards(deps: RecheckDeps, signal: AbortSignal) {
+  const boards = await deps.store.active()
+  const counts = { up: 0, down: 0, dropped: 0, removed: 0, expired: 0 }
+  const queue = [...boards]
+  const worker = async () => {
+    for (let b = queue.shift(); b && !signal.aborted; b = queue.shift()) {
+      const state = await deps.registry.recheck(b)
+      counts[state]++
+      if (state !== b.status) deps.changed?.(b.authority)
+      if (state === 'up') counts.removed += await removeGone(deps, b.authority, b.url, signal).catch(() => 0)
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(8, boards.length) }, worker))
+  counts.expired = await deps.index.purgeExpired()
+  deps.log.info(counts, 'boards rechecked')
+  return counts
+}
+
+async function removeGone(deps: { index: IndexStore; dispatcher: Dispatcher; timeoutMs: number }, board: string, url: string, signal: AbortSignal): Promise<number> {
+  const ids = await deps.index.oldestChecked(board, REMOVAL_CHECKS_PER_BOARD)
+  const gone: string[] = []
+  const kept: string[] = []
+  for (const id of ids) {
+    if (signal.aborted) break
+    const res = await request(`${url}/sw/signals/${encodeURIComponent(id)}`, { dispatcher: deps.dispatcher, signal: AbortSignal.any([signal, AbortSignal.timeout(deps.timeoutMs)]) })
+    await res.body.dump().catch(() => {})
+    if (res.statusCode === 404) gone.push(id)
+    else if (res.statusCode === 200) kept.push(id)
+  }
+  await deps.index.touch(board, kept)
+  return deps.index.remove(board, gone)
+}

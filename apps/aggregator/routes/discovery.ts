@@ -1,0 +1,19 @@
+import type { FastifyInstance } from 'fastify'
+import type { AggregatorContext } from '../context.js'
+
+/** The aggregator's discovery document: what it is and where its API lives. */
+export async function discoveryRoutes(app: FastifyInstance, { ctx }: { ctx: AggregatorContext }) {
+  const base = ctx.cfg.baseUrl
+  const doc = {
+    protocol: 'wire',
+    version: '1',
+    role: 'aggregator',
+    registry: `${base}/registry/boards`,
+    search: `${base}/search/signals`,
+    proxy: `${base}/sw/{address}`,
+    mcp: `${base}/mcp`,
+    openapi: `${base}/openapi.json`,
+    features: ['registry', 'proxy', 'search', 'mcp'],
+  }
+  app.get('/.well-known/wire-aggregator', async () => doc)
+}

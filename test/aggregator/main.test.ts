@@ -1,0 +1,29 @@
+import t from 'tap'
+import { projectPath } from '../../libs/shared/paths.js'
+import { freePort, startProcess } from '../helpers/process.js'
+import { assertServicesUp, dropSchema, TEST_DATABASE_URL, uniqueSchema } from '../helpers/services.js'
+
+// `npm run start:aggregator` runs dist/apps/aggregator/main.js: it listens, answers its probes, and
+// stops cleanly on SIGTERM. (Run `npm run build` first; npm test does.)
+
+t.test('the aggregator process starts, is ready, and stops on SIGTERM with exit code 0', async (t) => {
+  await assertServicesUp()
+  const schema = uniqueSchema('aggmain')
+  t.teardown(() => dropSchema(schema))
+  const port = await freePort()
+  const env = { ...process.env, DATABASE_URL: TEST_DATABASE_URL, AGGREGATOR_PG_SCHEMA: schema, SERVER_PORT: String(port), SERVER_HOST: '127.0.0.1', LOG_LEVEL: 'info' }
+  const proc = await startProcess(t, process.execPath, [projectPath('dist/apps/aggregator/main.js')], env, /"listening"/)
+  const url = `http://127.0.0.1:${port}`
+  t.equal((await fetch(`${url}/readyz`)).status, 200, 'ready')
+  t.match(await (await fetch(`${url}/.well-known/wire-aggregator`)).json(), { role: 'aggregator' })
+  t.match(proc.output(), /"app":"aggregator"/, 'logs as the aggregator')
+  proc.signal('SIGTERM')
+  t.same(await proc.exited, { code: 0, signal: null }, 'a clean stop')
+})
+
+t.test('without DATABASE_URL it says what to set', async (t) => {
+  const port = await freePort()
+  const env = { ...process.env, DATABASE_URL: '', SERVER_PORT: String(port), LOG_LEVEL: 'info' }
+  const proc = await startProcess(t, process.execPath, [projectPath('dist/apps/aggregator/main.js')], env, /DATABASE_URL/)
+  t.not((await proc.exited).code, 0, 'exits non-zero')
+})
