@@ -25,7 +25,7 @@ t.test('0007 partitions a board that already holds signals: every row, pin, remo
   const snapshot = async () => (await db.query(`select * from "${schema}".signals order by seq`)).rows
 
   const rows = await snapshot()
-  t.same((await migrate(TEST_DATABASE_URL, schema)).applied, ['0007_partition_signals.sql'])
+  t.same((await migrate(TEST_DATABASE_URL, schema)).applied, ['0007_partition_signals.sql', '0008_signal_tags.sql'])
   t.same(await snapshot(), rows, 'every row and column as it was')
   t.same(await countByType(db, schema), { live: 500, pinned: 2, removed: 3, reply: 4 })
   t.match(await signalPartitions(db, ident(schema)).list(), [{ name: 'signals_s0', lo: null, hi: 509 + 1_000_001 }])

@@ -1,4 +1,4 @@
-import { matchesFilter, serializeSignal, type ReadQuery, type Signal } from '../domain/index.js'
+import { matchesFilter, type ReadQuery } from '../domain/index.js'
 import { TEXT_SCAN_BUDGET, type Page } from '../db/index.js'
 import type { FeedPage } from './page.js'
 import { searchTextOf, type Tail, type TailEntry } from './tail.js'
@@ -40,17 +40,11 @@ export function tailNewest(tail: Tail, q: Query, nowMs: number, graceMs: number)
   return { signals: signals.reverse(), nextCursor: tail.head }
 }
 
-/** A database page as a feed page, reusing the tail's serialised JSON where it has the signal. */
-export function databasePage(tail: Tail, page: Page, authority: string): FeedPage {
-  return {
-    signals: page.signals.map((s) => cachedJson(tail, s, authority)),
-    nextCursor: page.upTo,
-    ...(page.upTo < page.head && page.signals.length === 0 && { partial: true }),
-  }
-}
-
-/** A signal's emitted JSON: the tail's cached copy when it holds this signal. */
-function cachedJson(tail: Tail, s: Signal, authority: string): string {
-  const hit = tail.entries[tail.firstAfter(s.seq - 1)]
-  return hit && hit.signal.seq === s.seq ? hit.json : serializeSignal(s, authority)
+/**
+ * A database page as a feed page: PostgreSQL wrote each signal's JSON (db/signals/page-sql.ts). A
+ * page the scan budget stopped short says so (`partial`): the follower reads on from `nextCursor`
+ * at once rather than waiting there.
+ */
+export function databasePage(page: Page<string>): FeedPage {
+  return { signals: page.signals, nextCursor: page.upTo, ...(page.partial && { partial: true }) }
 }

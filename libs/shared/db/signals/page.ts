@@ -1,10 +1,11 @@
 import type { ReadFilter, Signal } from '../../domain/index.js'
 import type { Ident, Queryable } from '../types.js'
+import { driveIsWholeFilter, driveOf, pageSql, signalJsonSql, type Drive } from './page-sql.js'
 import { signalColumns, toSignal, type SignalRow } from './row.js'
 
-export interface Page {
-  /** Matching signals, oldest first. */
-  signals: Signal[]
+export interface Page<T = Signal> {
+  /** Matching signals, oldest first (as Signal, or as their emitted JSON). */
+  signals: T[]
   /** The feed head in the snapshot of the first query: every seq ≤ head was visible to this read. */
   head: number
   /** How many pins, unpins and removals the board has seen (feed_head.changes), same snapshot. */
@@ -14,119 +15,117 @@ export interface Page {
    * cursor here). Below `head` when the page is full or the scan budget ran out before the head.
    */
   upTo: number
+  /**
+   * The scan budget stopped the page short of `limit` before the end of its range: more may match
+   * after `upTo` (forward) or below the page's oldest signal (the newest page).
+   */
+  partial: boolean
 }
 
 /**
- * Rows one request may examine. @NOTE seq is dense (every committed signal took the next number),
- * so a window of seq values is a window of rows: the page queries scan `(from, from + window]` on
- * the primary key and grow the window until the page is full, the head is reached or this budget is
- * spent. Their cost is bounded whatever the filters, and no plan depends on table statistics (a
- * board whose table was never analysed reads as fast as one that was).
+ * Index entries (and their rows) one request may examine. @NOTE a page walks one ordered index
+ * range (page-sql.ts `Drive`) from the cursor, so a page whose filters are all in that range costs
+ * one page of index work; the budget bounds what the other filters, expiry and removals may make
+ * it skip. Its cost is bounded whatever the filters, and no plan depends on table statistics.
  */
 export const SCAN_BUDGET = 20_000
 /**
- * Rows a read with `q` may examine: matching text reads (and lower-cases) every payload in the
- * window, some 20 times the work of the other filters per row, so its window is smaller.
+ * Rows a read with `q` may examine: matching text reads (and lower-cases) every payload it
+ * examines, some 20 times the work of the other filters per row, so its budget is smaller.
  */
 export const TEXT_SCAN_BUDGET = 4000
 const budgetOf = (f: ReadFilter) => (f.q === null ? SCAN_BUDGET : TEXT_SCAN_BUDGET)
-/** Unfiltered, seq is dense: twice the page almost always holds it. Filtered, start wider. */
-const firstWindow = (limit: number, f: ReadFilter) =>
-  f.type === null && f.origin === null && f.tags.length === 0 && f.q === null && f.refId === null && f.sinceMs === null
-    ? Math.max(2 * limit, 64)
-    : Math.max(8 * limit, 512)
+/**
+ * Candidates the first query examines: when the drive is the whole filter, every live one matches
+ * and the page itself is enough; otherwise start wider. Each further query takes four times more.
+ */
+const firstBatch = (limit: number, f: ReadFilter) => (driveIsWholeFilter(f) ? limit : Math.max(4 * limit, 256))
+
+type Row = { head: string; changes: string; n: string; edge: string | null; page_seq: string | null }
 
 export function pageReader(db: Queryable, s: Ident, graceSeconds: number) {
-  // Filters take fixed parameter slots ($3…$10) so the statement text never changes; a null or an
-  // empty array means "no filter". Tags and text are matched without an index on purpose: the
-  // seq window is the one access path (see SCAN_BUDGET).
-  const filterSql = `
-    and ($3::text is null or x.type = $3)
-    and ($4::text is null or x.origin = $4)
-    and (cardinality($5::text[]) = 0 or coalesce(x.tags && $5::text[], false))
-    and ($6::text is null or strpos(lower(x.type || chr(1) || array_to_string(x.tags, ' ') || chr(1) || x.origin
-         || chr(1) || coalesce(x.origin_name, '') || chr(1) || x.payload), $6) > 0)
-    and ($7::int8 is null or x.created_at > timestamptz 'epoch' + $7::int8 * interval '1 millisecond')
-    and ($8::bool or x.pinned or x.expires_at > timestamptz 'epoch' + $9::int8 * interval '1 millisecond')
-    and (x.pinned or x.expires_at > timestamptz 'epoch' + $9::int8 * interval '1 millisecond' - ${graceSeconds}::int * interval '1 second')
-    and ($10::text is null or x.ref_id = $10)`
-  const head = `(select seq as head, changes from ${s}.feed_head limit 1) h`
-  // forward: (from, min(head, from + window)]
-  const afterSql = `
-    select h.head, h.changes, least(h.head, $1::int8 + $11::int8) as edge, p.* from ${head} left join lateral (
-      select ${signalColumns('x')} from ${s}.signals x
-      where x.seq > $1 and x.seq <= least(h.head, $1::int8 + $11::int8) and x.removed_at is null ${filterSql}
-      order by x.seq limit $2
-    ) p on true`
-  // backward from `below` (null: the head): (max(below - window, 0), below]
-  const newestSql = `
-    select h.head, h.changes, greatest(coalesce($1::int8, h.head) - $11::int8, 0) as edge, p.* from ${head} left join lateral (
-      select ${signalColumns('x')} from ${s}.signals x
-      where x.seq <= coalesce($1::int8, h.head) and x.seq > greatest(coalesce($1::int8, h.head) - $11::int8, 0)
-        and x.removed_at is null ${filterSql}
-      order by x.seq desc limit $2
-    ) p on true`
+  const texts = new Map<string, string>()
+  const sqlOf = (drive: Drive, dir: 'after' | 'before', json: boolean) => {
+    const key = `${drive}:${dir}:${json}`
+    let t = texts.get(key)
+    if (t === undefined) texts.set(key, (t = pageSql(s, drive, dir, json ? signalJsonSql('x', '$12') : signalColumns('x'), graceSeconds)))
+    return t
+  }
 
-  // the first stored seq above a point: a follower whose cursor sits in a dropped partition's range
-  // (signals/partitions.ts) jumps over the gap in one query rather than one empty window at a time
-  const nextSql = `select min(seq) as next from ${s}.signals where seq > $1`
-
-  type Row = SignalRow & { head: string; changes: string; edge: string }
-  const run = async (sql: string, from: number | null, limit: number, window: number, f: ReadFilter, nowMs: number) => {
-    const { rows } = await db.query<Row>(sql, [from, limit, f.type, f.origin, f.tags, f.q, f.sinceMs, f.includeExpired, nowMs, f.refId, window])
+  interface Batch<T> {
+    head: number
+    changes: number
+    /** Candidates examined, and the last of them in the walking direction. */
+    n: number
+    edge: number | null
+    rows: Array<{ seq: number; value: T }>
+  }
+  const run = async <T>(
+    dir: 'after' | 'before', from: number | null, limit: number, batch: number, f: ReadFilter, nowMs: number,
+    json: string | null, map: (r: never) => T,
+  ): Promise<Batch<T>> => {
+    const params = [from, limit, f.type, f.origin, f.tags, f.q, f.sinceMs, f.includeExpired, nowMs, f.refId, batch]
+    if (json !== null) params.push(json)
+    const { rows } = await db.query<Row>(sqlOf(driveOf(f), dir, json !== null), params)
+    const r = rows[0]!
     return {
-      head: Number(rows[0]?.head ?? 0),
-      changes: Number(rows[0]?.changes ?? 0),
-      edge: Number(rows[0]?.edge ?? 0),
-      signals: rows.filter((r) => r.id !== null).map(toSignal),
+      head: Number(r.head), changes: Number(r.changes), n: Number(r.n), edge: r.edge === null ? null : Number(r.edge),
+      rows: rows.filter((x) => x.page_seq !== null).map((x) => ({ seq: Number(x.page_seq), value: map(x as never) })),
     }
   }
 
+  /** Matching signals with seq > cursor, oldest first, up to `limit`, within the scan budget. */
+  async function after<T>(cursor: number, limit: number, f: ReadFilter, nowMs: number, json: string | null, map: (r: never) => T): Promise<Page<T>> {
+    const out: T[] = []
+    const budget = budgetOf(f)
+    let from = cursor
+    let batch = Math.min(firstBatch(limit, f), budget)
+    for (let examined = 0; ; ) {
+      const r: Batch<T> = await run('after', from, limit - out.length, batch, f, nowMs, json, map)
+      for (const x of r.rows) out.push(x.value)
+      examined += r.n
+      const page = { signals: out, head: r.head, changes: r.changes, partial: false }
+      if (out.length === limit) return { ...page, upTo: r.rows.at(-1)!.seq }
+      if (r.n < batch || r.edge! >= r.head) return { ...page, upTo: Math.max(cursor, r.head) } // the range ended at the head
+      from = r.edge!
+      if (examined >= budget) return { ...page, upTo: from, partial: true }
+      batch = Math.min(batch * 4, budget - examined)
+    }
+  }
+
+  /** The newest `limit` matching signals, oldest first, within the scan budget (the bootstrap page). */
+  async function newest<T>(limit: number, f: ReadFilter, nowMs: number, json: string | null, map: (r: never) => T): Promise<Page<T>> {
+    const out: T[] = []
+    const budget = budgetOf(f)
+    let below: number | null = null
+    let batch = Math.min(firstBatch(limit, f), budget)
+    let first: { head: number; changes: number } | null = null
+    let partial = false
+    for (let examined = 0; ; ) {
+      const r: Batch<T> = await run('before', below, limit - out.length, batch, f, nowMs, json, map)
+      first ??= { head: r.head, changes: r.changes }
+      for (const x of r.rows) out.push(x.value)
+      examined += r.n
+      if (out.length === limit || r.n < batch) break
+      below = r.edge! - 1
+      if (examined >= budget) {
+        partial = true
+        break
+      }
+      batch = Math.min(batch * 4, budget - examined)
+    }
+    return { signals: out.reverse(), head: first.head, changes: first.changes, upTo: first.head, partial }
+  }
+
+  const asSignal = (r: never) => toSignal(r as SignalRow)
+  const asJson = (r: never) => (r as { json: string }).json
   return {
-    /** Matching signals with seq > cursor, oldest first, up to `limit`, within the scan budget. */
-    async pageAfter(cursor: number, limit: number, f: ReadFilter, nowMs: number): Promise<Page> {
-      const out: Signal[] = []
-      let from = cursor
-      const budget = budgetOf(f)
-      let window = Math.min(firstWindow(limit, f), budget)
-      let scanned = 0
-      let jumped = false
-      for (;;) {
-        const r = await run(afterSql, from, limit - out.length, window, f, nowMs)
-        out.push(...r.signals)
-        scanned += r.edge - from
-        const full = out.length === limit
-        if (full || r.edge >= r.head || scanned >= budget)
-          return { signals: out, head: r.head, changes: r.changes, upTo: full ? out.at(-1)!.seq : Math.max(cursor, r.edge) }
-        from = r.edge
-        if (out.length === 0 && !jumped) {
-          // no row exists between here and the next stored one (seq <= head is all committed, and a
-          // row carried out of a dropped partition moves in the transaction that detaches it)
-          jumped = true
-          const next = (await db.query<{ next: string | null }>(nextSql, [from])).rows[0]?.next
-          from = Math.max(from, Math.min(r.head, next == null ? r.head : Number(next) - 1))
-          if (from >= r.head) return { signals: out, head: r.head, changes: r.changes, upTo: from }
-        }
-        window = Math.min(window * 4, budget - scanned)
-      }
-    },
-    /** The newest `limit` matching signals among the last SCAN_BUDGET (TEXT_SCAN_BUDGET with `q`), oldest first (the bootstrap page). */
-    async newest(limit: number, f: ReadFilter, nowMs: number): Promise<Page> {
-      const out: Signal[] = []
-      const budget = budgetOf(f)
-      let below: number | null = null
-      let window = Math.min(firstWindow(limit, f), budget)
-      let first: { head: number; changes: number } | null = null
-      for (let scanned = 0; ; ) {
-        const r = await run(newestSql, below, limit - out.length, window, f, nowMs)
-        first ??= { head: r.head, changes: r.changes }
-        out.push(...r.signals)
-        scanned += (below ?? r.head) - r.edge
-        if (out.length === limit || r.edge === 0 || scanned >= budget) break
-        below = r.edge
-        window = Math.min(window * 4, budget - scanned)
-      }
-      return { signals: out.reverse(), head: first.head, changes: first.changes, upTo: first.head }
-    },
+    pageAfter: (cursor: number, limit: number, f: ReadFilter, nowMs: number) => after(cursor, limit, f, nowMs, null, asSignal),
+    newest: (limit: number, f: ReadFilter, nowMs: number) => newest(limit, f, nowMs, null, asSignal),
+    /** pageAfter with each signal as its emitted JSON, built by PostgreSQL (page-sql.ts signalJsonSql). */
+    pageAfterJson: (cursor: number, limit: number, f: ReadFilter, nowMs: number, authority: string) =>
+      after(cursor, limit, f, nowMs, authority, asJson),
+    /** newest with each signal as its emitted JSON. */
+    newestJson: (limit: number, f: ReadFilter, nowMs: number, authority: string) => newest(limit, f, nowMs, authority, asJson),
   }
 }
