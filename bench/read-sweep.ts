@@ -12,7 +12,7 @@ import { wrk } from './lib/wrk.js'
 // filter (none, tag, type, origin, q) x selectivity (100 %, 10 %, 1 %, 0.1 %) x depth (newest,
 // 5,000 behind, 50,000 behind), random cursors and filter values. Per cell: requests/s, the server's
 // CPU per request, its PostgreSQL backends' CPU per request (/proc) and rows the board's tables
-// returned per request (pg_stat_user_tables: seq_tup_read + idx_tup_read; pg_stat_statements is not
+// returned per request (seq_tup_read of pg_stat_user_tables + idx_tup_read of pg_stat_user_indexes; pg_stat_statements is not
 // loaded here). Then the floor: the same logical reads as one indexed query on a plain table of the
 // same size (500 tags, a (tag, seq) index) by pgbench, 32 clients, in the same run.
 // Settings: BENCH_SECONDS (2 per cell), BENCH_BEFORE (another built checkout: before/after alternate), DATABASE_URL.
@@ -42,6 +42,9 @@ const skewed = (prefix: string, i: string) =>
    when ${i} % 1000 < 610 then '${prefix}a' || ((${i} % 1000 - 110) / 100) else '${prefix}rest' end`
 async function seed(schema: string) {
   const hasTags = (await sql<{ t: string | null }>(`select to_regclass('${schema}.signal_tags')::text as t`))[0]!.t !== null
+  // never analysed, not even by autovacuum during the run: the plans must not depend on statistics
+  for (const { t } of await sql<{ t: string }>(`select c.oid::regclass::text as t from pg_class c where c.relnamespace = $1::regnamespace and c.relkind = 'r'`, [schema]))
+    await sql(`alter table ${t} set (autovacuum_enabled = false)`)
   await sql(`
     with ins as (
       insert into ${schema}.signals (seq, id, origin, origin_name, origin_uri, origin_verified, type, tags, payload, ref_id, ttl_seconds, created_at, expires_at)
@@ -82,7 +85,9 @@ async function backendCpu(schema: string): Promise<number> {
   return s
 }
 const rowsRead = async (schema: string) =>
-  Number((await sql<{ n: string }>(`select coalesce(sum(coalesce(seq_tup_read, 0) + coalesce(idx_tup_read, 0)), 0) as n from pg_stat_user_tables where schemaname = $1`, [schema]))[0]!.n)
+  Number((await sql<{ n: string }>(
+    `select (select coalesce(sum(seq_tup_read), 0) from pg_stat_user_tables where schemaname = $1)
+          + (select coalesce(sum(idx_tup_read), 0) from pg_stat_user_indexes where schemaname = $1) as n`, [schema]))[0]!.n)
 
 async function cell(server: RoleProc, schema: string, dir: string, paths: string[]) {
   const file = join(dir, 'paths.txt')

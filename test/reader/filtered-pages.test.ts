@@ -35,9 +35,26 @@ async function seed(db: Queryable, s: string) {
   await db.query(`update ${s}.feed_head set seq = ${N}`)
 }
 
-/** Rows every scan of the statement produced or filtered out, by EXPLAIN ANALYZE. */
-async function examined(db: Queryable, sql: string, params: unknown[]): Promise<number> {
-  const { rows } = await db.query<{ 'QUERY PLAN': unknown }>(`explain (analyze, format json) ${sql}`, params)
+const literal = (v: unknown): string =>
+  v === null ? 'null' : Array.isArray(v) ? `'{${v.map((x) => `"${x}"`).join(',')}}'` : typeof v === 'string' ? `'${v.replaceAll("'", "''")}'` : String(v)
+
+/**
+ * Rows every scan of the statement produced or filtered out, by EXPLAIN ANALYZE: as planned for
+ * these parameters, and on PostgreSQL also as the generic plan a prepared statement settles on.
+ */
+async function examined(db: Db, sql: string, params: unknown[]): Promise<number> {
+  const custom = count((await db.query<{ 'QUERY PLAN': unknown }>(`explain (analyze, format json) ${sql}`, params)).rows)
+  if (db.kind !== 'postgres') return custom
+  const generic = await db.transaction(async (tx) => {
+    await tx.exec(`set local plan_cache_mode = force_generic_plan; prepare generic_page as ${sql}`)
+    const { rows } = await tx.query<{ 'QUERY PLAN': unknown }>(`explain (analyze, format json) execute generic_page(${params.map(literal).join(', ')})`)
+    await tx.exec('deallocate generic_page')
+    return count(rows)
+  })
+  return Math.max(custom, generic)
+}
+
+function count(rows: Array<{ 'QUERY PLAN': unknown }>): number {
   const plan = rows[0]!['QUERY PLAN']
   let n = 0
   const walk = (node: Record<string, any>) => {

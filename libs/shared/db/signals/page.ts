@@ -66,7 +66,8 @@ export function pageReader(db: Queryable, s: Ident, graceSeconds: number) {
   ): Promise<Batch<T>> => {
     const params = [from, limit, f.type, f.origin, f.tags, f.q, f.sinceMs, f.includeExpired, nowMs, f.refId, batch]
     if (json !== null) params.push(json)
-    const { rows } = await db.query<Row>(sqlOf(driveOf(f), dir, json !== null), params)
+    // prepared: planning this statement costs several times running it (partitions, the JSON list)
+    const { rows } = await db.query<Row>(sqlOf(driveOf(f), dir, json !== null), params, { prepared: true })
     const r = rows[0]!
     return {
       head: Number(r.head), changes: Number(r.changes), n: Number(r.n), edge: r.edge === null ? null : Number(r.edge),
