@@ -30,14 +30,16 @@ export function tailPage(tail: Tail, q: Query, cursor: number, nowMs: number, gr
 /**
  * The newest page (no cursor) from the tail, or null when the tail may not hold all of it. A search
  * (`q`) in a database looks at the newest TEXT_SCAN_BUDGET rows only: a tail that holds as many has
- * looked at all of those.
+ * looked at all of those, and says `partial` as the database would.
  */
 export function tailNewest(tail: Tail, q: Query, nowMs: number, graceMs: number): FeedPage | null {
   const e = tail.entries
   const signals: string[] = []
   for (let i = e.length - 1; i >= 0 && signals.length < q.limit; i--) if (matches(e[i]!, q, nowMs, graceMs)) signals.push(e[i]!.json)
-  if (signals.length < q.limit && tail.from !== 0 && !(q.q !== null && e.length >= TEXT_SCAN_BUDGET)) return null
-  return { signals: signals.reverse(), nextCursor: tail.head }
+  const short = signals.length < q.limit && tail.from !== 0
+  if (short && !(q.q !== null && e.length >= TEXT_SCAN_BUDGET)) return null
+  // a search that looked at the bound's worth of signals and may miss older ones says so, as the database's does
+  return { signals: signals.reverse(), nextCursor: tail.head, ...(short && { partial: true }) }
 }
 
 /**
