@@ -23,19 +23,46 @@ export function driveIsWholeFilter(f: ReadFilter): boolean {
   return others <= (driveOf(f) === 'seq' ? 0 : 1)
 }
 
+/** Which of a read's filters the page statement must check per row (the rest are absent or the drive's own). */
+export interface Checks {
+  type: boolean
+  origin: boolean
+  tags: boolean
+  q: boolean
+  since: boolean
+  ref: boolean
+  /** includeExpired: expired signals inside the grace pass. */
+  expired: boolean
+}
+
+export function checksOf(f: ReadFilter): Checks {
+  const drive = driveOf(f)
+  return {
+    type: f.type !== null && drive !== 'type',
+    origin: f.origin !== null && drive !== 'origin',
+    tags: f.tags.length > 0 && drive !== 'tag',
+    q: f.q !== null,
+    since: f.sinceMs !== null,
+    ref: f.refId !== null && drive !== 'ref',
+    expired: f.includeExpired,
+  }
+}
+
 /**
  * One page query. Parameters: $1 the cursor (forward: seq > $1) or the bound (backward: seq ≤ $1,
- * null for the head), $2 the page size, $3…$10 the filters (a null or an empty array is "no
- * filter"), $11 the number of candidates (index entries) the query may examine, $12 the authority
- * (JSON select lists only).
+ * null for the head), $3…$10 the filters, $12 the authority (JSON select lists only); `limit` (the
+ * page size, also $2) and `batch` (candidates, index entries, it may examine, also $11) are
+ * written in as constants (page.ts LADDER).
  *
- * The candidates, at most $11 seqs of the drive's range in order, are fetched with their rows
- * first (`materialized`: a fixed, small set), then every filter is checked on each and the first
- * $2 that pass are returned. The head row always comes back, with `n` (candidates examined) and
- * `edge` (the last of them, in the walking direction): when n = $11 the walk stopped there, else
- * it reached the end of the range.
+ * The candidates, at most `batch` seqs of the drive's range in order, are fetched with their rows
+ * first (`materialized`: a fixed, small set), then the filters in `checks` and liveness are checked
+ * on each and the first `limit` that pass are returned. The head row always comes back, with `n`
+ * (candidates examined) and `edge` (the last of them, in the walking direction): when n = `batch` the
+ * walk stopped there, else it reached the end of the range. Only the checks a read needs are in
+ * its text.
  */
-export function pageSql(s: Ident, drive: Drive, dir: 'after' | 'before', select: string, graceSeconds: number): string {
+export function pageSql(s: Ident, drive: Drive, dir: 'after' | 'before', select: string, graceSeconds: number, checks: Checks, limit: number, batch: number): string {
+  if (!Number.isSafeInteger(limit) || !Number.isSafeInteger(batch)) throw new Error('page sizes must be integers')
   const fwd = dir === 'after'
   const order = fwd ? 'asc' : 'desc'
   // @NOTE one-sided on purpose: rows above the head are not visible in this statement's snapshot
@@ -46,31 +73,32 @@ export function pageSql(s: Ident, drive: Drive, dir: 'after' | 'before', select:
   const native: Record<Exclude<Drive, 'tag'>, string> = { seq: 'true', type: 'x.type = $3', origin: 'x.origin = $4', ref: 'x.ref_id = $10' }
   const candidates =
     drive === 'tag'
-      ? // the first $11 of each tag's range, merged: their first $11 are the first $11 of the union
+      ? // the first `batch` of each tag's range, merged: their first `batch` are the first of the union
         `select x.* from (
            select distinct g.seq from unnest($5::text[]) t(tag) cross join lateral (
-             select g.seq from ${s}.signal_tags g where g.tag = t.tag and g.${bound} order by g.seq ${order} limit $11
-           ) g order by g.seq ${order} limit $11
+             select g.seq from ${s}.signal_tags g where g.tag = t.tag and g.${bound} order by g.seq ${order} limit ${batch}
+           ) g order by g.seq ${order} limit ${batch}
          ) k join ${s}.signals x on x.seq = k.seq`
-      : `select x.* from ${s}.signals x where ${native[drive]} and x.${bound} order by x.seq ${order} limit $11`
+      : `select x.* from ${s}.signals x where ${native[drive]} and x.${bound} order by x.seq ${order} limit ${batch}`
   const at = (ms: string) => `timestamptz 'epoch' + ${ms}::int8 * interval '1 millisecond'`
+  const live = `(x.pinned or x.expires_at > ${at('$9')}${checks.expired ? ` - ${graceSeconds}::int * interval '1 second'` : ''})`
+  const where = [
+    'x.removed_at is null',
+    live,
+    checks.type && 'x.type = $3',
+    checks.origin && 'x.origin = $4',
+    checks.tags && 'x.tags && $5::text[]',
+    checks.q &&
+      `strpos(lower(x.type || chr(1) || array_to_string(x.tags, ' ') || chr(1) || x.origin || chr(1) || coalesce(x.origin_name, '') || chr(1) || x.payload), $6) > 0`,
+    checks.since && `x.created_at > ${at('$7')}`,
+    checks.ref && 'x.ref_id = $10',
+  ].filter((c) => typeof c === 'string')
+  // every parameter slot is typed here, whether or not this text checks it
+  const typed = `$2::int8 as p2, $11::int8 as p11, $3::text as p3, $4::text as p4, $5::text[] as p5, $6::text as p6, $7::int8 as p7, $8::bool as p8, $10::text as p10`
   return `
-    with h as (select seq as head, changes from ${s}.feed_head limit 1),
+    with h as (select seq as head, changes, ${typed} from ${s}.feed_head limit 1),
     c as materialized (${candidates}),
-    p as (
-      select ${select}, x.seq as page_seq from c x
-      where x.removed_at is null
-        and ($3::text is null or x.type = $3)
-        and ($4::text is null or x.origin = $4)
-        and (cardinality($5::text[]) = 0 or coalesce(x.tags && $5::text[], false))
-        and ($6::text is null or strpos(lower(x.type || chr(1) || array_to_string(x.tags, ' ') || chr(1) || x.origin
-             || chr(1) || coalesce(x.origin_name, '') || chr(1) || x.payload), $6) > 0)
-        and ($7::int8 is null or x.created_at > ${at('$7')})
-        and ($8::bool or x.pinned or x.expires_at > ${at('$9')})
-        and (x.pinned or x.expires_at > ${at('$9')} - ${graceSeconds}::int * interval '1 second')
-        and ($10::text is null or x.ref_id = $10)
-      order by x.seq ${order} limit $2
-    )
+    p as (select ${select}, x.seq as page_seq from c x where ${where.join(' and ')} order by x.seq ${order} limit ${limit})
     select h.head, h.changes, (select count(*) from c) as n, (select ${fwd ? 'max' : 'min'}(seq) from c) as edge, p.*
     from h left join p on true order by p.page_seq ${order}`
 }

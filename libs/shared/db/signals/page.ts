@@ -1,6 +1,6 @@
 import type { ReadFilter, Signal } from '../../domain/index.js'
 import type { Ident, Queryable } from '../types.js'
-import { driveIsWholeFilter, driveOf, pageSql, signalJsonSql, type Drive } from './page-sql.js'
+import { checksOf, driveIsWholeFilter, driveOf, pageSql, signalJsonSql } from './page-sql.js'
 import { signalColumns, toSignal, type SignalRow } from './row.js'
 
 export interface Page<T = Signal> {
@@ -41,15 +41,34 @@ const budgetOf = (f: ReadFilter) => (f.q === null ? SCAN_BUDGET : TEXT_SCAN_BUDG
  */
 const firstBatch = (limit: number, f: ReadFilter) => (driveIsWholeFilter(f) ? limit : Math.max(4 * limit, 256))
 
+/** Statement texts one reader keeps and prepares (drive × direction × select list × checks × sizes in use). */
+const MAX_PREPARED = 128
+/**
+ * Page sizes and candidate counts are written into the statement text as constants from this
+ * ladder (a page is rounded up, then cut): with constant limits PostgreSQL's generic plan costs
+ * what its custom plans do (the tables have no statistics either way), so a prepared statement
+ * settles on it after five runs and is never planned again. Planning this statement costs more
+ * than running it. A count off the ladder (the last, budget-capped step) is sent unprepared.
+ */
+const LADDER = [8, 32, 128, 256, 1024, 4096, 16_384]
+const ladderUp = (n: number) => LADDER.find((x) => x >= n) ?? n
+
 type Row = { head: string; changes: string; n: string; edge: string | null; page_seq: string | null }
 
 export function pageReader(db: Queryable, s: Ident, graceSeconds: number) {
+  // @NOTE a statement text per drive, direction, select list and set of checks: kept (and prepared
+  // on PostgreSQL) for the first MAX_PREPARED texts, made afresh and sent unprepared past them, so
+  // no mix of filters a client sends can grow what this process or PostgreSQL keeps
   const texts = new Map<string, string>()
-  const sqlOf = (drive: Drive, dir: 'after' | 'before', json: boolean) => {
-    const key = `${drive}:${dir}:${json}`
-    let t = texts.get(key)
-    if (t === undefined) texts.set(key, (t = pageSql(s, drive, dir, json ? signalJsonSql('x', '$12') : signalColumns('x'), graceSeconds)))
-    return t
+  const sqlOf = (f: ReadFilter, dir: 'after' | 'before', json: boolean, limit: number, batch: number) => {
+    const checks = checksOf(f)
+    const key = `${driveOf(f)}:${dir}:${json}:${Object.values(checks).map(Number).join('')}:${limit}:${batch}`
+    const known = texts.get(key)
+    if (known !== undefined) return { sql: known, prepared: true }
+    const sql = pageSql(s, driveOf(f), dir, json ? signalJsonSql('x', '$12') : signalColumns('x'), graceSeconds, checks, limit, batch)
+    const keep = texts.size < MAX_PREPARED && LADDER.includes(batch)
+    if (keep) texts.set(key, sql)
+    return { sql, prepared: keep }
   }
 
   interface Batch<T> {
@@ -58,20 +77,26 @@ export function pageReader(db: Queryable, s: Ident, graceSeconds: number) {
     /** Candidates examined, and the last of them in the walking direction. */
     n: number
     edge: number | null
+    /** Candidates the statement was allowed (n < batch: the range ended). */
+    batch: number
     rows: Array<{ seq: number; value: T }>
   }
+  /** One statement: up to `want` matches among `batch` candidates (rounded up to the ladder, never past `cap`). */
   const run = async <T>(
-    dir: 'after' | 'before', from: number | null, limit: number, batch: number, f: ReadFilter, nowMs: number,
+    dir: 'after' | 'before', from: number | null, want: number, batch: number, cap: number, f: ReadFilter, nowMs: number,
     json: string | null, map: (r: never) => T,
   ): Promise<Batch<T>> => {
-    const params = [from, limit, f.type, f.origin, f.tags, f.q, f.sinceMs, f.includeExpired, nowMs, f.refId, batch]
+    const limit = ladderUp(want)
+    const examine = Math.min(ladderUp(batch), cap)
+    const params = [from, limit, f.type, f.origin, f.tags, f.q, f.sinceMs, f.includeExpired, nowMs, f.refId, examine]
     if (json !== null) params.push(json)
-    // prepared: planning this statement costs several times running it (partitions, the JSON list)
-    const { rows } = await db.query<Row>(sqlOf(driveOf(f), dir, json !== null), params, { prepared: true })
+    const { sql, prepared } = sqlOf(f, dir, json !== null, limit, examine)
+    const { rows } = await db.query<Row>(sql, params, { prepared })
     const r = rows[0]!
     return {
-      head: Number(r.head), changes: Number(r.changes), n: Number(r.n), edge: r.edge === null ? null : Number(r.edge),
-      rows: rows.filter((x) => x.page_seq !== null).map((x) => ({ seq: Number(x.page_seq), value: map(x as never) })),
+      head: Number(r.head), changes: Number(r.changes), n: Number(r.n), edge: r.edge === null ? null : Number(r.edge), batch: examine,
+      // a page rounded up to the ladder may bring more than wanted: the first `want` are the page
+      rows: rows.filter((x) => x.page_seq !== null).slice(0, want).map((x) => ({ seq: Number(x.page_seq), value: map(x as never) })),
     }
   }
 
@@ -82,12 +107,12 @@ export function pageReader(db: Queryable, s: Ident, graceSeconds: number) {
     let from = cursor
     let batch = Math.min(firstBatch(limit, f), budget)
     for (let examined = 0; ; ) {
-      const r: Batch<T> = await run('after', from, limit - out.length, batch, f, nowMs, json, map)
+      const r: Batch<T> = await run('after', from, limit - out.length, batch, budget - examined, f, nowMs, json, map)
       for (const x of r.rows) out.push(x.value)
       examined += r.n
       const page = { signals: out, head: r.head, changes: r.changes, partial: false }
       if (out.length === limit) return { ...page, upTo: r.rows.at(-1)!.seq }
-      if (r.n < batch || r.edge! >= r.head) return { ...page, upTo: Math.max(cursor, r.head) } // the range ended at the head
+      if (r.n < r.batch || r.edge! >= r.head) return { ...page, upTo: Math.max(cursor, r.head) } // the range ended at the head
       from = r.edge!
       if (examined >= budget) return { ...page, upTo: from, partial: true }
       batch = Math.min(batch * 4, budget - examined)
@@ -103,11 +128,11 @@ export function pageReader(db: Queryable, s: Ident, graceSeconds: number) {
     let first: { head: number; changes: number } | null = null
     let partial = false
     for (let examined = 0; ; ) {
-      const r: Batch<T> = await run('before', below, limit - out.length, batch, f, nowMs, json, map)
+      const r: Batch<T> = await run('before', below, limit - out.length, batch, budget - examined, f, nowMs, json, map)
       first ??= { head: r.head, changes: r.changes }
       for (const x of r.rows) out.push(x.value)
       examined += r.n
-      if (out.length === limit || r.n < batch) break
+      if (out.length === limit || r.n < r.batch) break
       below = r.edge! - 1
       if (examined >= budget) {
         partial = true
