@@ -36,7 +36,7 @@ async function seed(db: Queryable, s: string) {
 }
 
 const literal = (v: unknown): string =>
-  v === null ? 'null' : Array.isArray(v) ? `'{${v.map((x) => `"${x}"`).join(',')}}'` : typeof v === 'string' ? `'${v.replaceAll("'", "''")}'` : String(v)
+  v === null ? 'null' : v instanceof Date ? `'${v.toISOString()}'` : Array.isArray(v) ? `'{${v.map((x) => `"${x}"`).join(',')}}'` : typeof v === 'string' ? `'${v.replaceAll("'", "''")}'` : String(v)
 
 /**
  * Rows every scan of the statement produced or filtered out, by EXPLAIN ANALYZE: as planned for

@@ -61,7 +61,17 @@ export function checksOf(f: ReadFilter): Checks {
  * walk stopped there, else it reached the end of the range. Only the checks a read needs are in
  * its text.
  */
-export function pageSql(s: Ident, drive: Drive, dir: 'after' | 'before', select: string, graceSeconds: number, checks: Checks, limit: number, batch: number): string {
+export interface Shape {
+  drive: Drive
+  dir: 'after' | 'before'
+  /** The newest page's first statement: from the head ($1 unused). */
+  fromHead: boolean
+  /** One tag: its range alone, no merge. */
+  oneTag: boolean
+}
+
+export function pageSql(s: Ident, shape: Shape, select: string, checks: Checks, limit: number, batch: number): string {
+  const { drive, dir, fromHead, oneTag } = shape
   if (!Number.isSafeInteger(limit) || !Number.isSafeInteger(batch)) throw new Error('page sizes must be integers')
   const fwd = dir === 'after'
   const order = fwd ? 'asc' : 'desc'
@@ -69,10 +79,15 @@ export function pageSql(s: Ident, drive: Drive, dir: 'after' | 'before', select:
   // (a batch moves feed_head and inserts its rows in one transaction), and without statistics the
   // planner rates a two-sided range as a handful of rows, then reads them all with a bitmap and
   // sorts, rather than walking the ordered index and stopping at the page
-  const bound = fwd ? `seq > $1::int8` : `seq <= coalesce($1::int8, (select head from h))`
+  // (the newest page starts at the head itself, not at coalesce($1, head): a prepared statement
+  // settles on PostgreSQL's generic plan only when it costs what the custom plans do)
+  const bound = fwd ? `seq > $1::int8` : fromHead ? `seq <= (select head from h)` : `seq <= $1::int8`
   const native: Record<Exclude<Drive, 'tag'>, string> = { seq: 'true', type: 'x.type = $3', origin: 'x.origin = $4', ref: 'x.ref_id = $10' }
   const candidates =
-    drive === 'tag'
+    drive === 'tag' && oneTag
+      ? `select x.* from (select g.seq from ${s}.signal_tags g where g.tag = ($5::text[])[1] and g.${bound} order by g.seq ${order} limit ${batch}) k
+         join ${s}.signals x on x.seq = k.seq`
+      : drive === 'tag'
       ? // the first `batch` of each tag's range, merged: their first `batch` are the first of the union
         `select x.* from (
            select distinct g.seq from unnest($5::text[]) t(tag) cross join lateral (
@@ -80,8 +95,10 @@ export function pageSql(s: Ident, drive: Drive, dir: 'after' | 'before', select:
            ) g order by g.seq ${order} limit ${batch}
          ) k join ${s}.signals x on x.seq = k.seq`
       : `select x.* from ${s}.signals x where ${native[drive]} and x.${bound} order by x.seq ${order} limit ${batch}`
-  const at = (ms: string) => `timestamptz 'epoch' + ${ms}::int8 * interval '1 millisecond'`
-  const live = `(x.pinned or x.expires_at > ${at('$9')}${checks.expired ? ` - ${graceSeconds}::int * interval '1 second'` : ''})`
+  // $9 is the expiry cutoff (now, or now less the grace with includeExpired), $7 the `since`
+  // instant, both as timestamps: arithmetic on a parameter is folded into a custom plan but done
+  // per row in the generic one, which then never looks as cheap
+  const live = `(x.pinned or x.expires_at > $9::timestamptz)`
   const where = [
     'x.removed_at is null',
     live,
@@ -90,11 +107,11 @@ export function pageSql(s: Ident, drive: Drive, dir: 'after' | 'before', select:
     checks.tags && 'x.tags && $5::text[]',
     checks.q &&
       `strpos(lower(x.type || chr(1) || array_to_string(x.tags, ' ') || chr(1) || x.origin || chr(1) || coalesce(x.origin_name, '') || chr(1) || x.payload), $6) > 0`,
-    checks.since && `x.created_at > ${at('$7')}`,
+    checks.since && `x.created_at > $7::timestamptz`,
     checks.ref && 'x.ref_id = $10',
   ].filter((c) => typeof c === 'string')
   // every parameter slot is typed here, whether or not this text checks it
-  const typed = `$2::int8 as p2, $11::int8 as p11, $3::text as p3, $4::text as p4, $5::text[] as p5, $6::text as p6, $7::int8 as p7, $8::bool as p8, $10::text as p10`
+  const typed = `$1::int8 as p1, $2::int8 as p2, $11::int8 as p11, $3::text as p3, $4::text as p4, $5::text[] as p5, $6::text as p6, $7::timestamptz as p7, $8::bool as p8, $10::text as p10`
   return `
     with h as (select seq as head, changes, ${typed} from ${s}.feed_head limit 1),
     c as materialized (${candidates}),

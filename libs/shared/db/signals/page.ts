@@ -50,7 +50,7 @@ const MAX_PREPARED = 128
  * settles on it after five runs and is never planned again. Planning this statement costs more
  * than running it. A count off the ladder (the last, budget-capped step) is sent unprepared.
  */
-const LADDER = [8, 32, 128, 256, 1024, 4096, 16_384]
+const LADDER = [8, 32, 100, 256, 1024, 4096, 16_384]
 const ladderUp = (n: number) => LADDER.find((x) => x >= n) ?? n
 
 type Row = { head: string; changes: string; n: string; edge: string | null; page_seq: string | null }
@@ -60,12 +60,13 @@ export function pageReader(db: Queryable, s: Ident, graceSeconds: number) {
   // on PostgreSQL) for the first MAX_PREPARED texts, made afresh and sent unprepared past them, so
   // no mix of filters a client sends can grow what this process or PostgreSQL keeps
   const texts = new Map<string, string>()
-  const sqlOf = (f: ReadFilter, dir: 'after' | 'before', json: boolean, limit: number, batch: number) => {
+  const sqlOf = (f: ReadFilter, dir: 'after' | 'before', from: number | null, json: boolean, limit: number, batch: number) => {
     const checks = checksOf(f)
-    const key = `${driveOf(f)}:${dir}:${json}:${Object.values(checks).map(Number).join('')}:${limit}:${batch}`
+    const shape = { drive: driveOf(f), dir, fromHead: from === null, oneTag: f.tags.length === 1 }
+    const key = `${Object.values(shape).join(':')}:${json}:${Object.values(checks).map(Number).join('')}:${limit}:${batch}`
     const known = texts.get(key)
     if (known !== undefined) return { sql: known, prepared: true }
-    const sql = pageSql(s, driveOf(f), dir, json ? signalJsonSql('x', '$12') : signalColumns('x'), graceSeconds, checks, limit, batch)
+    const sql = pageSql(s, shape, json ? signalJsonSql('x', '$12') : signalColumns('x'), checks, limit, batch)
     const keep = texts.size < MAX_PREPARED && LADDER.includes(batch)
     if (keep) texts.set(key, sql)
     return { sql, prepared: keep }
@@ -88,9 +89,10 @@ export function pageReader(db: Queryable, s: Ident, graceSeconds: number) {
   ): Promise<Batch<T>> => {
     const limit = ladderUp(want)
     const examine = Math.min(ladderUp(batch), cap)
-    const params = [from, limit, f.type, f.origin, f.tags, f.q, f.sinceMs, f.includeExpired, nowMs, f.refId, examine]
+    const cutoff = new Date(f.includeExpired ? nowMs - graceSeconds * 1000 : nowMs) // swept past the grace; hidden past expiry unless asked
+    const params = [from, limit, f.type, f.origin, f.tags, f.q, f.sinceMs === null ? null : new Date(f.sinceMs), f.includeExpired, cutoff, f.refId, examine]
     if (json !== null) params.push(json)
-    const { sql, prepared } = sqlOf(f, dir, json !== null, limit, examine)
+    const { sql, prepared } = sqlOf(f, dir, from, json !== null, limit, examine)
     const { rows } = await db.query<Row>(sql, params, { prepared })
     const r = rows[0]!
     return {
