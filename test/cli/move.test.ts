@@ -104,6 +104,7 @@ t.test('a trial board moves to PostgreSQL: cursors, identities, pins, metadata, 
   const pin = (await s.app.inject({ url: `/sw/signals/${pinned.id}` })).json()
   t.match(pin, { signal: { id: pinned.id, pinned: true } }, 'the pinned signal, still pinned')
   t.equal((await s.app.inject({ url: `/sw/signals/${gone.id}` })).statusCode, 404, 'the removed signal stays removed')
+  t.same((await read('tag=x&cursor=0')).signals.map((x: { id: string }) => x.id), [one.id], 'a tag filter finds the moved signal (its tag rows were rebuilt)')
   t.same((await read(`cursor=${midway}`)).signals.map((x: { id: string }) => x.id), [two.id, reply.id, pinned.id, fromC.id], 'a follower part of the way reads on from its cursor')
   const idle = await read(`cursor=${head}`)
   t.same(idle.signals, [], 'the follower at the head sees nothing old again')

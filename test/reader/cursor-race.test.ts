@@ -25,7 +25,7 @@ function holdQueriesWith(db: Db, marker: string) {
   const gated: Db = Object.create(db) as Db
   gated.query = async (sql, params) => {
     const result = await db.query(sql, params) // runs now, on PostgreSQL: its snapshot predates the publish
-    if (params?.includes(marker)) {
+    if (params?.some((p) => p === marker || (Array.isArray(p) && p.includes(marker)))) {
       held++
       await gate
     }
@@ -48,16 +48,19 @@ async function seedNoise(s: Stack) {
     await Promise.all(Array.from({ length: 50 }, (_, j) => s.publish({ $type: 'broadcast', text: `noise ${i}-${j}` }, `noise-agent-${j}`)))
 }
 
-for (const variant of ['no cursor (the bootstrap page)', 'a cursor older than the tail']) {
-  t.test(`${variant}: a match published during the page query is answered, never stepped over`, async (t) => {
+// by text (`q`: a bounded scan) and by tag (the tag index, db/signals/page-sql.ts): both page paths
+for (const variant of ['no cursor (the bootstrap page)', 'a cursor older than the tail'])
+for (const by of ['q', 'tag'] as const) {
+  t.test(`${variant}, by ${by}: a match published during the page query is answered, never stepped over`, async (t) => {
     const s = await startStack(t)
     await seedNoise(s)
     const { ctx, hold } = await heldReader(t, s)
-    const q = { limit: 100, waitMs: 2000, type: null, tags: [], origin: null, q: TOKEN, sinceMs: null, includeExpired: false, refId: null }
+    const filter = by === 'q' ? { tags: [], q: TOKEN } : { tags: [TOKEN], q: null }
+    const q = { limit: 100, waitMs: 2000, type: null, origin: null, sinceMs: null, includeExpired: false, refId: null, ...filter }
     const poll = ctx.feed.read({ ...q, cursor: variant.startsWith('no') ? null : 1 })
     await until(() => hold.held() === 1, 5000, 'the page query to be held')
 
-    const pub = (await s.publish({ $type: 'reply-wanted', text: `answer for ${TOKEN}` })).json()
+    const pub = (await s.publish({ $type: 'reply-wanted', $tags: [TOKEN], text: `answer for ${TOKEN}` })).json()
     await until(() => ctx.feed.head >= pub.cursor, 5000, 'the reader to pull the new signal into its tail')
     hold.release()
 

@@ -39,7 +39,14 @@ export const Signal = z
   })
   .meta({ id: 'Signal' })
 
-export const Page = z.object({ signals: z.array(Signal), nextCursor: count, serverNow: timestamp }).meta({ id: 'Page' })
+export const Page = z
+  .object({
+    signals: z.array(Signal),
+    nextCursor: count,
+    partial: z.literal(true).optional().describe('Wire extension: the read stopped at its scan bound before filling the page; read on from nextCursor at once'),
+    serverNow: timestamp,
+  })
+  .meta({ id: 'Page' })
 export const SignalWithReplies = z.object({ signal: Signal, replies: z.array(Signal), serverNow: timestamp })
 export const Thread = z.object({ signals: z.array(Signal).describe('the root, then every descendant, oldest first (at most 1000)') })
 export const Published = z.object({

@@ -1,7 +1,19 @@
+import { createHash } from 'node:crypto'
 import pg from 'pg'
 import { afterSend, beforeSend, DatabaseUnavailable, isConnectionError } from './errors.js'
 import { metrics } from '../metrics/index.js'
-import type { Db, QueryResult } from './types.js'
+import type { Db, QueryOptions, QueryResult } from './types.js'
+
+/** A prepared statement's name: its text's hash, so one text is one statement on every connection. */
+const names = new Map<string, string>() // kept for the first 256 texts: callers prepare a fixed few
+function statementName(sql: string): string {
+  let name = names.get(sql)
+  if (name === undefined) {
+    name = `w_${createHash('sha1').update(sql).digest('hex').slice(0, 24)}`
+    if (names.size < 256) names.set(sql, name)
+  }
+  return name
+}
 
 export interface PostgresOptions {
   max?: number
@@ -31,14 +43,14 @@ export function postgresDb(url: string, opts: PostgresOptions = {}): Db {
   // @NOTE connect and query apart (pool.query does both): a failed connect sent nothing, a
   // connection lost after sending may have committed, and a 503 says which
   const poolName = opts.applicationName ?? 'wire'
-  const query = async <R>(sql: string, params?: unknown[]): Promise<QueryResult<R>> => {
+  const query = async <R>(sql: string, params?: unknown[], queryOpts?: QueryOptions): Promise<QueryResult<R>> => {
     const done = metrics.dbSeconds.startTimer({ pool: poolName, op: 'query' })
     const client = await pool.connect().catch((err: unknown) => Promise.reject(beforeSend(err)))
     let broken: Error | undefined
     const onError = (err: Error) => (broken = err)
     client.on('error', onError)
     try {
-      const r = await client.query(sql, params as unknown[])
+      const r = await client.query(queryOpts?.prepared ? { text: sql, values: params as unknown[], name: statementName(sql) } : { text: sql, values: params as unknown[] })
       return { rows: r.rows as R[], rowCount: r.rowCount ?? 0 }
     } catch (err) {
       const e = afterSend(err)

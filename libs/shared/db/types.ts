@@ -3,9 +3,18 @@ export interface QueryResult<R> {
   rowCount: number
 }
 
+/**
+ * `prepared`: a hot statement whose text never changes: PostgreSQL keeps it parsed (and, after a
+ * few runs, planned) per connection, instead of planning it on every run. Ignored where there is
+ * nothing to gain (PGlite, a transaction).
+ */
+export interface QueryOptions {
+  prepared?: boolean
+}
+
 /** What SQL modules need: one statement with `$n` parameters. A pool, a transaction and PGlite all are one. */
 export interface Queryable {
-  query<R = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<QueryResult<R>>
+  query<R = Record<string, unknown>>(sql: string, params?: unknown[], opts?: QueryOptions): Promise<QueryResult<R>>
 }
 
 /** A transaction: one session, so it can also run several statements at once. */

@@ -87,6 +87,8 @@ export interface PublishResult {
 export interface SignalPage {
   signals: EmittedSignal[]
   nextCursor: number
+  /** Wire extension: the database's scan bound stopped this page short; read on from nextCursor at once. */
+  partial?: true
   serverNow: string
 }
 

@@ -137,7 +137,7 @@ export class Feed {
       if (fromTail) return fromTail
       metrics.feedQueries.inc({ kind: 'newest' })
       // nextCursor: the head it was read at
-      return this.gate.run(() => this.reader.newest(q.limit, q, now)).then((page) => databasePage(this.sync.tail, page, this.opts.authority))
+      return this.gate.run(() => this.reader.newestJson(q.limit, q, now, this.opts.authority)).then(databasePage)
     }
     // never "nothing new" below a head the replica has not replayed: the primary answers that
     if (replicaBehind && this.opts.primary) return (countRead(null), this.onPrimary(q, q.cursor, now))
@@ -174,6 +174,6 @@ export class Feed {
 
   private async databasePage(q: ReadQuery, cursor: number, now: number, reader = this.reader): Promise<FeedPage> {
     metrics.feedQueries.inc({ kind: reader === this.reader ? 'page' : 'primary' })
-    return databasePage(this.sync.tail, await reader.pageAfter(cursor, q.limit, q, now), this.opts.authority)
+    return databasePage(await reader.pageAfterJson(cursor, q.limit, q, now, this.opts.authority))
   }
 }

@@ -4,7 +4,10 @@ export interface FeedPage {
   signals: string[]
   /** Where the follower stands: every matching signal up to here is in `signals` or was considered. */
   nextCursor: number
-  /** Empty because the database scan stopped at its budget below the head: more may match past `nextCursor`, so never wait on it. */
+  /**
+   * Short because the scan stopped at its budget (db/signals/page.ts): with a cursor, more may match
+   * past `nextCursor`, so never wait on it; without one, older matches may exist. Sent as `"partial":true`.
+   */
   partial?: boolean
   /** The encoded response (reads.ts pageBody), cached so a page shared by many waiters is encoded once. */
   body?: Buffer

@@ -17,7 +17,8 @@ const now = () => JSON.stringify(new Date().toISOString())
  * one page object, so thousands of responses send the same bytes.
  */
 export function pageBody(page: FeedPage): Buffer {
-  return (page.body ??= Buffer.from(`{"signals":${list(page.signals)},"nextCursor":${page.nextCursor},"serverNow":${now()}}`))
+  const partial = page.partial ? ',"partial":true' : '' // the scan bound stopped it short: read on from nextCursor at once
+  return (page.body ??= Buffer.from(`{"signals":${list(page.signals)},"nextCursor":${page.nextCursor}${partial},"serverNow":${now()}}`))
 }
 
 /** `{signal, replies, serverNow}` for a raw id or sw:// URI; not_found when unknown, removed or swept. */

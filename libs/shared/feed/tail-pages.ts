@@ -1,4 +1,4 @@
-import { matchesFilter, serializeSignal, type ReadQuery, type Signal } from '../domain/index.js'
+import { matchesFilter, type ReadQuery } from '../domain/index.js'
 import { TEXT_SCAN_BUDGET, type Page } from '../db/index.js'
 import type { FeedPage } from './page.js'
 import { searchTextOf, type Tail, type TailEntry } from './tail.js'
@@ -30,27 +30,23 @@ export function tailPage(tail: Tail, q: Query, cursor: number, nowMs: number, gr
 /**
  * The newest page (no cursor) from the tail, or null when the tail may not hold all of it. A search
  * (`q`) in a database looks at the newest TEXT_SCAN_BUDGET rows only: a tail that holds as many has
- * looked at all of those.
+ * looked at all of those, and says `partial` as the database would.
  */
 export function tailNewest(tail: Tail, q: Query, nowMs: number, graceMs: number): FeedPage | null {
   const e = tail.entries
   const signals: string[] = []
   for (let i = e.length - 1; i >= 0 && signals.length < q.limit; i--) if (matches(e[i]!, q, nowMs, graceMs)) signals.push(e[i]!.json)
-  if (signals.length < q.limit && tail.from !== 0 && !(q.q !== null && e.length >= TEXT_SCAN_BUDGET)) return null
-  return { signals: signals.reverse(), nextCursor: tail.head }
+  const short = signals.length < q.limit && tail.from !== 0
+  if (short && !(q.q !== null && e.length >= TEXT_SCAN_BUDGET)) return null
+  // a search that looked at the bound's worth of signals and may miss older ones says so, as the database's does
+  return { signals: signals.reverse(), nextCursor: tail.head, ...(short && { partial: true }) }
 }
 
-/** A database page as a feed page, reusing the tail's serialised JSON where it has the signal. */
-export function databasePage(tail: Tail, page: Page, authority: string): FeedPage {
-  return {
-    signals: page.signals.map((s) => cachedJson(tail, s, authority)),
-    nextCursor: page.upTo,
-    ...(page.upTo < page.head && page.signals.length === 0 && { partial: true }),
-  }
-}
-
-/** A signal's emitted JSON: the tail's cached copy when it holds this signal. */
-function cachedJson(tail: Tail, s: Signal, authority: string): string {
-  const hit = tail.entries[tail.firstAfter(s.seq - 1)]
-  return hit && hit.signal.seq === s.seq ? hit.json : serializeSignal(s, authority)
+/**
+ * A database page as a feed page: PostgreSQL wrote each signal's JSON (db/signals/page-sql.ts). A
+ * page the scan budget stopped short says so (`partial`): the follower reads on from `nextCursor`
+ * at once rather than waiting there.
+ */
+export function databasePage(page: Page<string>): FeedPage {
+  return { signals: page.signals, nextCursor: page.upTo, ...(page.partial && { partial: true }) }
 }

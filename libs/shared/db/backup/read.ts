@@ -47,10 +47,13 @@ export async function restoreBoardBackup(db: Db, schema: string, lines: AsyncIte
   if (await isPartitioned(db, s)) await signalPartitions(db, s).ensure(header.feedHead.seq) // DDL apart from the load: PGlite has one session
 
   const counts = await db.transaction(async (tx) => {
-    await tx.exec(`truncate ${s}.signals, ${s}.rules, ${s}.stats_buckets, ${s}.idempotency_keys`)
+    // the tag index (migrations/0010) is derived from the signals: emptied here, rebuilt after the load
+    const tagged = (await tx.query<{ t: string | null }>(`select to_regclass('${s}.signal_tags')::text as t`)).rows[0]?.t != null
+    await tx.exec(`truncate ${s}.signals, ${s}.rules, ${s}.stats_buckets, ${s}.idempotency_keys${tagged ? `, ${s}.signal_tags` : ''}`)
     await tx.query(`update ${s}.feed_head set seq = $1, changes = $2`, [header.feedHead.seq, header.feedHead.changes])
     await tx.query(`update ${s}.board set fingerprint_key = $1`, [header.fingerprintKey])
     const loaded = await load(tx, s, { [Symbol.asyncIterator]: () => it })
+    if (tagged) await tx.exec(`insert into ${s}.signal_tags (tag, seq) select distinct t.tag, x.seq from ${s}.signals x cross join unnest(x.tags) t(tag)`)
     // the restored metadata is the board's: a board file (WIRE_CONFIG) on the target seeds only a new board
     await tx.query(`update ${s}.board set seeded_at = coalesce(seeded_at, now())`)
     return loaded

@@ -9,12 +9,13 @@ const DROP_PAUSE_MS = 20
 export const keptRowsSql = (table: string): string => keptSeqsSql(table, '$1::int')
 
 /**
- * Removes the detached partitions (`signals_gone_<lo>`) left by `retire`, including any a previous
+ * Removes the detached partitions (`signals_gone_<lo>` and `signal_tags_gone_<lo>`) left by `retire`, including any a previous
  * run was cut short on. `rel` names a partition table, schema-qualified.
  */
 export async function dropDetached(db: Db, s: Ident, rel: (name: string) => string): Promise<void> {
   const { rows } = await db.query<{ name: string }>(
-    `select relname as name from pg_class where relnamespace = to_regnamespace('${s}') and relkind = 'r' and relname like 'signals\\_gone\\_%'`,
+    `select relname as name from pg_class where relnamespace = to_regnamespace('${s}') and relkind = 'r'
+     and (relname like 'signals\\_gone\\_%' or relname like 'signal\\_tags\\_gone\\_%')`,
   )
   // @NOTE a table of gigabytes goes a piece at a time (each index, then the table), with a pause
   // between: removing all its files in one commit stalls the disk under concurrent publishes

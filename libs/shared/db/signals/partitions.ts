@@ -19,16 +19,21 @@ export const CARRY_MAX_ROWS = 10_000
 /** How far back the recent rate is measured, in seq values. */
 const RATE_SAMPLE = 100_000
 
-const NAME_RE = /^signals_(s|gone_)\d+$/
+const NAME_RE = /^signal(s|_tags)_(s|gone_)\d+$/
+
+/** The `signal_tags` partition that goes with a `signals` partition (migrations/0008): same bounds. */
+export const tagsPartition = (name: string) => name.replace(/^signals_/, 'signal_tags_')
 
 /**
  * A new partition: seq in [lo, hi), with its own unique index on `id` (a partitioned table cannot
- * have one without the partition key; migrations/0007). `lo` may be 'minvalue'.
+ * have one without the partition key; migrations/0007), and its twin of `signal_tags`. `lo` may be
+ * 'minvalue'.
  */
 export function partitionSql(s: Ident, name: string, lo: string, hi: number): string {
   if (!NAME_RE.test(name)) throw new Error(`unexpected partition name: ${name}`)
   return `create table ${s}."${name}" partition of ${s}.signals for values from (${lo}) to (${hi});
-    create unique index "${name}_id_key" on ${s}."${name}" (id)`
+    create unique index "${name}_id_key" on ${s}."${name}" (id);
+    create table ${s}."${tagsPartition(name)}" partition of ${s}.signal_tags for values from (${lo}) to (${hi})`
 }
 
 const BOUND_RE = /^FOR VALUES FROM \((MINVALUE|'?(-?\d+)'?)\) TO \('?(-?\d+)'?\)$/
@@ -168,9 +173,17 @@ export function signalPartitions(db: Db, s: Ident) {
           const size = await tx.query<{ n: string }>(`select pg_total_relation_size(to_regclass('${q(p.name)}')) as n`)
           const gone = `signals_gone_${p.lo ?? 0}`
           const t0 = performance.now()
-          await tx.exec(`alter table ${s}.signals detach partition ${q(p.name)}; alter table ${q(p.name)} rename to "${gone}"`)
-          const carried = await tx.query(`insert into ${s}.signals select * from ${q(gone)} where seq in (${keptRowsSql(q(gone))})`, [graceSeconds])
-          report.carried += carried.rowCount
+          const tags = tagsPartition(p.name)
+          await tx.exec(`alter table ${s}.signals detach partition ${q(p.name)}; alter table ${q(p.name)} rename to "${gone}";
+            alter table ${s}.signal_tags detach partition ${q(tags)}; alter table ${q(tags)} rename to "${tagsPartition(gone)}"`)
+          // the carried rows take their tag rows along (into signal_tags' default partition)
+          const carried = await tx.query<{ n: number }>(
+            `with c as (insert into ${s}.signals select * from ${q(gone)} where seq in (${keptRowsSql(q(gone))}) returning seq, tags),
+              t as (insert into ${s}.signal_tags (tag, seq) select distinct u.tag, c.seq from c cross join unnest(c.tags) u(tag))
+             select count(*)::int as n from c`,
+            [graceSeconds],
+          )
+          report.carried += carried.rows[0]!.n
           report.bytes += Number(size.rows[0]?.n ?? 0)
           return t0
         })

@@ -26,6 +26,12 @@ export function signalPurger(db: Db, s: Ident) {
   const guards = `
     and created_at < now() - ${PURGE_FLOOR_SECONDS} * interval '1 second'
     and seq <= (select last_seq from ${s}.stats_rollup)`
+  // a signal's tag rows (migrations/0008) go in the same statement as the signal
+  const deleteWithTags = (rel: string) => `,
+      gone as (delete from ${rel} x using doomed d where x.seq = d.seq returning x.seq, x.tags),
+      t as (delete from ${s}.signal_tags g using (select u.tag, gone.seq from gone cross join unnest(gone.tags) u(tag)) d
+            where g.tag = d.tag and g.seq = d.seq)
+      select count(*)::int as n from gone`
   const sql = (rel: string): Record<PurgeKind, string> => ({
     // pinned signals never expire; the partial index signals_expires_at_idx holds only unpinned ones
     expired: `
@@ -35,7 +41,7 @@ export function signalPurger(db: Db, s: Ident) {
         order by expires_at limit $2
         for update skip locked
       )
-      delete from ${rel} x using doomed d where x.seq = d.seq`,
+      ${deleteWithTags(rel)}`,
     // moderation-removed signals are hidden everywhere already; pinned or not, they go after the grace
     removed: `
       with doomed as (
@@ -44,7 +50,7 @@ export function signalPurger(db: Db, s: Ident) {
         order by removed_at limit $2
         for update skip locked
       )
-      delete from ${rel} x using doomed d where x.seq = d.seq`,
+      ${deleteWithTags(rel)}`,
   })
   const statements = new Map<string, Record<PurgeKind, string>>()
   const on = (partition: string | null) => {
@@ -60,7 +66,7 @@ export function signalPurger(db: Db, s: Ident) {
     purgeKeysBatch: (limit: number): Promise<number> => keys.purgeBatch(limit),
     /** Deletes up to `limit` rows of one kind from one partition (null: the whole table); returns how many went. */
     async purgeBatch(kind: PurgeKind, graceSeconds: number, limit: number, partition: string | null = null): Promise<number> {
-      return (await db.query(on(partition)[kind], [graceSeconds, limit])).rowCount
+      return (await db.query<{ n: number }>(on(partition)[kind], [graceSeconds, limit])).rows[0]?.n ?? 0
     },
   }
 }

@@ -59,6 +59,8 @@ export function signalReader(db: Queryable, s: Ident, opts: SignalReaderOptions)
   return {
     pageAfter: pages.pageAfter,
     newest: pages.newest,
+    pageAfterJson: pages.pageAfterJson,
+    newestJson: pages.newestJson,
     /** Pins, unpins and removals numbered above `since`, oldest first. */
     async changesSince(since: number): Promise<Change[]> {
       const { rows } = await db.query<SignalRow & { removed: boolean; changed: string }>(changesSql, [since])

@@ -20,8 +20,11 @@ export const KEPT_PARTITION = 'signals_kept'
 
 const cutoff = (grace: string, now: string) => `${now} - ${grace} * interval '1 second'`
 
-/** Not expired past the grace (pinned signals never expire). */
-export const withinExpiry = (x: string, grace: string, now = 'now()') => `(${x}pinned or ${x}expires_at > ${cutoff(grace, now)})`
+/** Not expired at `at` (pinned signals never expire): a reader's page passes `now`, or `now` less the grace with includeExpired. */
+export const unexpiredAt = (x: string, at: string) => `(${x}pinned or ${x}expires_at > ${at})`
+
+/** Not expired past the grace. */
+export const withinExpiry = (x: string, grace: string, now = 'now()') => unexpiredAt(x, cutoff(grace, now))
 
 /** Not removed past the grace. */
 export const withinRemoval = (x: string, grace: string, now = 'now()') => `(${x}removed_at is null or ${x}removed_at > ${cutoff(grace, now)})`

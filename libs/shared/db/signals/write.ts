@@ -26,13 +26,14 @@ const withSeqs = (batch: readonly NewSignal[], rows: Array<{ seq: string; id: st
 
 /** The write side of the signals table (primary only). */
 export function signalWriter(db: Db, s: Ident) {
-  // @NOTE one statement takes the block of seqs and inserts the batch; the feed_head row lock is
+  // @NOTE one statement takes the block of seqs and inserts the batch with its tag rows
+  // (migrations/0008); the feed_head row lock is
   // held to commit, so batches commit in seq order (the feed invariant). The head is read as a
   // scalar, never joined: a join with feed_head's (unanalysed) row estimate made the planner
   // expect ~10^6 rows and JIT-compile every batch (360 ms for 500 signals). After a failover the
   // first statement moves the head past anything the lost primary could have served (feed-head.ts).
   const insertBatchSql = `
-    with ${takeFromHead(s, 'head', '$1', '0')}
+    with ${takeFromHead(s, 'head', '$1', '0')}, ins as (
     insert into ${s}.signals (seq, id, origin, origin_name, origin_uri, origin_verified, type, tags, payload,
                               ref_id, ttl_seconds, created_at, expires_at)
     select (select seq from head) - $1 + u.ord, u."id", u."origin", u."originName", u."originUri", u."originVerified", u."type",
@@ -41,7 +42,9 @@ export function signalWriter(db: Db, s: Ident) {
            timestamptz 'epoch' + u."expiresAtMs" * interval '1 millisecond'
     from rows from (json_to_recordset($2::json) as (${keys.map((k) => `"${k}" ${COLUMNS[k]}`).join(', ')}))
          with ordinality as u(${keys.map((k) => `"${k}"`).join(', ')}, ord)
-    returning seq, id`
+    returning seq, id, tags),
+    tagged as (insert into ${s}.signal_tags (tag, seq) select distinct t.tag, ins.seq from ins cross join unnest(ins.tags) t(tag))
+    select seq, id from ins`
   const threadsSinceSql = `select count(*)::int as n from ${s}.signals where origin = $1 and ref_id is null and created_at > now() - interval '24 hours'`
   // every pin, unpin and removal takes the next change number (0004_signal_changes.sql)
   const change = `with ${takeFromHead(s, 'c', '0', '1')}`
