@@ -1,4 +1,4 @@
-import type { ReadFilter } from '../../domain/index.js'
+import { READ_FILTERS, type FilterKey, type ReadFilter } from '../../domain/index.js'
 import type { Ident } from '../types.js'
 import { unexpiredAt } from './retention.js'
 
@@ -18,35 +18,52 @@ export function driveOf(f: ReadFilter): Drive {
   return 'seq'
 }
 
-/** True when the drive's range is the whole filter but for liveness (expiry, removal). */
-export function driveIsWholeFilter(f: ReadFilter): boolean {
-  const others = [f.refId, f.origin, f.type, f.q, f.sinceMs].filter((x) => x !== null).length + (f.tags.length > 0 ? 1 : 0)
-  return others <= (driveOf(f) === 'seq' ? 0 : 1)
+/**
+ * Each read filter of the domain's table (READ_FILTERS) in SQL: its parameter slot and type, the
+ * per-row check (null: it is not a check; includeExpired moves the expiry cutoff, $9) and the
+ * parameter's value. Keyed by the table, so a filter added there does not compile until it has
+ * its SQL here. Slots $1, $2, $9, $11 and $12 are the paging parameters (page.ts).
+ */
+export const FILTER_SQL: { readonly [K in FilterKey]: { slot: number; type: string; check: string | null; value(v: ReadFilter[K]): unknown } } = {
+  type: { slot: 3, type: 'text', check: 'x.type = $3', value: (v) => v },
+  origin: { slot: 4, type: 'text', check: 'x.origin = $4', value: (v) => v },
+  tags: { slot: 5, type: 'text[]', check: 'x.tags && $5::text[]', value: (v) => v },
+  q: {
+    slot: 6,
+    type: 'text',
+    check: `strpos(lower(x.type || chr(1) || array_to_string(x.tags, ' ') || chr(1) || x.origin || chr(1) || coalesce(x.origin_name, '') || chr(1) || x.payload), $6) > 0`,
+    value: (v) => v,
+  },
+  // an instant as a timestamp: arithmetic on a parameter is folded into a custom plan but done per row in the generic one
+  sinceMs: { slot: 7, type: 'timestamptz', check: 'x.created_at > $7::timestamptz', value: (v) => (v === null ? null : new Date(v)) },
+  includeExpired: { slot: 8, type: 'bool', check: null, value: (v) => v },
+  refId: { slot: 10, type: 'text', check: 'x.ref_id = $10', value: (v) => v },
 }
 
-/** Which of a read's filters the page statement must check per row (the rest are absent or the drive's own). */
-export interface Checks {
-  type: boolean
-  origin: boolean
-  tags: boolean
-  q: boolean
-  since: boolean
-  ref: boolean
-  /** includeExpired: expired signals inside the grace pass. */
-  expired: boolean
+/** The filter slots' values, in slot order ($3…$10 less $9): what page.ts sends for them. */
+export function filterParams(f: ReadFilter): Map<number, unknown> {
+  const out = new Map<number, unknown>()
+  for (const field of READ_FILTERS) out.set(FILTER_SQL[field.key].slot, (FILTER_SQL[field.key].value as (v: unknown) => unknown)(f[field.key]))
+  return out
 }
+
+/** The filters a drive's range already is (its index holds only matching rows). */
+const DRIVEN: Record<Drive, FilterKey | null> = { ref: 'refId', tag: 'tags', origin: 'origin', type: 'type', seq: null }
+
+/** Which of a read's filters the page statement must check per row: those set, and not the drive's own. */
+export type Checks = { readonly [K in FilterKey]: boolean }
 
 export function checksOf(f: ReadFilter): Checks {
-  const drive = driveOf(f)
-  return {
-    type: f.type !== null && drive !== 'type',
-    origin: f.origin !== null && drive !== 'origin',
-    tags: f.tags.length > 0 && drive !== 'tag',
-    q: f.q !== null,
-    since: f.sinceMs !== null,
-    ref: f.refId !== null && drive !== 'ref',
-    expired: f.includeExpired,
-  }
+  const driven = DRIVEN[driveOf(f)]
+  const c = {} as Record<FilterKey, boolean>
+  for (const field of READ_FILTERS) c[field.key] = field.key !== driven && (field.set as (v: unknown) => boolean)(f[field.key])
+  return c
+}
+
+/** True when the drive's range is the whole filter but for liveness (expiry, removal). */
+export function driveIsWholeFilter(f: ReadFilter): boolean {
+  const c = checksOf(f)
+  return READ_FILTERS.every((field) => !c[field.key] || FILTER_SQL[field.key].check === null)
 }
 
 /**
@@ -83,7 +100,7 @@ export function pageSql(s: Ident, shape: Shape, select: string, checks: Checks, 
   // (the newest page starts at the head itself, not at coalesce($1, head): a prepared statement
   // settles on PostgreSQL's generic plan only when it costs what the custom plans do)
   const bound = fwd ? `seq > $1::int8` : fromHead ? `seq <= (select head from h)` : `seq <= $1::int8`
-  const native: Record<Exclude<Drive, 'tag'>, string> = { seq: 'true', type: 'x.type = $3', origin: 'x.origin = $4', ref: 'x.ref_id = $10' }
+  const native: Record<Exclude<Drive, 'tag'>, string> = { seq: 'true', type: FILTER_SQL.type.check!, origin: FILTER_SQL.origin.check!, ref: FILTER_SQL.refId.check! }
   const candidates =
     drive === 'tag' && oneTag
       ? `select x.* from (select g.seq from ${s}.signal_tags g where g.tag = ($5::text[])[1] and g.${bound} order by g.seq ${order} limit ${batch}) k
@@ -100,19 +117,12 @@ export function pageSql(s: Ident, shape: Shape, select: string, checks: Checks, 
   // instant, both as timestamps: arithmetic on a parameter is folded into a custom plan but done
   // per row in the generic one, which then never looks as cheap
   const live = unexpiredAt('x.', '$9::timestamptz') // the retention rule's expiry half (retention.ts)
-  const where = [
-    'x.removed_at is null',
-    live,
-    checks.type && 'x.type = $3',
-    checks.origin && 'x.origin = $4',
-    checks.tags && 'x.tags && $5::text[]',
-    checks.q &&
-      `strpos(lower(x.type || chr(1) || array_to_string(x.tags, ' ') || chr(1) || x.origin || chr(1) || coalesce(x.origin_name, '') || chr(1) || x.payload), $6) > 0`,
-    checks.since && `x.created_at > $7::timestamptz`,
-    checks.ref && 'x.ref_id = $10',
-  ].filter((c) => typeof c === 'string')
+  const where = ['x.removed_at is null', live, ...READ_FILTERS.map((field) => (checks[field.key] ? FILTER_SQL[field.key].check : null)).filter((c) => c !== null)]
   // every parameter slot is typed here, whether or not this text checks it
-  const typed = `$1::int8 as p1, $2::int8 as p2, $11::int8 as p11, $3::text as p3, $4::text as p4, $5::text[] as p5, $6::text as p6, $7::timestamptz as p7, $8::bool as p8, $10::text as p10`
+  const typed = ['$1::int8 as p1', '$2::int8 as p2', '$11::int8 as p11', ...READ_FILTERS.map((field) => {
+    const { slot, type } = FILTER_SQL[field.key]
+    return `$${slot}::${type} as p${slot}`
+  })].join(', ')
   return `
     with h as (select seq as head, changes, failover_seq as epoch, ${typed} from ${s}.feed_head limit 1),
     c as materialized (${candidates}),

@@ -1,6 +1,6 @@
 import type { ReadFilter, Signal } from '../../domain/index.js'
 import type { Ident, Queryable } from '../types.js'
-import { checksOf, driveIsWholeFilter, driveOf, pageSql, signalJsonSql } from './page-sql.js'
+import { checksOf, driveIsWholeFilter, driveOf, filterParams, pageSql, signalJsonSql } from './page-sql.js'
 import { signalColumns, toSignal, type SignalRow } from './row.js'
 
 export interface Page<T = Signal> {
@@ -96,7 +96,9 @@ export function pageReader(db: Queryable, s: Ident, graceSeconds: number) {
     const limit = ladderUp(want)
     const examine = Math.min(ladderUp(batch), cap)
     const cutoff = new Date(f.includeExpired ? nowMs - graceSeconds * 1000 : nowMs) // swept past the grace; hidden past expiry unless asked
-    const params = [from, limit, f.type, f.origin, f.tags, f.q, f.sinceMs === null ? null : new Date(f.sinceMs), f.includeExpired, cutoff, f.refId, examine]
+    // $1 from, $2 limit, $9 the cutoff, $11 the candidates; the filters in their slots (page-sql.ts FILTER_SQL)
+    const params: unknown[] = [from, limit, null, null, null, null, null, null, cutoff, null, examine]
+    for (const [slot, value] of filterParams(f)) params[slot - 1] = value
     if (json !== null) params.push(json)
     const { sql, prepared } = sqlOf(f, dir, from, json !== null, limit, examine)
     const { rows } = await db.query<Row>(sql, params, { prepared })
