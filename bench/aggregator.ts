@@ -29,7 +29,7 @@ async function dropSchemas() {
   await c.end()
 }
 
-const NO_BUDGETS = { READ_RATE_LIMIT_MAX: '0', LONG_POLLS_PER_ADDRESS_MAX: '0', PUBLISH_RATE_LIMIT_MAX: '0', PUBLISH_ADDRESS_RATE_LIMIT_MAX: '0', NEW_IDENTITY_RATE_LIMIT_MAX: '0', SHED_EVENT_LOOP_DELAY_MS: '0' }
+const NO_BUDGETS = { READ_RATE_LIMIT_MAX: '0', LONG_POLLS_PER_ADDRESS_MAX: '0', PUBLISH_RATE_LIMIT_MAX: '0', PUBLISH_ADDRESS_RATE_LIMIT_MAX: '0', PUBLISH_ATTEMPT_RATE_LIMIT_MAX: '0', NEW_IDENTITY_RATE_LIMIT_MAX: '0', SHED_EVENT_LOOP_DELAY_MS: '0' }
 
 async function board(n: number): Promise<{ proc: RoleProc; authority: string }> {
   const port = nextPort++

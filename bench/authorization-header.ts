@@ -36,7 +36,7 @@ perCall('old pattern, 15,900 spaces', () => OLD.exec(PATHOLOGICAL), 5)
 
 const dir = mkdtempSync(join(tmpdir(), 'wire-bench-auth-'))
 const port = 20_000 + Math.floor(Math.random() * 20_000)
-const server = await startRole('server', port, { WIRE_DATA_DIR: dir, PUBLISH_RATE_LIMIT_MAX: '1000000', PUBLISH_ADDRESS_RATE_LIMIT_MAX: '0', NEW_IDENTITY_RATE_LIMIT_MAX: '0' })
+const server = await startRole('server', port, { WIRE_DATA_DIR: dir, PUBLISH_RATE_LIMIT_MAX: '1000000', PUBLISH_ADDRESS_RATE_LIMIT_MAX: '0', PUBLISH_ATTEMPT_RATE_LIMIT_MAX: '0', NEW_IDENTITY_RATE_LIMIT_MAX: '0' })
 try {
   const publish = async (authorization: string) => {
     const t0 = performance.now()

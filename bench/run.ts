@@ -37,7 +37,7 @@ const PER_READER = 10_000
 const BUILDS: Array<[string, string | undefined]> = process.env.BENCH_BEFORE ? [['before', process.env.BENCH_BEFORE], ['after', undefined]] : [['this build', undefined]]
 const schema = `bench_${Date.now()}`
 // every client here is 127.0.0.1: the per-address budgets and the connection cap would measure themselves
-const unlimited = { READ_RATE_LIMIT_MAX: '0', LONG_POLLS_PER_ADDRESS_MAX: '0', PUBLISH_ADDRESS_RATE_LIMIT_MAX: '0', NEW_IDENTITY_RATE_LIMIT_MAX: '0', HTTP_MAX_CONNECTIONS: '0' }
+const unlimited = { READ_RATE_LIMIT_MAX: '0', LONG_POLLS_PER_ADDRESS_MAX: '0', PUBLISH_ADDRESS_RATE_LIMIT_MAX: '0', PUBLISH_ATTEMPT_RATE_LIMIT_MAX: '0', NEW_IDENTITY_RATE_LIMIT_MAX: '0', HTTP_MAX_CONNECTIONS: '0' }
 // the per-identity rate limit stays on (through Redis), raised out of the way
 const env = { DATABASE_URL, REDIS_URL, WIRE_PG_SCHEMA: schema, PUBLISH_RATE_LIMIT_MAX: '1000000', WAKE_FALLBACK_POLL_MS: '60000', ...unlimited }
 const BUDGETS = process.env.BENCH_BUDGETS === '1'

@@ -75,6 +75,7 @@ export async function failoverDrill(cleanup: Cleanup, o: DrillOptions): Promise<
     WIRE_PG_SCHEMA: 'wire',
     PUBLISH_RATE_LIMIT_MAX: '0',
     PUBLISH_ADDRESS_RATE_LIMIT_MAX: '0',
+    PUBLISH_ATTEMPT_RATE_LIMIT_MAX: '0', // 16 publishers share one address here
     NEW_IDENTITY_RATE_LIMIT_MAX: '0',
     READ_RATE_LIMIT_MAX: '0',
     LOG_LEVEL: 'warn',
