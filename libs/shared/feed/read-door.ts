@@ -56,17 +56,20 @@ export function readDoor(d: ReadDoorDeps) {
       parsed.set(raw, q)
       return q
     },
-    /** One page of the feed; a long-poll holds one of the address's slots while it waits. */
-    async read(caller: Caller, q: ReadQuery): Promise<FeedPage> {
-      if (d.limits.readsLimited) await d.limits.read(caller.address)
+    /**
+     * One page of the feed; a long-poll holds one of the address's slots while it waits.
+     * @NOTE no async frame of its own: thousands of waiting follows each hold only the feed's wait
+     */
+    read(caller: Caller, q: ReadQuery): Promise<FeedPage> {
       const waits = q.waitMs > 0
-      const release = waits && d.limits.pollsLimited ? await d.limits.openPoll(caller.address) : undefined
-      try {
+      const page = () => {
         d.presence.touch(poller(caller))
-        return await d.feed.read(q, waits ? caller.gone : undefined) // only a wait needs to hear the client leave
-      } finally {
-        release?.()
+        return d.feed.read(q, waits ? caller.gone : undefined) // only a wait needs to hear the client leave
       }
+      const spent = d.limits.readsLimited ? d.limits.read(caller.address) : null
+      if (!(waits && d.limits.pollsLimited)) return spent ? spent.then(page) : page()
+      const slot = () => d.limits.openPoll(caller.address).then((release) => page().finally(release))
+      return spent ? spent.then(slot) : slot()
     },
     /** GET /sw/signals/{id}: `{signal, replies, serverNow}` as JSON text. */
     async byId(caller: Caller, ref: string): Promise<string> {
