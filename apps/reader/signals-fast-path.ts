@@ -45,7 +45,9 @@ export function signalsFastPath(ctx: ReaderContext): FastPathRoutes {
 
 async function answer(ctx: ReaderContext, fast: FastPath, req: FastRequest, conn: FastConnection, q: ReturnType<ReaderContext['readSide']['query']>) {
   try {
-    const page = await ctx.readSide.read({ address: fast.address(req, conn), authorization: req.authorization, gone: conn }, q)
+    const door = ctx.readSide
+    const admitted = door.admit({ address: fast.address(req, conn), authorization: req.authorization, gone: conn }, q)
+    const page = await door.page(admitted instanceof Promise ? await admitted : admitted) // the feed's promise, awaited directly
     const closes = req.close || fast.closing // a wait answered at shutdown closes its connection
     conn.respond(pageResponse(page, fast, closes), closes)
   } catch (err) {

@@ -18,6 +18,14 @@ export interface Caller {
   readonly gone?: Gone
 }
 
+/** A read whose budgets are spent: what `page` takes (only `admit` makes one). */
+export interface Admission {
+  readonly caller: Caller
+  readonly q: ReadQuery
+  /** Gives the long-poll slot back (a waiting read's). */
+  readonly release?: () => void
+}
+
 /** Parsed queries kept by their text: a feed's followers all send the same one. Emptied when full. */
 const QUERY_CACHE_MAX = 1024
 /** Longer query texts are parsed every time: the cache holds at most QUERY_CACHE_MAX × this many characters. */
@@ -57,19 +65,32 @@ export function readDoor(d: ReadDoorDeps) {
       return q
     },
     /**
-     * One page of the feed; a long-poll holds one of the address's slots while it waits.
-     * @NOTE no async frame of its own: thousands of waiting follows each hold only the feed's wait
+     * The first step of a read: spends the caller's budgets (a request; a long-poll slot while it
+     * waits). Resolves to the admission `page` takes; synchronous when no budget applies.
      */
-    read(caller: Caller, q: ReadQuery): Promise<FeedPage> {
+    admit(caller: Caller, q: ReadQuery): Admission | Promise<Admission> {
       const waits = q.waitMs > 0
-      const page = () => {
-        d.presence.touch(poller(caller))
-        return d.feed.read(q, waits ? caller.gone : undefined) // only a wait needs to hear the client leave
-      }
       const spent = d.limits.readsLimited ? d.limits.read(caller.address) : null
-      if (!(waits && d.limits.pollsLimited)) return spent ? spent.then(page) : page()
-      const slot = () => d.limits.openPoll(caller.address).then((release) => page().finally(release))
+      if (!(waits && d.limits.pollsLimited)) return spent ? spent.then(() => ({ caller, q })) : { caller, q }
+      const slot = () => d.limits.openPoll(caller.address).then((release) => ({ caller, q, release }))
       return spent ? spent.then(slot) : slot()
+    },
+    /**
+     * The second step: touches presence and reads the page, waiting when the query says so.
+     * @NOTE the feed's own promise comes back, and the slot is given back beside it rather than
+     * after it: a wake-up answers thousands of waits, and each hop of a promise chain is a turn
+     * of work per waiter.
+     */
+    page(a: Admission): Promise<FeedPage> {
+      const waits = a.q.waitMs > 0
+      d.presence.touch(poller(a.caller))
+      const page = d.feed.read(a.q, waits ? a.caller.gone : undefined) // only a wait needs to hear the client leave
+      if (a.release) page.then(a.release, a.release)
+      return page
+    },
+    /** Both steps: one page of the feed (the surfaces that are not the hot path). */
+    async read(caller: Caller, q: ReadQuery): Promise<FeedPage> {
+      return this.page(await this.admit(caller, q))
     },
     /** GET /sw/signals/{id}: `{signal, replies, serverNow}` as JSON text. */
     async byId(caller: Caller, ref: string): Promise<string> {
