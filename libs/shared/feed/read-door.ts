@@ -49,6 +49,11 @@ export interface ReadDoorDeps {
 export function readDoor(d: ReadDoorDeps) {
   const parsed = new Map<string, ReadQuery>()
   const poller = (c: Caller) => d.identity.peek(c.authorization) ?? `ip:${d.limits.key(c.address)}`
+  /** The budgets of a read, one await each (no promise adopted inside another's reaction). */
+  const admitted = async (caller: Caller, q: ReadQuery, waits: boolean): Promise<Admission> => {
+    if (d.limits.readsLimited) await d.limits.read(caller.address)
+    return waits ? { caller, q, release: await d.limits.openPoll(caller.address) } : { caller, q }
+  }
   return {
     /**
      * GET /sw/signals' query (its text after `?`, or typed values as a record): invalid_request when
@@ -69,11 +74,9 @@ export function readDoor(d: ReadDoorDeps) {
      * waits). Resolves to the admission `page` takes; synchronous when no budget applies.
      */
     admit(caller: Caller, q: ReadQuery): Admission | Promise<Admission> {
-      const waits = q.waitMs > 0
-      const spent = d.limits.readsLimited ? d.limits.read(caller.address) : null
-      if (!(waits && d.limits.pollsLimited)) return spent ? spent.then(() => ({ caller, q })) : { caller, q }
-      const slot = () => d.limits.openPoll(caller.address).then((release) => ({ caller, q, release }))
-      return spent ? spent.then(slot) : slot()
+      const waits = q.waitMs > 0 && d.limits.pollsLimited
+      if (!d.limits.readsLimited && !waits) return { caller, q }
+      return admitted(caller, q, waits)
     },
     /**
      * The second step: touches presence and reads the page, waiting when the query says so.
