@@ -15,7 +15,11 @@ const loops = async (n: number, stop: AbortSignal, body: (i: number) => Promise<
   }))
 }
 /** An attacker with many addresses, one per request in turn, so per-address budgets alone do not stop it. */
-const addresses = (url: string, n: number, base: string): Client[] => Array.from({ length: n }, (_, i) => from(url, `${base}.${i + 1}`, 4))
+/** `n` clients from `base`.1, .2, …; past .254 on into the next /24 (`base` is three octets). */
+const addresses = (url: string, n: number, base: string): Client[] => {
+  const [a, b, c] = base.split('.').map(Number)
+  return Array.from({ length: n }, (_, i) => from(url, `${a}.${b}.${c! + Math.floor(i / 254)}.${(i % 254) + 1}`, 4))
+}
 
 /** The feed head now: long-polls from it wait (a cursor far behind would be answered from the database at once). */
 const head = async (c: Client) => (JSON.parse((await c.request('GET', '/sw/signals?limit=1')).body) as { nextCursor: number }).nextCursor
@@ -28,7 +32,7 @@ export const ATTACKS: Attack[] = [
     // more than per-address budgets hold back: 256 addresses, each well within its own budget
     name: 'a flood of deep reads and filtered newest pages (256 addresses, 16 at a time)',
     async run(url, stop, statuses) {
-      const cs = addresses(url, 256, '127.0.7')
+      const cs = addresses(url, 256, '127.0.7') // 127.0.7.1–254 and 127.0.8.1–2
       let n = 0
       await loops(16, stop, async () => {
         const i = n++
