@@ -9,7 +9,8 @@ import { metric, startRole } from './lib/procs.js'
 // (`npm start`'s code, on the machine's PostgreSQL) while an attacker runs each attack in turn, with
 // a quiet phase first and last: honest delivery p50/p99 (publish → a follower has it), publish
 // p50/p99, and the server's CPU per request (process_cpu_seconds_total over every request it saw).
-// BENCH_SECONDS per phase (default 4); BENCH_DATABASE_URL (default the machine's PostgreSQL).
+// BENCH_SECONDS per phase (default 4); BENCH_FLOOD_AT_ONCE (the flood's requests in flight, default 16);
+// BENCH_DATABASE_URL (default the machine's PostgreSQL).
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 4)
 const DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test'

@@ -21,7 +21,9 @@ import { wrk, type WrkResult } from './lib/wrk.js'
 // steady (not in the default run): BENCH_POLLERS followers on BENCH_READERS readers (default 1; 2 is the
 // fleet shape: GETs to the readers, POSTs to the writer, wake-ups through Redis) while BENCH_SIGNALS
 // (default 200) signals are published at BENCH_RATE per second (default 20); missed pairs and
-// per-signal delivery latency (bench/lib/steady.ts).
+// per-signal delivery latency (bench/lib/steady.ts). BENCH_READER_NODE_OPTIONS: NODE_OPTIONS for the
+// fan-out's readers of this build (with BENCH_BEFORE, of the build after only), e.g.
+// --max-semi-space-size=16 to measure a reader with a smaller young generation against one without.
 
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test'
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'
@@ -45,6 +47,9 @@ const BUDGETS = process.env.BENCH_BUDGETS === '1'
 const readerEnv: Record<string, string> = BUDGETS
   ? Object.fromEntries([...Object.entries(env).filter(([k]) => k !== 'READ_RATE_LIMIT_MAX' && k !== 'LONG_POLLS_PER_ADDRESS_MAX'), ['TRUST_PROXY', '1']])
   : env
+const READER_NODE_OPTIONS = process.env.BENCH_READER_NODE_OPTIONS
+/** The readers' environment for `build`: BENCH_READER_NODE_OPTIONS goes to this build's readers only, never to BENCH_BEFORE's. */
+const readerEnvOf = (build: string | undefined) => (READER_NODE_OPTIONS && build === undefined ? { ...readerEnv, NODE_OPTIONS: READER_NODE_OPTIONS } : readerEnv)
 const log = (s: string) => process.stdout.write(s + '\n')
 let port = 4700 + Math.floor(Math.random() * 200)
 
@@ -97,7 +102,7 @@ async function reads(build: string | undefined) {
 
 async function fanOuts(build: string | undefined, n: number): Promise<FanOutResult> {
   const writer = await startRole('writer', port++, env, build)
-  const readers = await Promise.all(Array.from({ length: Math.ceil(n / PER_READER) }, () => startRole('reader', port++, readerEnv, build)))
+  const readers = await Promise.all(Array.from({ length: Math.ceil(n / PER_READER) }, () => startRole('reader', port++, readerEnvOf(build), build)))
   const body = JSON.stringify({ $type: 'broadcast', $tags: ['bench'], text: 'fan-out' })
   const publish = async () => {
     const res = await fetch(`${writer.url}/sw/signals`, { method: 'POST', headers: { authorization: 'Bearer bench-fan-out-token', 'content-type': 'application/json' }, body })
@@ -113,7 +118,7 @@ async function fanOuts(build: string | undefined, n: number): Promise<FanOutResu
 
 async function steady(build: string | undefined, n: number): Promise<SteadyResult> {
   const writer = await startRole('writer', port++, env, build)
-  const readers = await Promise.all(Array.from({ length: STEADY.readers }, () => startRole('reader', port++, readerEnv, build)))
+  const readers = await Promise.all(Array.from({ length: STEADY.readers }, () => startRole('reader', port++, readerEnvOf(build), build)))
   const publish = async (k: number) => {
     const body = `{"$type":"broadcast","$tags":["bench"],"${TRACK_KEY}":${k}}`
     const res = await fetch(`${writer.url}/sw/signals`, { method: 'POST', headers: { authorization: 'Bearer bench-fan-out-token', 'content-type': 'application/json' }, body })
@@ -139,8 +144,9 @@ async function sql(text: string) {
 
 async function main() {
   const started = new Date().toISOString()
-  log(`wire bench ${started}: ${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, load ${loadavg()[0]!.toFixed(1)}, ${SECONDS} s per run, builds: ${BUILDS.map((b) => b[0]).join(', ')}`)
-  const results: Record<string, unknown> = { started, cores: cpus().length, seconds: SECONDS, node: process.version, loadAvg: loadavg()[0] }
+  const readerOptions = READER_NODE_OPTIONS ? `; readers of ${BUILDS[BUILDS.length - 1]![0]} with NODE_OPTIONS=${READER_NODE_OPTIONS}` : ''
+  log(`wire bench ${started}: ${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, load ${loadavg()[0]!.toFixed(1)}, ${SECONDS} s per run, builds: ${BUILDS.map((b) => b[0]).join(', ')}${readerOptions}`)
+  const results: Record<string, unknown> = { started, cores: cpus().length, seconds: SECONDS, node: process.version, loadAvg: loadavg()[0], ...(READER_NODE_OPTIONS && { readerNodeOptions: READER_NODE_OPTIONS }) }
   const each = async <T>(what: string, run: (build: string | undefined) => Promise<T>, show: (r: T) => string) => {
     const out: Record<string, T[]> = {}
     for (let i = 0; i < REPEAT; i++)

@@ -15,22 +15,28 @@ const loops = async (n: number, stop: AbortSignal, body: (i: number) => Promise<
   }))
 }
 /** An attacker with many addresses, one per request in turn, so per-address budgets alone do not stop it. */
-const addresses = (url: string, n: number, base: string): Client[] => Array.from({ length: n }, (_, i) => from(url, `${base}.${i + 1}`, 4))
+/** `n` clients from `base`.1, .2, …; past .254 on into the next /24 (`base` is three octets). */
+const addresses = (url: string, n: number, base: string): Client[] => {
+  const [a, b, c] = base.split('.').map(Number)
+  return Array.from({ length: n }, (_, i) => from(url, `${a}.${b}.${c! + Math.floor(i / 254)}.${(i % 254) + 1}`, 4))
+}
 
 /** The feed head now: long-polls from it wait (a cursor far behind would be answered from the database at once). */
 const head = async (c: Client) => (JSON.parse((await c.request('GET', '/sw/signals?limit=1')).body) as { nextCursor: number }).nextCursor
 
+/** The flood's requests in flight (BENCH_FLOOD_AT_ONCE, default 16): raise it to find where the process sheds. */
+const FLOOD_AT_ONCE = Number(process.env.BENCH_FLOOD_AT_ONCE ?? 16)
 const PATHOLOGICAL = `Bearer a${' '.repeat(15_900)}b`
 const TAGS = Array.from({ length: 130 }, (_, i) => `tag${i}`).join(',')
 
 export const ATTACKS: Attack[] = [
   {
     // more than per-address budgets hold back: 256 addresses, each well within its own budget
-    name: 'a flood of deep reads and filtered newest pages (256 addresses, 16 at a time)',
+    name: `a flood of deep reads and filtered newest pages (256 addresses, ${FLOOD_AT_ONCE} at a time)`,
     async run(url, stop, statuses) {
-      const cs = addresses(url, 256, '127.0.7')
+      const cs = addresses(url, 256, '127.0.8') // 127.0.8.1–254 and 127.0.9.1–2 (the honest publishers are 127.0.7.x)
       let n = 0
-      await loops(16, stop, async () => {
+      await loops(FLOOD_AT_ONCE, stop, async () => {
         const i = n++
         const path = i % 2 ? `/sw/signals?cursor=${Math.floor(Math.random() * 15_000)}&limit=7` : `/sw/signals?tag=t${i % 500}`
         count(statuses, (await cs[i % cs.length]!.request('GET', path)).status)
