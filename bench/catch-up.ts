@@ -1,4 +1,4 @@
-import pg from 'pg'
+import { sqlOn } from './lib/sql.js'
 import { client, closedLoop, round } from './lib/load.js'
 import { metric, startRole } from './lib/procs.js'
 
@@ -15,15 +15,7 @@ const N = Number(process.env.CATCHUP_SIGNALS ?? 20_000)
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
 const out = (s: string) => process.stdout.write(s + '\n')
 
-async function sql<T extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values: unknown[] = []) {
-  const c = new pg.Client({ connectionString: DATABASE_URL })
-  await c.connect()
-  try {
-    return (await c.query<T>(text, values)).rows
-  } finally {
-    await c.end()
-  }
-}
+const sql = sqlOn(DATABASE_URL)
 
 /** N signals as the writer stores them (dense seq, head moved), tags `bench` and one of `g0`..`g3`. */
 async function seed(schema: string) {

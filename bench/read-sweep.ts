@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import pg from 'pg'
+import { sqlOn } from './lib/sql.js'
 import { round } from './lib/load.js'
 import { startRole, type RoleProc } from './lib/procs.js'
 import { wrk } from './lib/wrk.js'
@@ -24,15 +24,7 @@ const CONNECTIONS = 32
 const out = (s: string) => process.stdout.write(s + '\n')
 const rand = (n: number) => Math.floor(Math.random() * n)
 
-async function sql<T extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values: unknown[] = []) {
-  const c = new pg.Client({ connectionString: DATABASE_URL })
-  await c.connect()
-  try {
-    return (await c.query<T>(text, values)).rows
-  } finally {
-    await c.end()
-  }
-}
+const sql = sqlOn(DATABASE_URL)
 
 // Each signal i: tags all, a<i%10>, b<i%100>, c<i%1000> (100 %, 10 %, 1 %, 0.1 %) and p<i%500> (the
 // floor's 500 tags); type and origin: five values of 10 %, ten of 1 %, ten of 0.1 %, the rest one value;
