@@ -59,6 +59,8 @@ t.test('an unknown board is 404; a board that does not answer is 503 with Retry-
   t.equal(down.status, 503)
   t.ok(Number(down.headers.get('retry-after')) >= 1, 'Retry-After')
   t.equal(((await down.json()) as any).error.code, 'unavailable')
+  const warned = agg.logs.map((l) => JSON.parse(l)).find((l) => l.msg === 'request refused under load')
+  t.match(warned, { reason: `${board.authority} did not answer`, cause: /ECONNREFUSED/ }, 'the warning says which hop failed and how')
 })
 
 t.test('a proxied long-poll wakes on a publish made directly on the board', async (t) => {
