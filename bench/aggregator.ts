@@ -99,19 +99,19 @@ async function proxiedPolls(pollers: number, shared: boolean) {
   }
   const rep = await held.report()
   const cpu = agg.cpuSeconds() - cpu0
-  const refusedLines = agg.logTail().split('\n').filter((l) => l.includes('refused under load'))
+  const refusedLines = agg.logTail().split('\n').filter((l) => l.includes('refused under load') || l.includes('"request failed"'))
   const answers = pollers * rounds
   await held.stop()
   await agg.stop()
   await b.proc.stop()
   out(`proxied long-polls, ${shared ? 'shared' : 'each its own upstream request'}: ${pollers} waiting through one aggregator process (errors ${rep.errors} ${JSON.stringify(rep.refusals)} ${JSON.stringify(rep.reasons)})`)
-  // which hop refused, and why: the aggregator's own warnings (reason and cause), counted
+  // which hop refused, and why: the aggregator's own refusals and failures (reason and cause), counted
   const why = new Map<string, number>()
   for (const l of refusedLines) {
     let k = 'a cut line'
     try {
-      const { reason, cause } = JSON.parse(l) as { reason?: string; cause?: string }
-      k = `${reason} (${cause ?? 'no cause'})`
+      const { reason, cause, err } = JSON.parse(l) as { reason?: string; cause?: string; err?: { message?: string; cause?: { message?: string } } }
+      k = err ? `${err.message} (${err.cause?.message ?? 'no cause'})` : `${reason} (${cause ?? 'no cause'})`
     } catch {
       // the tail's first line, cut
     }

@@ -137,3 +137,19 @@ t.test('identical anonymous long-polls share one request to the board; one with 
     t.same(p.body.signals.map((s: any) => s.id), [sent.signal.id], 'every client gets the signal')
   }
 })
+
+t.test('a burst of proxied requests for one board costs one registry lookup, not one each', async (t) => {
+  const board = await startTestBoard(t)
+  const agg = await startTestAggregator(t, {}, { follow: false })
+  t.equal((await agg.register(board.url)).status, 201)
+  const burst = () => Promise.all(Array.from({ length: 200 }, () => fetch(`${agg.url}/sw/${board.authority}/sw/stats`).then((r) => r.status)))
+  await burst() // opens the connections, so the next burst arrives together, as re-polling followers do
+  t.equal((await agg.register(board.url)).status, 200, 'registered again: the proxy forgets what it knew of the board, as when its entry expires')
+  const queries = async () =>
+    Number(/^wire_db_query_duration_seconds_count\{pool="wire-aggregator",op="query"\} (\d+)$/m.exec(await (await fetch(`${agg.url}/metrics`)).text())?.[1])
+  const before = await queries()
+  t.same([...new Set(await burst())], [200], 'all answered')
+  const lookups = (await queries()) - before
+  // one lookup; a re-check running meanwhile may add its few
+  t.ok(lookups <= 5, `the aggregator's database saw ${lookups} queries for 200 requests`)
+})
