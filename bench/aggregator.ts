@@ -99,11 +99,25 @@ async function proxiedPolls(pollers: number, shared: boolean) {
   }
   const rep = await held.report()
   const cpu = agg.cpuSeconds() - cpu0
+  const refusedLines = agg.logTail().split('\n').filter((l) => l.includes('refused under load') || l.includes('"request failed"'))
   const answers = pollers * rounds
   await held.stop()
   await agg.stop()
   await b.proc.stop()
-  out(`proxied long-polls, ${shared ? 'shared' : 'each its own upstream request'}: ${pollers} waiting through one aggregator process (errors ${rep.errors} ${JSON.stringify(rep.refusals)})`)
+  out(`proxied long-polls, ${shared ? 'shared' : 'each its own upstream request'}: ${pollers} waiting through one aggregator process (errors ${rep.errors} ${JSON.stringify(rep.refusals)} ${JSON.stringify(rep.reasons)})`)
+  // which hop refused, and why: the aggregator's own refusals and failures (reason and cause), counted
+  const why = new Map<string, number>()
+  for (const l of refusedLines) {
+    let k = 'a cut line'
+    try {
+      const { reason, cause, err } = JSON.parse(l) as { reason?: string; cause?: string; err?: { message?: string; cause?: { message?: string } } }
+      k = err ? `${err.message} (${err.cause?.message ?? 'no cause'})` : `${reason} (${cause ?? 'no cause'})`
+    } catch {
+      // the tail's first line, cut
+    }
+    why.set(k, (why.get(k) ?? 0) + 1)
+  }
+  for (const [k, n] of why) out(`  refused at the aggregator (the last 64 KiB of its log): ${n} × ${k}`)
   out(`  aggregator RSS: ${round(rss0 / 2 ** 20)} MiB idle, ${round(rss1 / 2 ** 20)} MiB holding them: ${round((rss1 - rss0) / pollers / 1024, 1)} KiB per waiting poll`)
   out(`  aggregator CPU: ${round((cpu * 1e6) / answers, 1)} us per proxied answer (${answers} answers plus their re-polls), publish → last answer p50 ${round(percentile([...spreads].sort((a, b) => a - b), 50))} ms`)
 }

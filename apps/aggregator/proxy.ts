@@ -56,15 +56,19 @@ export function boardProxy(
   policy: AddressPolicy,
   o: { maxInFlight: number; retryAfterSeconds: number; limits: Pick<ClientLimits, 'publish'>; sharePolls: boolean },
 ) {
-  const boards = new LRUCache<string, { board: RegisteredBoard | null }>({ max: 10_000, ttl: 5_000 })
+  // @NOTE the lookup's promise is what is cached: when the entry expires, the thousands of followers
+  // re-polling at once share one registry query, instead of each queueing its own for the pool
+  // (past the pool's connect timeout they failed with 503, every TTL)
+  const boards = new LRUCache<string, { board: Promise<RegisteredBoard | null> }>({ max: 10_000, ttl: 5_000 })
   let inFlight = 0
   const polls = sharedPolls()
-  const boardOf = async (authority: string): Promise<RegisteredBoard | null> => {
+  const boardOf = (authority: string): Promise<RegisteredBoard | null> => {
     const hit = boards.get(authority)
     if (hit) return hit.board
-    const board = await store.get(authority)
-    boards.set(authority, { board })
-    return board
+    const entry = { board: store.get(authority) }
+    boards.set(authority, entry)
+    entry.board.catch(() => boards.get(authority) === entry && boards.delete(authority)) // a failed lookup is not kept
+    return entry.board
   }
   return {
     get inFlight() {

@@ -4,7 +4,7 @@ import net from 'node:net'
 // sockets, each a pre-built GET. On an answer it finds `"nextCursor":` in the body (no JSON parsing),
 // records when it arrived and polls again from there at once, as a follower does. A process, not a
 // worker thread: this sandbox caps open files per process near 20,000.
-// Argument: the JSON of Data. Messages out: {opened}; in {cmd:'report'} → {arrivals, answered, errors, cpu};
+// Argument: the JSON of Data. Messages out: {opened}; in {cmd:'report'} → {arrivals, answered, errors, refusals, reasons, cpu};
 // {cmd:'tracked'} → {tracked: [n, arrival times][], duplicates}; {cmd:'stop'}.
 
 interface Data {
@@ -68,6 +68,13 @@ let answered = 0
 let errors = 0
 /** Answers that were not 2xx, by status (0: the connection failed or closed). */
 const refusals: Record<number, number> = {}
+/** The refusals' error messages ("<status> <message>" → count; a few distinct ones), so a report says which limit refused. */
+const reasons: Record<string, number> = {}
+const MESSAGE = /"message":"([^"]{0,160})/
+function noteReason(status: number, body: Buffer) {
+  const key = `${status} ${MESSAGE.exec(body.toString('utf8', 0, 400))?.[1] ?? '(no message)'}`
+  if (key in reasons || Object.keys(reasons).length < 8) reasons[key] = (reasons[key] ?? 0) + 1
+}
 const RETRY_AFTER = 'retry-after:'
 
 /**
@@ -117,6 +124,7 @@ function poller(i: number) {
         } else {
           errors++
           refusals[status] = (refusals[status] ?? 0) + 1
+          noteReason(status, body)
           const r = head.indexOf(RETRY_AFTER)
           const wait = r < 0 ? 1 : Math.min(5, parseInt(head.slice(r + RETRY_AFTER.length), 10) || 1)
           setTimeout(() => !stopping && !socket.destroyed && socket.write(requestAt(cursor)), wait * 1000 * (0.5 + Math.random()))
@@ -151,7 +159,7 @@ for (let i = 0; i < d.count; i++) {
 
 process.on('message', (m: { cmd: string }) => {
   if (m.cmd === 'report') {
-    process.send!({ arrivals, answered, errors, refusals, cpu: process.cpuUsage() })
+    process.send!({ arrivals, answered, errors, refusals, reasons, cpu: process.cpuUsage() })
     arrivals = []
   } else if (m.cmd === 'tracked') {
     process.send!({ tracked: [...tracked], duplicates })

@@ -12,9 +12,17 @@ export interface PollReport {
   errors: number
   /** Those errors by status (0: a connection closed or failed, and was reopened). */
   refusals: Record<string, number>
+  /** The refusals' error messages: "<status> <message>" → count. */
+  reasons: Record<string, number>
   /** CPU time the client processes spent since the start (user + system), ms. */
   cpuMs: number
 }
+
+const sumCounts = (counts: Array<Record<string, number> | undefined>) =>
+  counts.reduce<Record<string, number>>((s, c) => {
+    for (const [k, v] of Object.entries(c ?? {})) s[k] = (s[k] ?? 0) + v
+    return s
+  }, {})
 
 /**
  * The fan-out client: `count` followers of `url` (a reader's base URL), each a long-poll on its own
@@ -36,7 +44,7 @@ export async function holdPollers(url: string, count: number, cursor: number, op
   }
   await Promise.all(opened)
   const ask = (p: ChildProcess) =>
-    new Promise<{ arrivals: number[]; answered: number; errors: number; refusals: Record<string, number>; cpu: { user: number; system: number } }>((resolve) => {
+    new Promise<{ arrivals: number[]; answered: number; errors: number; refusals: Record<string, number>; reasons: Record<string, number>; cpu: { user: number; system: number } }>((resolve) => {
       p.once('message', (m) => resolve(m as never))
       p.send({ cmd: 'report' })
     })
@@ -48,10 +56,8 @@ export async function holdPollers(url: string, count: number, cursor: number, op
         arrivals: all.flatMap((r) => r.arrivals),
         answered: all.reduce((s, r) => s + r.answered, 0),
         errors: all.reduce((s, r) => s + r.errors, 0),
-        refusals: all.reduce<Record<string, number>>((s, r) => {
-          for (const [k, v] of Object.entries(r.refusals ?? {})) s[k] = (s[k] ?? 0) + v
-          return s
-        }, {}),
+        refusals: sumCounts(all.map((r) => r.refusals)),
+        reasons: sumCounts(all.map((r) => r.reasons)),
         cpuMs: all.reduce((s, r) => s + (r.cpu.user + r.cpu.system) / 1000, 0),
       }
     },

@@ -10,6 +10,8 @@ export interface RoleProc {
   cpuSeconds(): number
   /** Resident memory, bytes, from /proc. */
   rssBytes(): number
+  /** The last 64 KiB of its log (LOG_LEVEL warn: its warnings and errors). */
+  logTail(): string
   stop(): Promise<void>
 }
 
@@ -31,8 +33,10 @@ export async function startRole(role: 'writer' | 'reader' | 'agents' | 'sweeper'
   const profile = process.env.BENCH_PROFILE === role ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR ?? 'bench/results/profiles'}`] : []
   const child = spawn(process.execPath, [...profile, main], {
     env: { ...process.env, LOG_LEVEL: 'warn', SERVER_PORT: String(port), SERVER_HOST: '127.0.0.1', WIRE_CONFIG: '/nonexistent/board.json', ...env },
-    stdio: ['ignore', 'ignore', 'inherit'],
+    stdio: ['ignore', 'pipe', 'inherit'],
   })
+  let log = ''
+  child.stdout!.on('data', (d: Buffer) => void (log = (log + d.toString()).slice(-65_536)))
   const url = `http://127.0.0.1:${port}`
   for (let i = 0; ; i++) {
     if (child.exitCode !== null) throw new Error(`${role} exited with ${child.exitCode}`)
@@ -45,6 +49,7 @@ export async function startRole(role: 'writer' | 'reader' | 'agents' | 'sweeper'
     child,
     cpuSeconds: () => procStat(child.pid!).cpuSeconds,
     rssBytes: () => procStat(child.pid!).rssBytes,
+    logTail: () => log,
     stop: () =>
       new Promise<void>((resolve) => {
         if (child.exitCode !== null) return resolve()

@@ -59,6 +59,8 @@ t.test('an unknown board is 404; a board that does not answer is 503 with Retry-
   t.equal(down.status, 503)
   t.ok(Number(down.headers.get('retry-after')) >= 1, 'Retry-After')
   t.equal(((await down.json()) as any).error.code, 'unavailable')
+  const warned = agg.logs.map((l) => JSON.parse(l)).find((l) => l.msg === 'request refused under load')
+  t.match(warned, { reason: `${board.authority} did not answer`, cause: /ECONNREFUSED/ }, 'the warning says which hop failed and how')
 })
 
 t.test('a proxied long-poll wakes on a publish made directly on the board', async (t) => {
@@ -134,4 +136,20 @@ t.test('identical anonymous long-polls share one request to the board; one with 
     t.equal(p.status, 200)
     t.same(p.body.signals.map((s: any) => s.id), [sent.signal.id], 'every client gets the signal')
   }
+})
+
+t.test('a burst of proxied requests for one board costs one registry lookup, not one each', async (t) => {
+  const board = await startTestBoard(t)
+  const agg = await startTestAggregator(t, {}, { follow: false })
+  t.equal((await agg.register(board.url)).status, 201)
+  const burst = () => Promise.all(Array.from({ length: 200 }, () => fetch(`${agg.url}/sw/${board.authority}/sw/stats`).then((r) => r.status)))
+  await burst() // opens the connections, so the next burst arrives together, as re-polling followers do
+  t.equal((await agg.register(board.url)).status, 200, 'registered again: the proxy forgets what it knew of the board, as when its entry expires')
+  const queries = async () =>
+    Number(/^wire_db_query_duration_seconds_count\{pool="wire-aggregator",op="query"\} (\d+)$/m.exec(await (await fetch(`${agg.url}/metrics`)).text())?.[1])
+  const before = await queries()
+  t.same([...new Set(await burst())], [200], 'all answered')
+  const lookups = (await queries()) - before
+  // one lookup; a re-check running meanwhile may add its few
+  t.ok(lookups <= 5, `the aggregator's database saw ${lookups} queries for 200 requests`)
 })

@@ -63,10 +63,16 @@ export function errorBody(e: WireError, withRetryAfter = false) {
   return { error: { code, message, ...(details && { details }), ...(retryAfter && { retryAfter }) } }
 }
 
+/** A refusal's cause in one line (an undici or socket error's code and message: which hop failed, and how). */
+const causeOf = (c: unknown) => {
+  const { code, message } = (c ?? {}) as { code?: unknown; message?: unknown }
+  return `${typeof code === 'string' ? `${code}: ` : ''}${typeof message === 'string' ? message.slice(0, 200) : String(c).slice(0, 200)}`
+}
+
 /** Logs a failed request as every surface does: a 5xx at error level with its cause, a refusal at debug. */
 export function logFailure(log: FastifyBaseLogger, err: unknown, e: WireError, what: Record<string, unknown> = {}) {
   // admin_disabled is a 501 by the protocol's word, but a setting, not a fault: nobody needs to look
-  if (e.overload) log.warn({ code: e.code, reason: e.message, ...what }, 'request refused under load')
+  if (e.overload) log.warn({ code: e.code, reason: e.message, ...(e.cause !== undefined && { cause: causeOf(e.cause) }), ...what }, 'request refused under load')
   else if (STATUS[e.code] >= 500 && e.code !== 'admin_disabled') log.error({ err, code: e.code, ...what }, 'request failed')
   else log.debug({ code: e.code, ...what }, 'request refused')
 }
