@@ -18,6 +18,8 @@ const countRead = (fromTail: FeedPage | null) => void (fromTail ? hotCounts.tail
 export interface FeedOptions {
   authority: string
   tailSize: number
+  /** READER_TAIL_MAX_BYTES (see Tail). */
+  tailMaxBytes?: number
   fallbackPollMs: number
   /** SIGNAL_SWEEP_GRACE_SECONDS in ms: older expired signals count as swept. */
   graceMs: number

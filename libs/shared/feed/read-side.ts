@@ -48,6 +48,7 @@ export async function createReadSide(cfg: Config, log: Logger, infra: Infra, opt
   const feed = new Feed(sql, infra.bus, log.child({ mod: 'feed' }), {
     authority: cfg.authority,
     tailSize: opts.tailSize ?? cfg.reader.tailSize,
+    tailMaxBytes: cfg.reader.tailMaxBytes,
     graceMs: cfg.sweep.graceSeconds * 1000,
     fallbackPollMs: opts.fallbackPollMs ?? cfg.reader.fallbackPollMs,
     maxWaiters: cfg.reader.maxWaiters,

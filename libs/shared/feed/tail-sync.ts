@@ -9,6 +9,8 @@ import { Tail } from './tail.js'
 export interface TailSyncOptions {
   authority: string
   tailSize: number
+  /** READER_TAIL_MAX_BYTES: the tail's bound in bytes (entryBytes), besides its `tailSize` entries. */
+  tailMaxBytes?: number
   fallbackPollMs: number
   /** Readers on a replica: the primary, asked for the true head when a wake-up names one the replica has not replayed. */
   primary?: SignalReader
@@ -55,7 +57,7 @@ export class TailSync {
     this.log = log
     this.opts = opts
     this.advanced = coalesced(onAdvance, (err) => this.log.warn({ err }, 'waking the waiters failed'))
-    this.tail = new Tail(opts.authority, opts.tailSize)
+    this.tail = new Tail(opts.authority, opts.tailSize, opts.tailMaxBytes)
   }
 
   async start() {

@@ -34,23 +34,38 @@ class Entry implements TailEntry {
 export const searchTextOf = (e: TailEntry) => (e.search ??= searchText(e.signal))
 
 /**
+ * What an entry may come to hold, in bytes: the payload three times over (the signal, its JSON,
+ * its lower-cased search text, each made when first needed) and about half a KiB of the rest. An
+ * estimate made when the entry goes in, so the bound costs no work per read.
+ */
+export const entryBytes = (s: Signal) => 3 * s.payloadText.length + 512
+
+/**
  * The most recent signals in seq order. Invariant: every visible signal with
  * `from < seq <= head` is in `entries`, so a cursor ≥ `from` can be answered from memory.
+ * Bounded twice: at most `capacity` entries, and at most `maxBytes` of them by `entryBytes`
+ * (16 KiB payloads would otherwise make the default 5,000 entries some 240 MB); past either,
+ * the oldest go and `from` moves up, so their readers go to the database.
  */
 export class Tail {
   entries: TailEntry[] = []
   from = 0
   head = 0
+  /** entryBytes of every entry. */
+  bytes = 0
   private readonly authority: string
   private readonly capacity: number
-  constructor(authority: string, capacity: number) {
+  private readonly maxBytes: number
+  constructor(authority: string, capacity: number, maxBytes = Infinity) {
     this.authority = authority
     this.capacity = capacity
+    this.maxBytes = maxBytes
   }
 
   /** Load the newest signals: every one with `from < seq <= head`. */
   reset(signals: Signal[], head: number, from: number) {
     this.entries = signals.map((s) => this.entry(s))
+    this.bytes = this.entries.reduce((n, e) => n + entryBytes(e.signal), 0)
     this.head = head
     this.from = Math.min(from, head)
     this.trim()
@@ -58,7 +73,7 @@ export class Tail {
 
   /** Append signals newer than head (ascending) and move head to `upTo`. */
   append(signals: readonly Signal[], upTo: number) {
-    for (const s of signals) if (s.seq > this.head) this.entries.push(this.entry(s))
+    for (const s of signals) if (s.seq > this.head) (this.entries.push(this.entry(s)), (this.bytes += entryBytes(s)))
     this.head = Math.max(this.head, upTo, signals.at(-1)?.seq ?? 0)
     this.trim()
   }
@@ -83,7 +98,8 @@ export class Tail {
   update(id: string, fresh: Signal | null) {
     const i = this.entries.findIndex((e) => e.signal.id === id)
     if (i < 0) return
-    if (fresh) this.entries[i] = this.entry(fresh)
+    this.bytes -= entryBytes(this.entries[i]!.signal)
+    if (fresh) (this.entries[i] = this.entry(fresh)), (this.bytes += entryBytes(fresh))
     else this.entries.splice(i, 1)
   }
 
@@ -93,7 +109,9 @@ export class Tail {
   }
 
   private trim() {
-    const extra = this.entries.length - this.capacity
+    let extra = Math.max(0, this.entries.length - this.capacity)
+    for (let i = 0; i < extra; i++) this.bytes -= entryBytes(this.entries[i]!.signal)
+    while (this.bytes > this.maxBytes && extra < this.entries.length) this.bytes -= entryBytes(this.entries[extra++]!.signal)
     if (extra > 0) {
       this.from = this.entries[extra - 1]!.signal.seq
       this.entries = this.entries.slice(extra)
