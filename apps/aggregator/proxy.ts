@@ -50,6 +50,13 @@ async function readAll(body: Dispatcher.ResponseData['body']): Promise<Buffer> {
  * method, body, status, headers and bytes. The caller's Authorization goes through and is neither
  * stored nor logged. Registered boards only; the outbound agent checks every address it connects to.
  */
+/**
+ * Retry-After when one request to a board failed: a hiccup, most likely, and a shared long-poll's
+ * failure answers every client waiting on it at once, so they come back soon, not after a recheck
+ * interval. A board that keeps failing is marked down by its checks, and that answer says longer.
+ */
+const TRANSIENT_RETRY_SECONDS = 2
+
 export function boardProxy(
   store: RegistryStore,
   dispatcher: Dispatcher,
@@ -101,7 +108,7 @@ export function boardProxy(
         left.aborted
           ? new WireError('invalid_request', 'the client left') // nobody reads this answer: a client-side refusal, logged at debug
           : // the board's trouble, not ours: a warning (overload), with Retry-After
-            new WireError('unavailable', `${board.authority} did not answer`, { board: board.authority }, { retryAfter: o.retryAfterSeconds, overload: true, cause: err })
+            new WireError('unavailable', `${board.authority} did not answer`, { board: board.authority }, { retryAfter: TRANSIENT_RETRY_SECONDS, overload: true, cause: err })
       if (o.sharePolls && r.method === 'GET' && headers.authorization === undefined && /[?&]wait=/.test(r.rest)) {
         // an anonymous long-poll: one upstream request per board path and query, shared by every client asking the same
         inFlight++
