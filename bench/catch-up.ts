@@ -1,4 +1,4 @@
-import { sqlOn } from './lib/sql.js'
+import { sqlOn, untilHead } from './lib/sql.js'
 import { client, closedLoop, round } from './lib/load.js'
 import { metric, startRole } from './lib/procs.js'
 
@@ -70,11 +70,7 @@ async function measure(label: string, root: string | undefined) {
   const server = await startRole('server', port, env, root)
   try {
     await seed(schema)
-    for (let i = 0; i < 100; i++) {
-      const head = (await (await fetch(`${server.url}/sw/signals?limit=1`)).json()) as { nextCursor: number }
-      if (head.nextCursor >= N) break
-      await new Promise((r) => setTimeout(r, 100))
-    }
+    await untilHead(server.url, N)
     out(`${label}: ${N} signals behind, table analysed ${await analysed(schema)} times before the run`)
     for (const [limit, filter] of [[3, ''], [3, '&tag=g1'], [100, ''], [100, '&tag=g1']] as const) out(`  ${JSON.stringify(await follow(server.url, limit, filter))}`)
     out(`  deep cursor (cursor=1000&limit=7, 8 clients): ${JSON.stringify(await deepCursor(server.url))}`)

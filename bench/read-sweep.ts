@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { sqlOn } from './lib/sql.js'
+import { sqlOn, untilHead } from './lib/sql.js'
 import { round } from './lib/load.js'
 import { startRole, type RoleProc } from './lib/procs.js'
 import { wrk } from './lib/wrk.js'
@@ -101,11 +101,7 @@ async function measure(label: string, root: string | undefined, table: Map<strin
   const dir = mkdtempSync(join(tmpdir(), 'wire-sweep-'))
   try {
     await seed(schema)
-    for (let i = 0; i < 100; i++) {
-      const head = (await (await fetch(`${server.url}/sw/signals?limit=1`)).json()) as { nextCursor: number }
-      if (head.nextCursor >= N) break
-      await new Promise((r) => setTimeout(r, 100))
-    }
+    await untilHead(server.url, N)
     const run = async (name: string, make: () => string | null) => {
       if (make() === null) return
       const r = await cell(server, schema, dir, Array.from({ length: 4000 }, make) as string[])

@@ -12,3 +12,12 @@ export function sqlOn(databaseUrl: string) {
     }
   }
 }
+
+/** Waits (at most ~10 s) until a board's feed shows `n` signals: seeding by SQL reaches its tail through the fallback poll. */
+export async function untilHead(baseUrl: string, n: number): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    const head = (await (await fetch(`${baseUrl}/sw/signals?limit=1`)).json()) as { nextCursor: number }
+    if (head.nextCursor >= n) return
+    await new Promise((r) => setTimeout(r, 100))
+  }
+}

@@ -2,7 +2,7 @@ import pg from 'pg'
 import t from 'tap'
 import { recheckBoards } from '../../apps/aggregator/registry/recheck.js'
 import { TEST_DATABASE_URL } from '../helpers/services.js'
-import { eventually } from '../helpers/wait.js'
+import { eventually, until } from '../helpers/wait.js'
 import { ADMIN, auth, startTestAggregator, startTestBoard, type TestBoard } from './support.js'
 
 // Search across three real boards that the aggregator follows with the client library.
@@ -48,7 +48,7 @@ t.test('search finds a signal from each board, with its board; filters; a long-p
 
   const t0 = Date.now()
   const poll = search(agg.url, `q=albatross&cursor=${all.nextCursor}&wait=20`)
-  await new Promise((r) => setTimeout(r, 200))
+  await until(() => agg.started().ctx.search.waiting === 1, 5000, 'the search to wait') // registered before anything is published
   await publish(boards[1]!, { $type: 'broadcast', text: 'an unrelated signal' })
   const hit = await publish(boards[2]!, { $type: 'broadcast', text: 'the albatross lands' })
   const woke = await poll
