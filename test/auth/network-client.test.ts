@@ -1,11 +1,11 @@
 import { Writable } from 'node:stream'
-import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
 import { networkIdentity, type NetworkIdentityOptions } from '../../libs/shared/auth/index.js'
 import { WireError } from '../../libs/shared/domain/index.js'
 import { createLogger } from '../../libs/shared/log/index.js'
+import { manualClock } from '../helpers/clock.js'
 import { startFakeIdentity } from '../helpers/fake-identity.js'
-import { eventually } from '../helpers/wait.js'
+import { eventually, until } from '../helpers/wait.js'
 
 // The network-mode resolver on its own, against the fake identity network: the cache, single
 // flight, the read-path peek, registration and how each kind of answer maps to an error.
@@ -28,13 +28,17 @@ const codeOf = (p: Promise<unknown>) =>
 
 t.test('an accepted token becomes the network identity, reused until the cache entry ages out', async (t) => {
   const fake = await startFakeIdentity(t, { 'tok-alice': { identityId: 'id_alice', displayName: 'Alice', bits: 7 } })
-  const { resolver } = client(fake.url, { validMs: 300 })
+  const clock = manualClock()
+  const { resolver } = client(fake.url, { validMs: 300, clock })
   const who = await resolver.authenticate(bearer('tok-alice'))
   t.same(who, { id: 'id_alice', name: 'Alice', uri: `sw://${fake.authority}/identities/id_alice`, verified: true, bits: 7 })
   t.same(fake.verifies[0], { token: 'tok-alice', body: { authority: 'board.example' } }, 'token in the header, board authority in the body')
   await resolver.authenticate(bearer('tok-alice'))
   t.equal(fake.verifyCalls(), 1, 'second publish served from the cache')
-  await sleep(350)
+  clock.advance(299)
+  await resolver.authenticate(bearer('tok-alice'))
+  t.equal(fake.verifyCalls(), 1, 'still cached just before it ages out')
+  clock.advance(2)
   await resolver.authenticate(bearer('tok-alice'))
   t.equal(fake.verifyCalls(), 2, 'verified again once the entry aged out')
 })
@@ -50,12 +54,13 @@ t.test('concurrent lookups of one uncached token make one verify call', async (t
 
 t.test('a rejected token is unauthorized and remembered only briefly', async (t) => {
   const fake = await startFakeIdentity(t)
-  const { resolver } = client(fake.url, { rejectedMs: 300 })
+  const clock = manualClock()
+  const { resolver } = client(fake.url, { rejectedMs: 300, clock })
   t.equal(await codeOf(resolver.authenticate(bearer('tok-new'))), 'unauthorized')
   t.equal(await codeOf(resolver.authenticate(bearer('tok-new'))), 'unauthorized')
   t.equal(fake.verifyCalls(), 1, 'the rejection is cached')
   fake.tokens.set('tok-new', { identityId: 'id_new', userId: 'u', displayName: null, verified: false, bits: 0 })
-  await sleep(350)
+  clock.advance(301)
   t.match(await resolver.authenticate(bearer('tok-new')), { id: 'id_new', name: null, verified: false, bits: 0 })
   t.equal(fake.verifyCalls(), 2)
 })
@@ -129,12 +134,18 @@ t.test('peek never waits: an unknown token counts by its hash until a background
 t.test('peek stays quiet while the network is down', async (t) => {
   const fake = await startFakeIdentity(t)
   await fake.stop()
-  const { resolver } = client(fake.url)
+  const clock = manualClock()
+  const { resolver } = client(fake.url, { clock })
   t.equal(await codeOf(resolver.authenticate(bearer('tok-x'))), 'unavailable')
   await fake.start()
   for (let i = 0; i < 5; i++) t.match(resolver.peek(bearer(`tok-read-${i}`)), /^tok:/)
-  await sleep(100)
-  t.equal(fake.verifyCalls(), 0, 'no background verifies right after a failure')
+  clock.advance(4999)
+  t.match(resolver.peek(bearer('tok-still-paused')), /^tok:/)
+  clock.advance(2) // the pause (5 s, the Retry-After a failure gives) is over: the next unknown token is verified
+  resolver.peek(bearer('tok-after-pause'))
+  await until(() => fake.verifyCalls() > 0, 2000, 'the background verify after the pause')
+  // those peeked during the pause would have started their verifies first, and arrived first
+  t.same(fake.verifies.map((v) => v.token), ['tok-after-pause'], 'no background verifies during the pause after a failure')
 })
 
 t.test('register creates an identity on the network that verify then accepts', async (t) => {

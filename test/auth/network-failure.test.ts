@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises'
 import t, { type Test } from 'tap'
 import { startReader } from '../../apps/reader/app.js'
 import { startWriter } from '../../apps/writer/app.js'
@@ -8,7 +7,7 @@ import { createLogger } from '../../libs/shared/log/index.js'
 import { startFakeIdentity } from '../helpers/fake-identity.js'
 import { assertServicesUp, dropSchema, TEST_DATABASE_URL, TEST_REDIS_URL, uniqueSchema } from '../helpers/services.js'
 import { startStack } from '../helpers/stack.js'
-import { eventually } from '../helpers/wait.js'
+import { eventually, until } from '../helpers/wait.js'
 
 // Network identity mode when the identity network is down, failing or slow (publishes fail closed,
 // everything else keeps working), and the same behaviour on the embedded database and in the fleet.
@@ -75,7 +74,7 @@ t.test('a slow identity network: publishes answer 503 within ~3 s, reads are not
   fake.delayMs = 10_000
   const t0 = Date.now()
   const pubs = Promise.all([1, 2, 3].map(() => s.publish(thread(), 'tok-rich')))
-  await sleep(50)
+  await until(() => fake.verifyCalls('tok-rich') === 1, 2000, 'the publishes waiting on the slow network')
   const read = await s.app.inject({ url: '/sw/signals', headers: s.bearer('tok-rich-2') })
   t.equal(read.statusCode, 200)
   t.ok(Date.now() - t0 < 1000, `a read with an unverified token took ${Date.now() - t0} ms`)
@@ -95,7 +94,8 @@ t.test('network mode on the embedded database', async (t) => {
   t.match(pub.json().signal, { origin: 'id_rich', originUri: `sw://${fake.authority}/identities/id_rich`, originVerified: true })
   t.equal((await s.publish(thread(), 'tok-broke')).statusCode, 402)
   await s.app.inject({ url: '/sw/signals', headers: s.bearer('tok-rich') })
-  await sleep(100) // room for a background verify, were the read to start one
+  // a publish with another token waits for its own verify: one the read had started would have gone first
+  t.equal((await s.publish(thread(), 'tok-cached')).statusCode, 200)
   t.equal(fake.verifyCalls('tok-rich'), 1, 'the read found the identity in the cache it shares with the publish path')
   t.equal((await s.app.inject({ url: '/sw/wire' })).json().stats.recentPollers, 1)
   t.equal((await s.app.inject({ url: '/.well-known/wire' })).json().identity, fake.url)

@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import t, { type Test } from 'tap'
 import { dropSchema, TEST_DATABASE_URL, TEST_REDIS_URL, uniqueSchema } from '../helpers/services.js'
 import { freePort, startProcess } from '../helpers/process.js'
+import { until } from '../helpers/wait.js'
 
 // `npm start` as a newcomer runs it: a real child process, real HTTP. Run once on the embedded
 // default (PGlite in a temp directory, in-process bus) and once on this machine's PostgreSQL + Redis.
@@ -38,7 +39,7 @@ async function startAndStopTwice(t: Test, env: Record<string, string | undefined
 
   // Ctrl-C while a long-poll waits: the poll is answered, then the process exits 0
   const poll = json(`/sw/signals?cursor=${page.nextCursor}&wait=20`)
-  await new Promise((r) => setTimeout(r, 300))
+  await until(async () => (await json('/readyz')).waiting === 1, 10_000, 'the long-poll to wait')
   const t0 = Date.now()
   first.signal('SIGINT')
   const answered = await poll

@@ -1,7 +1,8 @@
 import t from 'tap'
 import pg from 'pg'
-import { fleetSchema, json, publish, startRedis, startReplica, startRole, tcpProxy } from '../helpers/fleet.js'
+import { fleetSchema, json, metricOf, publish, startRedis, startReplica, startRole, tcpProxy, untilWaiting } from '../helpers/fleet.js'
 import { TEST_DATABASE_URL, TEST_REDIS_URL } from '../helpers/services.js'
+import { until } from '../helpers/wait.js'
 
 // docs/architecture.md "Failure behaviour", row by row, with real processes and real faults.
 
@@ -29,7 +30,7 @@ t.test('Redis down: publishes succeed, delivery falls back to the timer, wake-up
   const timedPoll = async (cursor: number) => {
     const t0 = Date.now()
     const page = json(`${reader.url}/sw/signals?cursor=${cursor}&wait=10`)
-    await sleep(100)
+    await untilWaiting(reader, 1)
     const p0 = Date.now()
     const res = await publish(writer, { $type: 'broadcast', at: p0 })
     const answer = await body(res)
@@ -68,9 +69,10 @@ t.test('replica replay paused: no "nothing new" below a known head, no skip, del
 
   await replica.pause()
   const waiting = json(`${reader.url}/sw/signals?cursor=${cursor}&wait=8`)
-  await sleep(100)
+  await untilWaiting(reader, 1)
   for (let i = 0; i < 3; i++) acked.push((await body(await publish(writer, { $type: 'broadcast', i }))).signal.id)
-  await sleep(300) // the wake-up has told the reader about the new head; its replica has not replayed it
+  // the wake-up has told the reader about the new head; its replica has not replayed it
+  await until(async () => (await metricOf(reader, 'wire_replica_lag_signals')) === 3, 10_000, 'the reader to know of 3 signals its replica lacks')
   const polled = await json(`${reader.url}/sw/signals?cursor=${cursor}&wait=0`)
   t.same(polled.signals.map((s: { id: string }) => s.id), acked, 'a plain poll below the known head is answered (from the primary), not with "nothing new"')
   const longPoll = await waiting
@@ -158,7 +160,7 @@ t.test('SIGTERM on a writer: in-flight publishes finish; every acknowledged one 
       }
     }
   })
-  await sleep(400)
+  await until(() => acked.length >= 40, 20_000, 'publishes under way') // the stop lands while all eight keep publishing
   const end = await writer.stop('SIGTERM')
   await Promise.all(load)
   if (!t.equal(end.code, 0, 'the writer exits cleanly')) t.comment(writer.proc.output().slice(-4000))

@@ -2,6 +2,7 @@ import t from 'tap'
 import pg from 'pg'
 import { fleetSchema, json, publish, startReplica, startRole, type Role } from '../helpers/fleet.js'
 import { TEST_DATABASE_URL, TEST_REDIS_URL } from '../helpers/services.js'
+import { until } from '../helpers/wait.js'
 
 // The feed invariant across processes: 4 writer processes and 2 readers on a streaming replica,
 // concurrent publishers, followers that keep only nextCursor (long-polling one reader, plain
@@ -20,8 +21,10 @@ t.test('every follower sees every acknowledged signal, across 4 writers and 2 re
   // followers stop once their cursor reaches the last acknowledged seq (dense from 1 in a fresh schema)
   let target = Infinity
   let giveUpAt = Infinity
+  let started = 0
   const follow = async (name: string, pick: (i: number) => Role, wait: number) => {
     let cursor = (await json(`${pick(0).url}/sw/signals?limit=1`)).nextCursor as number
+    started++
     const seen: string[] = []
     let wentBack = 0
     for (let i = 1; ; i++) {
@@ -39,7 +42,7 @@ t.test('every follower sees every acknowledged signal, across 4 writers and 2 re
     follow('polling reader 2', () => readers[1]!, 0),
     follow('switching readers', (i) => readers[i % 2]!, 1),
   ]
-  await new Promise((r) => setTimeout(r, 200)) // followers have their starting cursor before the first publish
+  await until(() => started === followers.length, 10_000, 'every follower to hold its starting cursor before the first publish')
 
   const PUBLISHERS = 16
   const EACH = 25

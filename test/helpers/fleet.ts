@@ -6,6 +6,7 @@ import type { Test } from 'tap'
 import { projectPath } from '../../libs/shared/paths.js'
 import { freePort, startProcess, type Proc } from './process.js'
 import { dropSchema, TEST_DATABASE_URL, uniqueSchema } from './services.js'
+import { until } from './wait.js'
 
 // The fleet's real parts on one machine: a streaming replica (scripts/replica.sh), a private
 // Redis that a test may stop and start, a TCP proxy in front of the primary that a test may cut,
@@ -163,3 +164,14 @@ export const publish = (writer: Role, body: unknown, token = 'fleet-agent-token'
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
     body: JSON.stringify(body),
   })
+
+/** A role's unlabelled metric as it exports it now (`wire_waiting_pollers`, `wire_replica_lag_signals`, …); 0 when absent. */
+export async function metricOf(r: Role, name: string): Promise<number> {
+  const text = await (await fetch(`${r.url}/metrics`)).text()
+  const line = text.split('\n').find((l) => l.startsWith(`${name} `))
+  return line === undefined ? 0 : Number(line.slice(name.length + 1))
+}
+
+/** Resolves once `r` holds `n` waiting long-polls (a test's poll has registered, so what it publishes next wakes it). */
+export const untilWaiting = (r: Role, n: number, ms = 10_000) =>
+  until(async () => (await json(`${r.url}/readyz`)).waiting === n, ms, `${n} long-poll(s) waiting on ${r.url}`)

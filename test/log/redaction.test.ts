@@ -1,5 +1,6 @@
 import t from 'tap'
 import { startStack } from '../helpers/stack.js'
+import { until } from '../helpers/wait.js'
 
 // The logging rule: log ids, codes, counts, durations; never tokens, secrets or signal payloads.
 // Everything below runs at LOG_LEVEL=trace, then every captured line is searched.
@@ -53,7 +54,9 @@ t.test('no log line carries a bearer token, the admin token or a payload value',
   await s.app.inject({ method: 'PUT', url: '/sw/signals', headers: s.bearer(one), payload: { t: PAYLOAD_VALUES[2] } })
   await s.app.inject({ url: '/sw/signals/%ZZ', headers: admin })
 
-  await new Promise((r) => setTimeout(r, 50)) // let pino flush
+  // each request's line is written once its answer is sent (onResponse): a last request's line means every earlier one is in
+  await s.app.inject({ url: '/healthz' })
+  await until(() => s.logs.some((l) => l.includes('"url":"/healthz"')), 5000, "the last request's log line")
   const all = s.logs.join('')
   t.ok(s.logs.length > 20, `lines were captured (${s.logs.length})`)
   t.match(all, /signal published/, 'publishes are logged')

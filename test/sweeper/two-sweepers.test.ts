@@ -8,7 +8,7 @@ import { openInfra } from '../../libs/shared/infra/index.js'
 import { createLogger } from '../../libs/shared/log/index.js'
 import { startProcess } from '../helpers/process.js'
 import { assertServicesUp, dropSchema, TEST_DATABASE_URL, uniqueSchema } from '../helpers/services.js'
-import { eventually } from '../helpers/wait.js'
+import { eventually, until } from '../helpers/wait.js'
 import { countByType, insertSignals } from './support.js'
 
 const root = resolve(import.meta.dirname, '../..')
@@ -67,8 +67,10 @@ t.test('two sweeper processes purge each expired row exactly once, one job per i
 
   t.ok(await eventually(async () => (await countByType(db, schema)).gone === undefined, 5000), 'every expired row purged')
   t.same(await countByType(db, schema), { pinned: 25, active: 10 }, 'pinned and active rows survive')
-  // let a few more one-second slots pass with both sweepers offering every job in each of them
-  await new Promise((r) => setTimeout(r, 2500))
+  // a few more one-second slots, with both sweepers offering every job in each of them
+  const purgesDone = async () =>
+    Number((await db.query(`select count(*) from ${boss}.job where name = $1 and state = 'completed'`, [JOBS.purge])).rows[0]!.count)
+  await until(async () => (await purgesDone()) >= 4, 15_000, 'four purge slots completed')
 
   const jobs = (
     await db.query<{ name: string; state: string; slot: Date; expired: number | null }>(

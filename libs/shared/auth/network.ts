@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { systemClock, type Clock } from '../clock.js'
 import { WireError, identityUri, withoutBidiControls } from '../domain/index.js'
 import type { Logger } from '../log/index.js'
 import { reportIdentityCall } from '../metrics/index.js'
@@ -46,6 +47,8 @@ export interface NetworkIdentityOptions {
   timeoutMs?: number
   validMs?: number
   rejectedMs?: number
+  /** What verdict ages and the pause after a failure are measured by (tests drive their own). */
+  clock?: Clock
 }
 
 /**
@@ -59,12 +62,13 @@ export function networkIdentity(o: NetworkIdentityOptions): IdentityResolver {
   const base = o.url.replace(/\/+$/, '')
   const networkAuthority = new URL(base).host // the identity URIs' authority: the network's, not the board's
   const timeoutMs = o.timeoutMs ?? 3000
-  const cache = verifyCache<Identity>({ validMs: o.validMs ?? 30_000, rejectedMs: o.rejectedMs ?? 5_000 })
+  const clock = o.clock ?? systemClock
+  const cache = verifyCache<Identity>({ validMs: o.validMs ?? 30_000, rejectedMs: o.rejectedMs ?? 5_000, ...(o.clock && { now: o.clock.now }) })
   let background = 0
   let downAt = -Infinity
 
   const unavailable = (reason: string, cause?: unknown) => {
-    downAt = Date.now()
+    downAt = clock.now()
     log.debug({ reason }, 'identity network unavailable')
     return new WireError('unavailable', 'the identity network is unavailable; try again shortly', undefined, {
       retryAfter: RETRY_AFTER_SECONDS,
@@ -118,7 +122,7 @@ export function networkIdentity(o: NetworkIdentityOptions): IdentityResolver {
   /** Read path: learn the token's identity without anyone waiting; failures only pause this briefly. */
   const verifyInBackground = (key: string, token: string) => {
     if (cache.pending(key) || background >= MAX_BACKGROUND_VERIFIES) return
-    if (Date.now() - downAt < RETRY_AFTER_SECONDS * 1000) return
+    if (clock.now() - downAt < RETRY_AFTER_SECONDS * 1000) return
     background++
     cache
       .resolve(key, () => verify(token))
