@@ -139,14 +139,14 @@ export class ChunkCache {
 
   /**
    * The newest page: the tail's signals above the highest chunk that reaches into it, then the
-   * chunks down from there; null when one on the way is not held (it is asked for). Only the tail's
-   * newest few are matched one by one: the chunk at the head is kept within TOP_LAG of it.
+   * chunks down from there; null when one on the way is not held (it is asked for). A page the
+   * tail's newest fill (a dense filter) asks for nothing; for the others the chunk at the head is
+   * kept within TOP_LAG of it, so only the tail's newest few are matched one by one.
    */
   newest(q: Query, tail: Tail, nowMs: number, graceMs: number): FeedPage | null {
     this.align()
     const cutoff = q.includeExpired ? nowMs - graceMs : nowMs
     const atHead = Math.floor(Math.max(tail.head - 1, 0) / CHUNK_SEQS)
-    if (tail.head - (this.chunks.get(atHead)?.top ?? 0) > TOP_LAG) this.want(atHead) // in the background
     // `bound`: the tail gives the signals above it, the chunks those at or below it
     let k = Math.floor((tail.from - 1) / CHUNK_SEQS) // the chunk holding tail.from, unless a higher one reaches into the tail
     let bound = tail.from
@@ -158,6 +158,8 @@ export class ChunkCache {
       }
     }
     const signals = tailNewestMatches(tail, q, nowMs, graceMs, bound) // newest first
+    // a page the tail's newest did not fill: the chunk at the head, in the background, so the next one matches fewer one by one
+    if (signals.length < q.limit && tail.head - bound > TOP_LAG) this.want(atHead)
     for (; k >= 0 && bound > 0 && signals.length < q.limit; k--) {
       const c = this.chunks.get(k)
       if (c === undefined || c.top < Math.min(bound, (k + 1) * CHUNK_SEQS)) return this.want(k) // not held, or read before the head got this far
