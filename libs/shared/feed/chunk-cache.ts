@@ -3,6 +3,7 @@ import type { ReadQuery } from '../domain/index.js'
 import type { FeedPage } from './page.js'
 import type { Tail } from './tail.js'
 import { tailNewestMatches, tailPage } from './tail-pages.js'
+import { indexTags, tagPositions, type TagIndex } from './chunk-tags.js'
 
 /** Seqs in one chunk: chunk k holds the signals with k·CHUNK_SEQS < seq <= (k+1)·CHUNK_SEQS. */
 export const CHUNK_SEQS = 1024
@@ -10,33 +11,6 @@ export const CHUNK_SEQS = 1024
 const MAX_LOADS = 2
 /** The chunk at the head is read again once the head is this far past it (newest pages match what is above it one by one, in the tail). */
 const TOP_LAG = 128
-const NONE = new Uint16Array(0)
-
-/** Each tag's positions in a chunk, ascending: tag `ids.get(t)` has `pos[starts[id]…starts[id + 1]]` (one small map and two arrays a chunk). */
-interface TagIndex {
-  ids: Map<string, number>
-  starts: Uint32Array
-  pos: Uint16Array
-}
-
-function indexTags(tags: string[][]): TagIndex {
-  const ids = new Map<string, number>()
-  const counts: number[] = []
-  for (const ts of tags)
-    for (const t of ts) {
-      const id = ids.get(t)
-      if (id === undefined) ids.set(t, counts.push(1) - 1)
-      else counts[id]!++
-    }
-  const starts = new Uint32Array(counts.length + 1)
-  for (let i = 0; i < counts.length; i++) starts[i + 1] = starts[i]! + counts[i]!
-  const next = starts.slice(0, -1)
-  const pos = new Uint16Array(starts[counts.length]!)
-  tags.forEach((ts, p) => {
-    for (const t of ts) pos[next[ids.get(t)!]!++] = p
-  })
-  return { ids, starts, pos }
-}
 
 interface Held {
   /** Every signal with k·CHUNK_SEQS < seq <= top is here: top is the chunk's end, or the head it was read at if lower. */
@@ -60,12 +34,12 @@ function chunkBytes(c: SeqChunk, tags: TagIndex): number {
 }
 
 /**
- * The signals of whole, aligned seq ranges below the head, kept in the reader after a read below
+ * The signals of aligned seq ranges at or below the head, kept in the reader after a read below
  * the tail asked for them, so that reads far behind the head (unfiltered, or by tags) are answered
  * from memory. docs/architecture.md, "The chunk cache".
  *
- * @NOTE honest because a chunk is read in one snapshot in which its whole range is at or below the
- * head (every seq up to the head is visible in a snapshot that sees the head), and below the head a
+ * @NOTE honest because a chunk is read in one snapshot and holds its range only up to that
+ * snapshot's head (every seq up to the head is visible in a snapshot that sees the head), and below the head a
  * signal changes only by a pin, an unpin, a removal, expiry or a failover: pins, unpins and
  * removals move the board's change number and send an invalidation, a failover moves the epoch,
  * and expiry is applied to each signal at every read. A chunk is kept only when its snapshot's
@@ -96,10 +70,6 @@ export class ChunkCache {
     this.load = load
     this.current = current
     this.behind = behind
-  }
-
-  get size() {
-    return { chunks: this.chunks.size, bytes: this.bytes }
   }
 
   /** A pin, an unpin or a removal: nothing kept so far may be served again. */
@@ -176,10 +146,7 @@ export class ChunkCache {
   /** The positions of a chunk's signals carrying any of `tags`, ascending (null for no tags: every position). */
   private positions(c: Held, tags: readonly string[]): ArrayLike<number> | null {
     if (tags.length === 0) return null
-    const of = (t: string) => {
-      const id = c.tags.ids.get(t)
-      return id === undefined ? NONE : c.tags.pos.subarray(c.tags.starts[id], c.tags.starts[id + 1])
-    }
+    const of = (t: string) => tagPositions(c.tags, t)
     if (tags.length === 1) return of(tags[0]!)
     const union = new Set<number>()
     for (const t of tags) for (const p of of(t)) union.add(p)
