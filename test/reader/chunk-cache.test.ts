@@ -2,7 +2,7 @@ import t, { type Test } from 'tap'
 import type { Db } from '../../libs/shared/db/index.js'
 import type { ReadQuery } from '../../libs/shared/domain/index.js'
 import { CHUNK_SEQS } from '../../libs/shared/feed/chunk-cache.js'
-import { metrics } from '../../libs/shared/metrics/index.js'
+import { hotCounts, metrics } from '../../libs/shared/metrics/index.js'
 import { startStack, type Stack } from '../helpers/stack.js'
 import { until } from '../helpers/wait.js'
 
@@ -78,6 +78,9 @@ t.test('pages from the chunk cache are the database pages, byte for byte', async
     read({ limit: 1000, tags: ['m2'], includeExpired: true }),
   ]
   for (const q of queries) t.same(await b.fromMemory(q), await b.truth(q), `cursor ${q.cursor}, limit ${q.limit}, tags ${q.tags}, expired ${q.includeExpired}`)
+  const memory = hotCounts.tailReads
+  await b.feed.read(queries[0]!)
+  t.equal(hotCounts.tailReads, memory + 1, 'counted as a read from memory (wire_tail_reads_total{from="tail"})')
 })
 
 t.test('a follower paging through the cache and the tail while signals arrive skips nothing', async (t) => {
