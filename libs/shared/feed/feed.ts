@@ -37,7 +37,8 @@ export interface FeedOptions {
 
 /**
  * GET /sw/signals for one process: pages from the in-memory tail when it reaches back to the
- * cursor, else from the database, and long-polls that wait for a match.
+ * cursor, else from the chunk cache (far behind, unfiltered or by tags) when it holds the way, else
+ * from the database, and long-polls that wait for a match.
  *
  * @NOTE the cursor promise (docs/architecture.md): a page's `nextCursor` never passes a signal
  * this read did not consider. Every answer, whether first page, wake-up, deadline or shutdown, is
@@ -160,7 +161,7 @@ export class Feed {
     return fromTail ?? this.gate.run(() => this.databasePage(q, q.cursor!, now))
   }
 
-  /** Matches after `cursor` now: the tail when it reaches back that far, else the database. */
+  /** Matches after `cursor` now: the tail when it reaches back that far, else the chunk cache when it holds the way, else the database. */
   private pageAfter(q: ReadQuery, cursor: number): FeedPage | Promise<FeedPage> {
     const now = Date.now()
     return tailPage(this.sync.tail, q, cursor, now, this.opts.graceMs) ?? this.cachedAfter(q, cursor, now) ?? this.databasePage(q, cursor, now)
