@@ -4,7 +4,7 @@ export { DatabaseUnavailable, isConnectionError, isDataError } from './errors.js
 export { failoverDb } from './failover.js'
 export { pgliteDb } from './pglite.js'
 export { migrate, listMigrations, type MigrateOptions } from './migrate.js'
-export { signalReader, SCAN_BUDGET, TEXT_SCAN_BUDGET, type SignalReader, type SignalReaderOptions, type Page, type Change } from './signals/read.js'
+export { signalReader, SCAN_BUDGET, TEXT_SCAN_BUDGET, type SignalReader, type SignalReaderOptions, type Page, type Change, type SeqChunk } from './signals/read.js'
 export { signalWriter, type SignalWriter, type NewSignal } from './signals/write.js'
 export { boardReader, type BoardReader, type BoardMeta, type Rule, type ActiveStats, DEFAULT_BOARD_NAME } from './board/read.js'
 export { readBoardId, readStoredFingerprintKey } from './board/board-id.js'

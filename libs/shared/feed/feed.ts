@@ -4,6 +4,7 @@ import { unfiltered, WireError, type ReadQuery } from '../domain/index.js'
 import type { Logger } from '../log/index.js'
 import { hotCounts, metrics } from '../metrics/index.js'
 import { startSpan, tracing } from '../tracing/index.js'
+import { ChunkCache } from './chunk-cache.js'
 import { emptyPage, type FeedPage } from './page.js'
 import { databasePage, tailNewest, tailPage } from './tail-pages.js'
 import { TailSync } from './tail-sync.js'
@@ -30,11 +31,14 @@ export interface FeedOptions {
   maxWaiters?: number
   /** READ_DB_CONCURRENCY_MAX: first pages read from the database at once (as many more may wait; 0: no gate). */
   maxDbReads?: number
+  /** READER_CHUNK_CACHE_MAX_BYTES: the chunk cache's bound (chunk-cache.ts; 0: none). */
+  chunkCacheMaxBytes?: number
 }
 
 /**
  * GET /sw/signals for one process: pages from the in-memory tail when it reaches back to the
- * cursor, else from the database, and long-polls that wait for a match.
+ * cursor, else from the chunk cache (far behind, unfiltered or by tags) when it holds the way, else
+ * from the database, and long-polls that wait for a match.
  *
  * @NOTE the cursor promise (docs/architecture.md): a page's `nextCursor` never passes a signal
  * this read did not consider. Every answer, whether first page, wake-up, deadline or shutdown, is
@@ -48,6 +52,8 @@ export class Feed {
   private readonly reader: SignalReader
   private readonly opts: FeedOptions
   private readonly gate: ReadGate
+  /** Reads below the tail, unfiltered or by tags, answered from memory once a read asked for their chunk. */
+  private readonly chunks: ChunkCache
   private closed = false
 
   constructor(reader: SignalReader, bus: WakeBus, log: Logger, opts: FeedOptions) {
@@ -56,6 +62,12 @@ export class Feed {
     this.waiters = new Waiters(opts.maxWaiters)
     this.gate = new ReadGate(opts.maxDbReads ?? 0, opts.maxDbReads ?? 0)
     this.sync = new TailSync(reader, bus, log, opts, () => this.waiters.wake((q, cursor) => this.pageAfter(q, cursor)))
+    this.chunks = new ChunkCache(opts.chunkCacheMaxBytes ?? 0, (lo, hi) => reader.chunk(lo, hi, opts.authority), () => ({
+      version: `${this.sync.changesSeen}:${this.sync.epochSeen}`,
+      knownHead: this.sync.knownHead,
+    }), () => void this.sync.refresh())
+    // a pin, an unpin or a removal (this process's own admin call awaits this): nothing cached may be served again
+    bus.onInvalidation((m) => m.kind === 'signal' && this.chunks.invalidate())
   }
 
   start() {
@@ -134,7 +146,8 @@ export class Feed {
   private firstPage(q: ReadQuery, replicaBehind: boolean): FeedPage | Promise<FeedPage> {
     const now = Date.now()
     if (q.cursor === null) {
-      const fromTail = tailNewest(this.sync.tail, q, now, this.opts.graceMs)
+      // the chunk cache first: it matches only the tail's newest few one by one, where the tail alone would match all of it
+      const fromTail = this.cachedNewest(q, now) ?? tailNewest(this.sync.tail, q, now, this.opts.graceMs)
       countRead(fromTail)
       if (fromTail) return fromTail
       metrics.feedQueries.inc({ kind: 'newest' })
@@ -143,15 +156,24 @@ export class Feed {
     }
     // never "nothing new" below a head the replica has not replayed: the primary answers that
     if (replicaBehind && this.opts.primary) return (countRead(null), this.onPrimary(q, q.cursor, now))
-    const fromTail = tailPage(this.sync.tail, q, q.cursor, now, this.opts.graceMs)
+    const fromTail = tailPage(this.sync.tail, q, q.cursor, now, this.opts.graceMs) ?? this.cachedAfter(q, q.cursor, now)
     countRead(fromTail)
     return fromTail ?? this.gate.run(() => this.databasePage(q, q.cursor!, now))
   }
 
-  /** Matches after `cursor` now: the tail when it reaches back that far, else the database. */
+  /** Matches after `cursor` now: the tail when it reaches back that far, else the chunk cache when it holds the way, else the database. */
   private pageAfter(q: ReadQuery, cursor: number): FeedPage | Promise<FeedPage> {
     const now = Date.now()
-    return tailPage(this.sync.tail, q, cursor, now, this.opts.graceMs) ?? this.databasePage(q, cursor, now)
+    return tailPage(this.sync.tail, q, cursor, now, this.opts.graceMs) ?? this.cachedAfter(q, cursor, now) ?? this.databasePage(q, cursor, now)
+  }
+
+  /** Matches after `cursor` from the chunk cache and the tail (null: the database answers; the missing chunk is asked for). */
+  private cachedAfter(q: ReadQuery, cursor: number, now: number): FeedPage | null {
+    return this.chunks.serves(q) ? this.chunks.after(q, cursor, this.sync.tail, now, this.opts.graceMs) : null
+  }
+
+  private cachedNewest(q: ReadQuery, now: number): FeedPage | null {
+    return this.chunks.serves(q) ? this.chunks.newest(q, this.sync.tail, now, this.opts.graceMs) : null
   }
 
   /** The answer of a wait that ended without a wake-up (deadline, shutdown): what matches now. */

@@ -49,6 +49,7 @@ export async function createReadSide(cfg: Config, log: Logger, infra: Infra, opt
     authority: cfg.authority,
     tailSize: opts.tailSize ?? cfg.reader.tailSize,
     tailMaxBytes: cfg.reader.tailMaxBytes,
+    chunkCacheMaxBytes: cfg.reader.chunkCacheMaxBytes,
     graceMs: cfg.sweep.graceSeconds * 1000,
     fallbackPollMs: opts.fallbackPollMs ?? cfg.reader.fallbackPollMs,
     maxWaiters: cfg.reader.maxWaiters,

@@ -34,12 +34,20 @@ export function tailPage(tail: Tail, q: Query, cursor: number, nowMs: number, gr
  */
 export function tailNewest(tail: Tail, q: Query, nowMs: number, graceMs: number): FeedPage | null {
   const e = tail.entries
-  const signals: string[] = []
-  for (let i = e.length - 1; i >= 0 && signals.length < q.limit; i--) if (matches(e[i]!, q, nowMs, graceMs)) signals.push(e[i]!.json)
+  const signals = tailNewestMatches(tail, q, nowMs, graceMs)
   const short = signals.length < q.limit && tail.from !== 0
   if (short && !(q.q !== null && e.length >= TEXT_SCAN_BUDGET)) return null
   // a search that looked at the bound's worth of signals and may miss older ones says so, as the database's does
   return { signals: signals.reverse(), nextCursor: tail.head, ...(short && { partial: true }) }
+}
+
+/** The tail's newest `q.limit` matches with seq > `above`, newest first. */
+export function tailNewestMatches(tail: Tail, q: Query, nowMs: number, graceMs: number, above = 0): string[] {
+  const e = tail.entries
+  const signals: string[] = []
+  for (let i = e.length - 1; i >= 0 && e[i]!.signal.seq > above && signals.length < q.limit; i--)
+    if (matches(e[i]!, q, nowMs, graceMs)) signals.push(e[i]!.json)
+  return signals
 }
 
 /**

@@ -110,6 +110,11 @@ export class TailSync {
     return this.changes
   }
 
+  /** The failover epoch the tail was loaded at (Page.epoch). */
+  get epochSeen() {
+    return this.epoch
+  }
+
   get knownHead() {
     return this.#knownHead
   }

@@ -1,10 +1,12 @@
 import type { Signal } from '../../domain/index.js'
 import type { Ident, Queryable } from '../types.js'
+import { chunkReader } from './chunk.js'
 import { pageReader } from './page.js'
 import { kept as keptBy } from './retention.js'
 import { signalColumns, toSignal, type SignalRow } from './row.js'
 
 export { SCAN_BUDGET, TEXT_SCAN_BUDGET, type Page } from './page.js'
+export type { SeqChunk } from './chunk.js'
 
 /** A thread read walks at most this many reply levels below its root… */
 export const THREAD_MAX_DEPTH = 64
@@ -61,6 +63,8 @@ export function signalReader(db: Queryable, s: Ident, opts: SignalReaderOptions)
     newest: pages.newest,
     pageAfterJson: pages.pageAfterJson,
     newestJson: pages.newestJson,
+    /** Every signal not removed with lo < seq <= min(hi, head), as JSON with its tags and expiry (feed/chunk-cache.ts). */
+    chunk: chunkReader(db, s),
     /** Pins, unpins and removals numbered above `since`, oldest first. */
     async changesSince(since: number): Promise<Change[]> {
       const { rows } = await db.query<SignalRow & { removed: boolean; changed: string }>(changesSql, [since])
