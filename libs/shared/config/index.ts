@@ -12,8 +12,10 @@ export type { TracingSettings } from './tracing.js'
 
 // Messages say what a setting expects in plain words; zod's own ("expected number, received NaN") name types, not settings.
 const flag = (d: '0' | '1') => z.enum(['0', '1'], { message: 'must be 0 or 1' }).default(d).transform((v) => v === '1')
+/** 1000000 → "1,000,000" without Intl: toLocaleString loads ICU's number formatting, some 8 MB of RSS in every process. */
+const grouped = (n: number) => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ',')
 const int = (min: number, max: number, d: number) => {
-  const expected = `must be a whole number from ${min} to ${max > 99_999 ? max.toLocaleString('en-US') : max}`
+  const expected = `must be a whole number from ${min} to ${max > 99_999 ? grouped(max) : max}`
   return z.coerce.number({ message: expected }).int(expected).min(min, expected).max(max, expected).default(d)
 }
 const url = (what = 'a URL such as https://host.example') => z.string().url(`must be ${what}`)
