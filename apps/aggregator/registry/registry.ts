@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis'
-import { RateLimiterRes } from 'rate-limiter-flexible'
+import { RateLimiterRes } from '../../../libs/shared/limits/rate-limiter.js'
 import { bearerToken, fingerprint } from '../../../libs/shared/auth/index.js'
 import type { Config } from '../../../libs/shared/config/index.js'
 import { WireError } from '../../../libs/shared/domain/index.js'

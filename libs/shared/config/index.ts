@@ -55,6 +55,7 @@ const Env = z.object({
   WAKE_FALLBACK_POLL_MS: int(50, 60_000, 1000),
   READER_TAIL_SIZE: int(0, 1_000_000, 5000), // ours: recent signals each reader keeps in memory (0: every read queries)
   READER_TAIL_MAX_BYTES: int(1_048_576, 17_179_869_184, 67_108_864), // ours: the tail's bound in (estimated) bytes, besides its entries
+  READER_SEMI_SPACE_MB: int(0, 1024, 4), // ours: V8's --max-semi-space-size a reader runs itself with (0: node's default; NODE_OPTIONS' own wins)
   READER_MAX_WAITERS: int(0, 10_000_000, 20_000), // ours: waiting long-polls per process (each read side); past it 503 at once (0: no cap)
   READ_DB_CONCURRENCY_MAX: int(0, 10_000, 16), // ours: first pages read from the database at once per read side (as many more wait; past that 503); 0: no gate
   READ_STATEMENT_TIMEOUT_MS: int(0, 3_600_000, 5000), // ours: PostgreSQL statement_timeout on read pools (0: none)
@@ -222,6 +223,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       tailSize: e.READER_TAIL_SIZE,
       tailMaxBytes: e.READER_TAIL_MAX_BYTES,
       maxWaiters: e.READER_MAX_WAITERS,
+      semiSpaceMb: e.READER_SEMI_SPACE_MB,
       maxDbReads: e.READ_DB_CONCURRENCY_MAX,
       statementTimeoutMs: e.READ_STATEMENT_TIMEOUT_MS,
     },
