@@ -1,5 +1,4 @@
-import { loadConfigOrExit } from '../../libs/shared/config/index.js'
-import { capYoungGeneration } from '../../libs/shared/young-generation.js'
+import { capYoungGeneration, loadConfigOrExit } from '../../libs/shared/config/index.js'
 
 const cfg = loadConfigOrExit()
 capYoungGeneration(cfg.reader.semiSpaceMb) // READER_SEMI_SPACE_MB: runs this process again with its young generation capped

@@ -1,5 +1,4 @@
-import { loadConfigOrExit } from '../../libs/shared/config/index.js'
-import { capYoungGeneration } from '../../libs/shared/young-generation.js'
+import { capYoungGeneration, loadConfigOrExit } from '../../libs/shared/config/index.js'
 
 const cfg = loadConfigOrExit()
 capYoungGeneration(cfg.reader.semiSpaceMb) // the board's one process holds a read side too: READER_SEMI_SPACE_MB

@@ -1,37 +1,18 @@
 import type { WakeBus } from '../bus/index.js'
 import { isConnectionError, type SignalReader } from '../db/index.js'
-import { unfiltered, WireError, type ReadQuery } from '../domain/index.js'
+import { unfiltered, type ReadQuery } from '../domain/index.js'
 import type { Logger } from '../log/index.js'
 import { hotCounts, metrics } from '../metrics/index.js'
-import { startSpan, tracing } from '../tracing/index.js'
+import { tracing } from '../tracing/index.js'
 import { emptyPage, type FeedPage } from './page.js'
 import { databasePage, tailNewest, tailPage } from './tail-pages.js'
 import { TailSync } from './tail-sync.js'
 import { ReadGate } from './read-gate.js'
+import { tracedSink } from './traced-sink.js'
 import { Waiters, type Gone, type PageSink } from './waiters.js'
 
 /** An unfiltered newest page: the tail's newest `limit` entries are it. */
 const unfilteredOrDense = (q: ReadQuery) => unfiltered({ ...q, includeExpired: false })
-
-/** `sink` inside a wire.read span. */
-function tracedSink(q: ReadQuery, sink: PageSink): PageSink {
-  const span = startSpan('wire.read')
-  span?.set('wire.read.cursor', q.cursor ?? -1)
-  span?.set('wire.read.wait_ms', q.waitMs)
-  return {
-    page(p) {
-      span?.set('wire.read.signals', p.signals.length)
-      span?.set('wire.read.next_cursor', p.nextCursor)
-      span?.end()
-      sink.page(p)
-    },
-    fail(err) {
-      span?.fail(err instanceof WireError ? err.code : 'internal')
-      span?.end()
-      sink.fail(err)
-    },
-  }
-}
 
 const countRead = (fromTail: FeedPage | null) => void (fromTail ? hotCounts.tailReads++ : hotCounts.dbReads++)
 

@@ -40,12 +40,18 @@ class Releasing implements PageSink {
     this.sink = sink
   }
   page(p: FeedPage) {
-    this.release()
-    this.sink.page(p)
+    try {
+      this.release()
+    } finally {
+      this.sink.page(p) // the answer goes out whatever the give-back did
+    }
   }
   fail(err: unknown) {
-    this.release()
-    this.sink.fail(err)
+    try {
+      this.release()
+    } finally {
+      this.sink.fail(err)
+    }
   }
 }
 

@@ -4,3 +4,4 @@ export { publishRateLimits, type PublishRateLimits, type RateLimitOptions } from
 export { limited } from './limited.js'
 export { SlotLimiter, type SlotLimiterOptions } from './slot-batch.js'
 export { WindowLimiter, type WindowLimiterOptions } from './window-batch.js'
+export { RateLimiterRes } from './rate-limiter.js'
