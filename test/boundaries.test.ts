@@ -67,7 +67,7 @@ const MAY_IMPORT: Record<string, string[]> = {
   lifecycle: ['log', 'node-floor'],
   db: ['domain', 'log', 'metrics', 'paths', 'config (type)'],
   bus: ['domain', 'log', 'metrics', 'config (type)'],
-  auth: ['domain', 'log', 'metrics', 'config (type)', 'limits (type)'],
+  auth: ['domain', 'log', 'metrics', 'clock', 'config (type)', 'limits (type)'],
   http: ['domain', 'log', 'metrics', 'deadlines', 'config (type)'],
   limits: ['domain', 'metrics'],
   infra: ['db', 'bus', 'auth', 'domain', 'log', 'metrics', 'limits', 'tracing', 'config (type)'],

@@ -1,5 +1,5 @@
 import { WireError } from '../../libs/shared/domain/index.js'
-import { pageBody, type FeedPage } from '../../libs/shared/feed/index.js'
+import { pageBody, type FeedPage, type PageSink } from '../../libs/shared/feed/index.js'
 import { metrics } from '../../libs/shared/metrics/index.js'
 import {
   encodeResponse,
@@ -37,26 +37,55 @@ export function signalsFastPath(ctx: ReaderContext): FastPathRoutes {
       // overloaded: followers reading from the tail are served; anything that would cost a page from
       // the database is refused here, before any budget, presence or query
       if (fast.overloaded && !ctx.readSide.feed.fromTail(q)) return shed(fast, req, conn)
-      void answer(ctx, fast, req, conn, q)
+      const answer = new FastAnswer(ctx, fast, conn, req)
+      try {
+        const admitted = door.admit({ address: fast.address(req, conn), authorization: req.authorization, gone: conn }, q)
+        if (admitted instanceof Promise) admitted.then((a) => door.pageTo(a, answer), (err: unknown) => answer.fail(err))
+        else door.pageTo(admitted, answer)
+      } catch (err) {
+        answer.fail(err)
+      }
       return true
     },
   }
 }
 
-async function answer(ctx: ReaderContext, fast: FastPath, req: FastRequest, conn: FastConnection, q: ReturnType<ReaderContext['readSide']['query']>) {
-  try {
-    const door = ctx.readSide
-    const admitted = door.admit({ address: fast.address(req, conn), authorization: req.authorization, gone: conn }, q)
-    const page = await door.page(admitted instanceof Promise ? await admitted : admitted) // the feed's promise, awaited directly
-    const closes = req.close || fast.closing // a wait answered at shutdown closes its connection
-    conn.respond(pageResponse(page, fast, closes), closes)
-  } catch (err) {
-    const closes = req.close || fast.closing
+/**
+ * The answer of one request on `conn`: the sink its read goes to. While the read waits (a long-poll)
+ * this, the waiter and the connection are all that hold it: no suspended async function.
+ */
+class FastAnswer implements PageSink {
+  private readonly ctx: ReaderContext
+  private readonly fast: FastPath
+  private readonly conn: FastConnection
+  private readonly close: boolean
+  private readonly path: string
+
+  constructor(ctx: ReaderContext, fast: FastPath, conn: FastConnection, req: FastRequest) {
+    this.ctx = ctx
+    this.fast = fast
+    this.conn = conn
+    this.close = req.close
+    this.path = req.path
+  }
+
+  page(page: FeedPage) {
+    try {
+      const closes = this.close || this.fast.closing // a wait answered at shutdown closes its connection
+      this.conn.respond(pageResponse(page, this.fast, closes), closes)
+    } catch (err) {
+      this.fail(err)
+    }
+  }
+
+  fail(err: unknown) {
+    const { fast } = this
+    const closes = this.close || fast.closing
     const e = toWireError(err)
-    logFailure(ctx.log, err, e, { url: req.path })
+    logFailure(this.ctx.log, err, e, { url: this.path })
     const retryAfter = retryAfterSeconds(e)
     const lines = retryAfter === undefined ? fast.headers.lines : fast.headers.withRetryAfter(retryAfter)
-    conn.respond(encodeResponse(STATUS[e.code], lines, Buffer.from(JSON.stringify(errorBody(e))), closes ? null : fast.keepAliveSeconds), closes)
+    this.conn.respond(encodeResponse(STATUS[e.code], lines, Buffer.from(JSON.stringify(errorBody(e))), closes ? null : fast.keepAliveSeconds), closes)
   }
 }
 

@@ -1,11 +1,15 @@
-import { loadConfigOrExit } from '../../libs/shared/config/index.js'
-import { runUntilSignal } from '../../libs/shared/lifecycle.js'
-import { createLogger } from '../../libs/shared/log/index.js'
-import { inCheckout } from '../../libs/shared/paths.js'
-import { startBoard } from './app.js'
-import { welcome } from './welcome.js'
+import { capYoungGeneration, loadConfigOrExit } from '../../libs/shared/config/index.js'
 
 const cfg = loadConfigOrExit()
+capYoungGeneration(cfg.reader.semiSpaceMb) // the board's one process holds a read side too: READER_SEMI_SPACE_MB
+// loaded only now: a process that runs itself again has not loaded them for nothing
+const [{ runUntilSignal }, { createLogger }, { inCheckout }, { startBoard }, { welcome }] = await Promise.all([
+  import('../../libs/shared/lifecycle.js'),
+  import('../../libs/shared/log/index.js'),
+  import('../../libs/shared/paths.js'),
+  import('./app.js'),
+  import('./welcome.js'),
+])
 const log = createLogger('server', cfg.logLevel)
 await runUntilSignal(log, async () => {
   const board = await startBoard(cfg, log)

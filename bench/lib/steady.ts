@@ -34,6 +34,8 @@ export interface SteadyResult {
   clientCores: number
   machineIdle: number
   rssPerPollerKB: number
+  /** The same when every signal was delivered and the followers wait again (V8 has had time to collect the connect's garbage). */
+  rssAfterPerPollerKB: number
 }
 
 /**
@@ -97,6 +99,7 @@ export async function steadyFanOut(
     if (delivered < held * o.signals) await sleep(50)
   }
   const wall = performance.now() - t0
+  const rssAfter = total((p) => p.rssBytes())
   const cpu = total((p) => p.cpuSeconds()) - cpu0
   const m1 = idleTicks()
   const c1 = await report()
@@ -125,5 +128,6 @@ export async function steadyFanOut(
     clientCores: round((c1.cpuMs - c0.cpuMs) / wall, 2),
     machineIdle: round((m1.idle - m0.idle) / Math.max(1, m1.total - m0.total), 2),
     rssPerPollerKB: round((rss - rss0) / held / 1024, 2),
+    rssAfterPerPollerKB: round((rssAfter - rss0) / held / 1024, 2),
   }
 }

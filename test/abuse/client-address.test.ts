@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net'
 import t from 'tap'
-import { addressKey } from '../../libs/shared/limits/index.js'
+import { ADDRESS_KEY_MAX_CHARS, addressKey } from '../../libs/shared/limits/index.js'
 import { startStack } from '../helpers/stack.js'
 
 // One client, one budget: an IPv6 client counts by its /64 (CLIENT_IPV6_PREFIX_BITS), an
@@ -17,6 +17,11 @@ t.test('addressKey: IPv4 exact, IPv4-mapped as IPv4, IPv6 by prefix', async (t) 
   t.not(addressKey('2001:db8::1', 128), addressKey('2001:db8::2', 128), '128 bits: exact')
   t.equal(addressKey('fe80::1%eth0', 64), addressKey('fe80::2', 64), 'a zone index names no client')
   t.equal(addressKey('unknown', 64), 'unknown')
+  // what a client may write into X-Forwarded-For under TRUST_PROXY=true: every map keyed by it stays small
+  const long = (c: string) => `${c.repeat(8000)}:1`
+  t.ok(addressKey(long('a'), 64).length <= ADDRESS_KEY_MAX_CHARS, 'a whole header of address is a short key')
+  t.equal(addressKey(long('a'), 64), addressKey(long('a'), 64), 'the same one, the same key')
+  t.not(addressKey(long('a'), 64), addressKey(long('b'), 64), 'another, another key')
 })
 
 const get = (port: number, forwardedFor?: string) =>

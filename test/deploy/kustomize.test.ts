@@ -82,7 +82,8 @@ t.test('deploy/k8s: the large-board overlay renders readers scaled by waiting po
   t.match(reader.containers[0], { name: 'reader', args: ['dist/apps/reader/main.js'], resources: { requests: { cpu: '1', memory: '512Mi' }, limits: { memory: '1Gi' } } })
   t.ok(reader.containers[0].readinessProbe, 'the base container is patched, not replaced')
   const env = reader.containers[0].env as Array<{ name: string; value?: string }>
-  t.match(env.find((e) => e.name === 'NODE_OPTIONS'), { value: '--max-semi-space-size=16' }, 'readers cap their young generation')
+  t.match(env.find((e) => e.name === 'READER_SEMI_SPACE_MB'), { value: '16' }, 'readers cap their young generation at 16 MB semi-spaces')
+  t.notOk(env.find((e) => e.name === 'NODE_OPTIONS'), 'through the setting, not NODE_OPTIONS (whose size would win over it)')
   t.ok(env.some((e) => e.name === 'DATABASE_REPLICA_URL'), "the base's env merged with, not replaced")
   t.equal(find(rs, 'PodDisruptionBudget', 'wire-reader').spec.maxUnavailable, '10%')
   t.equal(find(rs, 'PodDisruptionBudget', 'wire-writer').spec.maxUnavailable, 1, 'the other budgets stay')

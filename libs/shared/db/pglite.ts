@@ -1,6 +1,6 @@
 import { mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { PGlite } from '@electric-sql/pglite'
+import type { PGlite } from '@electric-sql/pglite'
 import type { Db, QueryResult } from './types.js'
 
 /**
@@ -13,6 +13,8 @@ export async function pgliteDb(dataDir: string): Promise<Db & { readonly pglite:
     mkdirSync(dataDir, { recursive: true })
     unlock = lockDataDir(dataDir)
   }
+  // loaded here, not at the top: a process on PostgreSQL never loads PGlite (some 7 MB of RSS)
+  const { PGlite } = await import('@electric-sql/pglite')
   const db = await PGlite.create(dataDir).catch((err: unknown) => {
     unlock()
     throw err

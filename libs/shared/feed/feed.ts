@@ -1,15 +1,16 @@
 import type { WakeBus } from '../bus/index.js'
 import { isConnectionError, type SignalReader } from '../db/index.js'
-import { unfiltered, WireError, type ReadQuery } from '../domain/index.js'
+import { unfiltered, type ReadQuery } from '../domain/index.js'
 import type { Logger } from '../log/index.js'
 import { hotCounts, metrics } from '../metrics/index.js'
-import { startSpan, tracing } from '../tracing/index.js'
+import { tracing } from '../tracing/index.js'
 import { ChunkCache } from './chunk-cache.js'
 import { emptyPage, type FeedPage } from './page.js'
 import { databasePage, tailNewest, tailPage } from './tail-pages.js'
 import { TailSync } from './tail-sync.js'
 import { ReadGate } from './read-gate.js'
-import { Waiters, type Gone } from './waiters.js'
+import { tracedSink } from './traced-sink.js'
+import { Waiters, type Gone, type PageSink } from './waiters.js'
 
 /** An unfiltered newest page: the tail's newest `limit` entries are it. */
 const unfilteredOrDense = (q: ReadQuery) => unfiltered({ ...q, includeExpired: false })
@@ -59,7 +60,7 @@ export class Feed {
   constructor(reader: SignalReader, bus: WakeBus, log: Logger, opts: FeedOptions) {
     this.reader = reader
     this.opts = opts
-    this.waiters = new Waiters(opts.maxWaiters)
+    this.waiters = new Waiters((q, cursor, sink) => this.answerAt(q, cursor, sink), opts.maxWaiters)
     this.gate = new ReadGate(opts.maxDbReads ?? 0, opts.maxDbReads ?? 0)
     this.sync = new TailSync(reader, bus, log, opts, () => this.waiters.wake((q, cursor) => this.pageAfter(q, cursor)))
     this.chunks = new ChunkCache(opts.chunkCacheMaxBytes ?? 0, (lo, hi) => reader.chunk(lo, hi, opts.authority), () => ({
@@ -87,41 +88,55 @@ export class Feed {
 
   /** One page of GET /sw/signals; with `waitMs`, waits for a match until then or until `gone` aborts (the caller left). */
   read(q: ReadQuery, gone?: Gone): Promise<FeedPage> {
-    return tracing.on ? this.tracedRead(q, gone) : this.readPage(q, gone) // off: no extra promise or closure per read
+    return new Promise((page, fail) => this.readTo(q, gone, { page, fail }))
   }
 
-  private async tracedRead(q: ReadQuery, gone?: Gone): Promise<FeedPage> {
-    const span = startSpan('wire.read')
-    span?.set('wire.read.cursor', q.cursor ?? -1)
-    span?.set('wire.read.wait_ms', q.waitMs)
+  /**
+   * `read` for the hot path: the answer goes to `sink`, once. A long-poll that waits is held by the
+   * sink and its waiter only (no suspended async function, no promise), and a follower at the head
+   * reaches its wait without any.
+   */
+  readTo(q: ReadQuery, gone: Gone | undefined, sink: PageSink): void {
+    if (tracing.on) sink = tracedSink(q, sink) // off: no extra object per read
+    // a cursor beyond this process's head, or a replica behind: the first page waits on something first
+    if ((q.cursor !== null && q.cursor > this.sync.knownHead) || this.sync.lagging) return void this.readLater(q, gone, sink)
+    let found: FeedPage | Promise<FeedPage>
     try {
-      const page = await this.readPage(q, gone)
-      span?.set('wire.read.signals', page.signals.length)
-      span?.set('wire.read.next_cursor', page.nextCursor)
-      return page
+      found = this.firstPage(q, false)
     } catch (err) {
-      span?.fail(err instanceof WireError ? err.code : 'internal')
-      throw err
-    } finally {
-      span?.end()
+      return sink.fail(err)
     }
+    if (found instanceof Promise) found.then((first) => this.waitAfter(q, first, gone, sink), (err: unknown) => sink.fail(err))
+    else this.waitAfter(q, found, gone, sink) // the tail's answer takes no extra turn
   }
 
-  private async readPage(q: ReadQuery, gone?: Gone): Promise<FeedPage> {
-    // a cursor beyond any head the board has reached (another board, a reset database): back to the
-    // head at once. One merely beyond this process's news (another reader served it) is behind-ness.
-    if (q.cursor !== null && q.cursor > this.sync.knownHead && !(await this.sync.reached(q.cursor))) return emptyPage(this.sync.head)
-    // read-your-writes: a head we were told about is loaded first; a replica still behind it gets a moment to replay
-    const replayed = this.sync.lagging ? await this.sync.catchUp(this.opts.lagWaitMs ?? 500) : true
-    const found = this.firstPage(q, !replayed)
-    const first = found instanceof Promise ? await found : found // the tail's answer takes no extra turn
-    if (first.signals.length || first.partial || q.waitMs <= 0 || this.closed) return first
-    // the first page may have come from the database while the tail moved on: look at the tail again,
-    // now, in the same turn as registering the wait
+  /** readTo when the first page must wait on something: a cursor beyond this process's news, a replica still replaying. */
+  private async readLater(q: ReadQuery, gone: Gone | undefined, sink: PageSink): Promise<void> {
+    let first: FeedPage
+    try {
+      // a cursor beyond any head the board has reached (another board, a reset database): back to the
+      // head at once. One merely beyond this process's news (another reader served it) is behind-ness.
+      if (q.cursor !== null && q.cursor > this.sync.knownHead && !(await this.sync.reached(q.cursor))) return sink.page(emptyPage(this.sync.head))
+      // read-your-writes: a head we were told about is loaded first; a replica still behind it gets a moment to replay
+      const replayed = this.sync.lagging ? await this.sync.catchUp(this.opts.lagWaitMs ?? 500) : true
+      const found = this.firstPage(q, !replayed)
+      first = found instanceof Promise ? await found : found
+    } catch (err) {
+      return sink.fail(err)
+    }
+    this.waitAfter(q, first, gone, sink)
+  }
+
+  /**
+   * The first page answers, or the read waits. The first page may have come from the database
+   * while the tail moved on: the tail is looked at again, now, in the same turn as registering the
+   * wait (the cursor promise).
+   */
+  private waitAfter(q: ReadQuery, first: FeedPage, gone: Gone | undefined, sink: PageSink): void {
+    if (first.signals.length || first.partial || q.waitMs <= 0 || this.closed) return sink.page(first)
     const again = tailPage(this.sync.tail, q, first.nextCursor, Date.now(), this.opts.graceMs)
-    if (again?.signals.length) return again
-    const outcome = await this.waiters.add(q, again?.nextCursor ?? first.nextCursor, q.waitMs, gone)
-    return 'page' in outcome ? outcome.page : this.answerAt(q, outcome.cursor)
+    if (again?.signals.length) return sink.page(again)
+    this.waiters.add(q, again?.nextCursor ?? first.nextCursor, q.waitMs, gone, sink)
   }
 
   /**
@@ -176,10 +191,17 @@ export class Feed {
     return this.chunks.serves(q) ? this.chunks.newest(q, this.sync.tail, now, this.opts.graceMs) : null
   }
 
-  /** The answer of a wait that ended without a wake-up (deadline, shutdown): what matches now. */
-  private async answerAt(q: ReadQuery, cursor: number): Promise<FeedPage> {
-    if (this.sync.lagging && this.opts.primary && !this.closed) return this.onPrimary(q, cursor, Date.now())
-    return tailPage(this.sync.tail, q, cursor, Date.now(), this.opts.graceMs) ?? emptyPage(cursor)
+  /** The answer of a wait that ended without a wake-up (deadline, client gone, shutdown): what matches now. */
+  private answerAt(q: ReadQuery, cursor: number, sink: PageSink): void {
+    if (this.sync.lagging && this.opts.primary && !this.closed)
+      return void this.onPrimary(q, cursor, Date.now()).then((p) => sink.page(p), (err: unknown) => sink.fail(err))
+    let page: FeedPage
+    try {
+      page = tailPage(this.sync.tail, q, cursor, Date.now(), this.opts.graceMs) ?? emptyPage(cursor)
+    } catch (err) {
+      return sink.fail(err)
+    }
+    sink.page(page)
   }
 
   /**

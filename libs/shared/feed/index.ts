@@ -1,6 +1,6 @@
 export { Feed, type FeedOptions } from './feed.js'
 export type { FeedPage } from './page.js'
-export type { Gone } from './waiters.js'
+export type { Gone, PageSink } from './waiters.js'
 export { createReadSide, type ReadSide, type ReadSideOptions } from './read-side.js'
 export { singleFlight } from './single-flight.js'
 export { pageBody, signalJson, threadJson } from './render.js'

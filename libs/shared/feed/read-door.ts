@@ -6,7 +6,7 @@ import type { ClientLimits } from '../limits/index.js'
 import type { Feed } from './feed.js'
 import type { FeedPage } from './page.js'
 import { signalJson, threadJson, type SignalSource } from './render.js'
-import type { Gone } from './waiters.js'
+import type { Gone, PageSink } from './waiters.js'
 
 /** Who reads: every surface (the fastify routes, the fast path, MCP, A2A) builds one per request. */
 export interface Caller {
@@ -30,6 +30,30 @@ export interface Admission {
 const QUERY_CACHE_MAX = 1024
 /** Longer query texts are parsed every time: the cache holds at most QUERY_CACHE_MAX × this many characters. */
 const QUERY_CACHE_TEXT_MAX = 512
+
+/** A sink whose long-poll slot is given back before it hears the answer, whatever the outcome. */
+class Releasing implements PageSink {
+  private readonly release: () => void
+  private readonly sink: PageSink
+  constructor(release: () => void, sink: PageSink) {
+    this.release = release
+    this.sink = sink
+  }
+  page(p: FeedPage) {
+    try {
+      this.release()
+    } finally {
+      this.sink.page(p) // the answer goes out whatever the give-back did
+    }
+  }
+  fail(err: unknown) {
+    try {
+      this.release()
+    } finally {
+      this.sink.fail(err)
+    }
+  }
+}
 
 export interface ReadDoorDeps {
   authority: string
@@ -79,17 +103,23 @@ export function readDoor(d: ReadDoorDeps) {
       return admitted(caller, q, waits)
     },
     /**
-     * The second step: touches presence and reads the page, waiting when the query says so.
-     * @NOTE the feed's own promise comes back, and the slot is given back beside it rather than
-     * after it: a wake-up answers thousands of waits, and each hop of a promise chain is a turn
-     * of work per waiter.
+     * The second step: touches presence and reads the page, waiting when the query says so; the
+     * answer (or the failure) goes to `sink`, once. The long-poll slot is given back on every
+     * outcome (answer, deadline, client gone, shutdown, failure) before the sink hears it.
+     * @NOTE no promise and no closure per waiting read: a wait is held by the sink and its waiter.
      */
+    pageTo(a: Admission, sink: PageSink): void {
+      const s = a.release ? new Releasing(a.release, sink) : sink
+      try {
+        d.presence.touch(poller(a.caller))
+      } catch (err) {
+        return s.fail(err)
+      }
+      d.feed.readTo(a.q, a.q.waitMs > 0 ? a.caller.gone : undefined, s) // only a wait needs to hear the client leave
+    },
+    /** `pageTo` as a promise (the surfaces that are not the hot path). */
     page(a: Admission): Promise<FeedPage> {
-      const waits = a.q.waitMs > 0
-      d.presence.touch(poller(a.caller))
-      const page = d.feed.read(a.q, waits ? a.caller.gone : undefined) // only a wait needs to hear the client leave
-      if (a.release) page.then(a.release, a.release)
-      return page
+      return new Promise((page, fail) => this.pageTo(a, { page, fail }))
     },
     /** Both steps: one page of the feed (the surfaces that are not the hot path). */
     async read(caller: Caller, q: ReadQuery): Promise<FeedPage> {

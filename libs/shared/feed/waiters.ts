@@ -4,8 +4,18 @@ import { hotCounts, metrics } from '../metrics/index.js'
 import { startSpan, tracing } from '../tracing/index.js'
 import type { FeedPage } from './page.js'
 
-/** How a wait ended: woken with a page, or at `cursor` (deadline, disconnect, shutdown) with the caller to answer. */
-export type WaitOutcome = { page: FeedPage } | { cursor: number }
+/**
+ * Who hears a read's answer. A waiting long-poll is held by this object (and its Waiter), not by
+ * suspended async functions and their promises: thousands wait at once, and each frame costs.
+ * `page` and `fail` are called once between them, and neither may throw.
+ */
+export interface PageSink {
+  page(p: FeedPage): void
+  fail(err: unknown): void
+}
+
+/** A wait that ended without a wake-up (deadline, disconnect, shutdown) at `cursor`: the owner answers `sink`. */
+export type Ended = (q: ReadQuery, cursor: number, sink: PageSink) => void
 
 /** Looks for matches after `cursor`: a page with signals ends the wait; an empty one moves the cursor on. */
 export type Check = (q: ReadQuery, cursor: number) => FeedPage | Promise<FeedPage>
@@ -39,23 +49,23 @@ class Waiter implements Due {
   cursor: number
   readonly owner: Waiters
   readonly gone: Gone | undefined
-  readonly resolve: (outcome: WaitOutcome) => void
+  readonly sink: PageSink
   dueBucket: number | undefined = undefined
 
-  constructor(owner: Waiters, q: ReadQuery, cursor: number, gone: Gone | undefined, resolve: (o: WaitOutcome) => void) {
+  constructor(owner: Waiters, q: ReadQuery, cursor: number, gone: Gone | undefined, sink: PageSink) {
     this.owner = owner
     this.q = q
     this.cursor = cursor
     this.gone = gone
-    this.resolve = resolve
+    this.sink = sink
   }
   /** The deadline. */
   expire() {
-    this.owner.end(this, { cursor: this.cursor })
+    this.owner.end(this)
   }
   /** The caller left. */
   handleEvent() {
-    this.owner.end(this, { cursor: this.cursor })
+    this.owner.end(this)
   }
 }
 
@@ -68,8 +78,11 @@ export class Waiters {
   private readonly deadlines = new Deadlines<Waiter>()
   /** At most this many wait at once (READER_MAX_WAITERS; 0: no cap). */
   private readonly max: number
+  private readonly ended: Ended
 
-  constructor(max = 0) {
+  /** `ended` answers a wait that ends without a wake-up, from its cursor. */
+  constructor(ended: Ended, max = 0) {
+    this.ended = ended
     this.max = max
     metrics.waitingMax.set(max)
   }
@@ -79,34 +92,35 @@ export class Waiters {
   }
 
   /**
-   * Waits at `cursor` until a wake finds a match, `waitMs` passes, `gone` aborts or `releaseAll`.
-   * Throws `unavailable` (with Retry-After) at once when the process already holds `max` waits.
+   * Waits at `cursor` until a wake finds a match (`sink.page`), or `waitMs` passes, `gone` aborts or
+   * `releaseAll` (the `ended` callback answers). `sink.fail` hears `unavailable` (with Retry-After)
+   * at once when the process already holds `max` waits. Registers now, in this turn.
    */
-  add(q: ReadQuery, cursor: number, waitMs: number, gone?: Gone): Promise<WaitOutcome> {
+  add(q: ReadQuery, cursor: number, waitMs: number, gone: Gone | undefined, sink: PageSink): void {
     if (this.max > 0 && this.all.size >= this.max) {
       metrics.waitersRefused.inc()
-      throw new WireError('unavailable', 'too many long-polls are waiting on this server; try again shortly', undefined, {
+      const full = new WireError('unavailable', 'too many long-polls are waiting on this server; try again shortly', undefined, {
         retryAfter: FULL_RETRY_AFTER_SECONDS,
         overload: true,
       })
+      return sink.fail(full)
     }
-    if (gone?.aborted) return Promise.resolve({ cursor })
-    return new Promise<WaitOutcome>((resolve) => {
-      const w = new Waiter(this, q, cursor, gone, resolve)
-      this.all.add(w)
-      this.deadlines.add(w, Date.now() + waitMs)
-      gone?.addEventListener('abort', w)
-      hotCounts.waiting++
-    })
+    if (gone?.aborted) return this.ended(q, cursor, sink)
+    const w = new Waiter(this, q, cursor, gone, sink)
+    this.all.add(w)
+    this.deadlines.add(w, Date.now() + waitMs)
+    gone?.addEventListener('abort', w)
+    hotCounts.waiting++
   }
 
-  /** Ends `w`'s wait with `outcome` (once). */
-  end(w: Waiter, outcome: WaitOutcome) {
+  /** Ends `w`'s wait (once): with `page` when woken, else answered from its cursor by `ended`. */
+  end(w: Waiter, page?: FeedPage) {
     if (!this.all.delete(w)) return
     this.deadlines.cancel(w)
     w.gone?.removeEventListener('abort', w)
     hotCounts.waiting--
-    w.resolve(outcome)
+    if (page) w.sink.page(page)
+    else this.ended(w.q, w.cursor, w.sink)
   }
 
   /**
@@ -140,7 +154,7 @@ export class Waiters {
         const answers = page.signals.length > 0 || page.partial === true
         for (const w of group) {
           if (answers) {
-            this.end(w, { page })
+            this.end(w, page)
             answered++
           } else w.cursor = Math.max(w.cursor, page.nextCursor)
           if (++n % YIELD_EVERY === 0) await new Promise((r) => setImmediate(r))
@@ -158,6 +172,6 @@ export class Waiters {
 
   /** Ends every wait now (shutdown); each caller answers from its cursor. */
   releaseAll() {
-    for (const w of [...this.all]) this.end(w, { cursor: w.cursor })
+    for (const w of [...this.all]) this.end(w)
   }
 }

@@ -1,9 +1,17 @@
+import { hash } from 'node:crypto'
 import { isIPv6 } from 'node:net'
 import ipaddr from 'ipaddr.js'
 
 /** Keys already made (a follower polls with the same address again and again). Emptied when full. */
 const CACHE_MAX = 10_000
 const cache = new Map<string, string>()
+/**
+ * Longer "addresses" are keyed by their hash. Only a client-written X-Forwarded-For under
+ * TRUST_PROXY=true can make one (up to a whole header), and every budget's map, the presence set
+ * and the cache above are keyed by these keys: each entry stays small. An IPv6 address with a zone
+ * fits (45 characters and the zone).
+ */
+export const ADDRESS_KEY_MAX_CHARS = 100
 
 /**
  * The budget key of a client address (req.ip after TRUST_PROXY): an IPv4 address as it is, an
@@ -12,6 +20,7 @@ const cache = new Map<string, string>()
  * visitor-prefix-bits-ipv6). Anything else (a unix socket, `unknown`) is its own key.
  */
 export function addressKey(address: string, ipv6PrefixBits: number): string {
+  if (address.length > ADDRESS_KEY_MAX_CHARS) return `#${hash('sha256', address, 'base64url')}`
   if (address.indexOf(':') < 0) return address // IPv4 (or no IP at all): as it is; every poll comes here, so no parse
 
   const cached = `${ipv6PrefixBits}/${address}`

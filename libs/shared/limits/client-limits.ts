@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis'
 import { LRUCache } from 'lru-cache'
-import { RateLimiterRes } from 'rate-limiter-flexible'
+import { RateLimiterRes } from './rate-limiter.js'
 import { metrics } from '../metrics/index.js'
 import { addressKey } from './address.js'
 import { limited } from './limited.js'

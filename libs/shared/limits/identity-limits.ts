@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis'
-import { RateLimiterRes } from 'rate-limiter-flexible'
+import { RateLimiterRes } from './rate-limiter.js'
 import { limited } from './limited.js'
 import { WindowLimiter } from './window-batch.js'
 

@@ -1,6 +1,7 @@
-export { addressKey } from './address.js'
+export { ADDRESS_KEY_MAX_CHARS, addressKey } from './address.js'
 export { ADMIN_FAILURE_WINDOW_MS, clientLimits, type ClientLimits, type ClientLimitSettings } from './client-limits.js'
 export { publishRateLimits, type PublishRateLimits, type RateLimitOptions } from './identity-limits.js'
 export { limited } from './limited.js'
 export { SlotLimiter, type SlotLimiterOptions } from './slot-batch.js'
 export { WindowLimiter, type WindowLimiterOptions } from './window-batch.js'
+export { RateLimiterRes } from './rate-limiter.js'

@@ -1,4 +1,4 @@
-import type { RateLimiterRes } from 'rate-limiter-flexible'
+import type { RateLimiterRes } from './rate-limiter.js'
 import { WireError } from '../domain/index.js'
 
 /** The one refusal every budget gives: 429 `rate_limited`, its limit and when it resets, and Retry-After. */

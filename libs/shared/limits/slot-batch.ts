@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis'
-import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible'
+import { RateLimiterMemory, RateLimiterRes } from './rate-limiter.js'
 import { redisScript, type ScriptCall } from './redis-script.js'
 
 /**

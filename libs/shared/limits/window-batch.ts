@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis'
 import { LRUCache } from 'lru-cache'
-import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible'
+import { RateLimiterMemory, RateLimiterRes } from './rate-limiter.js'
 import { redisScript, type ScriptCall } from './redis-script.js'
 
 /**

@@ -1,4 +1,10 @@
-import { STATUS_CODES } from 'node:http'
+import type { FastifyInstance } from 'fastify'
+
+/**
+ * @NOTE not `import … from 'node:http'`: an ES import of node:http reads every export, and its lazy
+ * WebSocket ones load node's bundled undici (some 13 MB of RSS that a process never uses).
+ */
+const { STATUS_CODES } = process.getBuiltinModule('node:http')
 
 // Responses of the fast path, byte for byte what node's ServerResponse writes after fastify's send: the
 // headers fastify's hooks and the route set, in their order, then node's Date and connection headers.
@@ -52,7 +58,7 @@ const NOT_CAPTURED = new Set(['content-length', 'date', 'connection', 'keep-aliv
  * cache-control, content-type), in its order: what the fast path's answers carry too, so the two
  * paths cannot drift. Content-length, Date and the connection headers are the encoder's.
  */
-export async function captureHeaders(app: import('fastify').FastifyInstance, url: string): Promise<CapturedHeaders> {
+export async function captureHeaders(app: FastifyInstance, url: string): Promise<CapturedHeaders> {
   const res = await app.inject({ method: 'GET', url })
   const pairs: Array<[string, string]> = []
   for (const [name, value] of Object.entries(res.headers)) {
