@@ -193,7 +193,9 @@ export class TailSync {
         this.#knownHead = Math.max(this.#knownHead, this.tail.head)
         if (page.upTo < page.head) this.refreshAgain = true
         metrics.tailSize.set(this.tail.entries.length)
-        if (this.tail.head > before) await this.advanced()
+        // @NOTE not awaited: the next query (a wake-up heard meanwhile) goes out while the waiters are
+        // answered, instead of after the last of them; wake-ups still run one at a time (coalesced)
+        if (this.tail.head > before) void this.advanced()
       } catch (err) {
         this.log.warn({ err }, 'feed refresh failed; retrying on the next wake-up or timer')
       }

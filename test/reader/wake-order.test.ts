@@ -1,0 +1,80 @@
+import t from 'tap'
+import type { ReadQuery } from '../../libs/shared/domain/index.js'
+import type { FeedPage } from '../../libs/shared/feed/page.js'
+import { Waiters } from '../../libs/shared/feed/waiters.js'
+
+// How a wake-up orders its answers against the rest of the event loop (libs/shared/feed/waiters.ts):
+// every waiter of one wake-up is answered before the loop takes other I/O (the next polls of the
+// followers answered first), unless the wake-up has held the loop past its slice; and when it does
+// give the loop a turn mid-way, followers that poll again during it, while the tail moves, neither
+// skip a signal nor get one twice. The turns are forced: a slice of 0 gives one after every chunk.
+
+const q: ReadQuery = Object.freeze({ cursor: 0, limit: 100, waitMs: 25_000, type: null, tags: [], origin: null, q: null, sinceMs: null, includeExpired: false, refId: null })
+
+/** A tail of signals numbered 1, 2, …: a page after `cursor` holds every later one. */
+function tail() {
+  const signals: string[] = []
+  const check = (_q: ReadQuery, cursor: number): FeedPage => ({ signals: signals.slice(cursor), nextCursor: signals.length })
+  return { signals, check }
+}
+
+/** The next turn of the event loop (what I/O that arrived meanwhile would get). */
+const turn = () => new Promise<void>((r) => setImmediate(r))
+
+/** A follower as the fast path holds it: its answer is written two promise hops after the wait ends (the feed's read, the answer). */
+async function poll(w: Waiters, cursor: number): Promise<FeedPage> {
+  const read = async () => {
+    const o = await w.add(q, cursor, 25_000)
+    return 'page' in o ? o.page : { signals: [], nextCursor: o.cursor }
+  }
+  return await read()
+}
+
+t.test('every waiter of a wake-up is answered before the event loop takes other I/O', async (t) => {
+  const w = new Waiters(0, 60_000) // a slice no test run reaches: only the order is under test
+  const { signals, check } = tail()
+  const n = 2000
+  let answered = 0
+  const done = Array.from({ length: n }, () => poll(w, 0).then(() => void answered++))
+  signals.push('"s1"')
+  let atFirstTurn = -1
+  setImmediate(() => (atFirstTurn = answered))
+  await w.wake(check)
+  await turn()
+  t.equal(answered, n)
+  t.equal(atFirstTurn, n, 'no turn of the loop before the last answer was made')
+  await Promise.all(done)
+})
+
+t.test('a wake-up that gives the loop turns: followers polling again meanwhile, while the tail moves, get every signal once', async (t) => {
+  const w = new Waiters(0, 0) // a turn after every chunk
+  const { signals, check } = tail()
+  const n = 900
+  const got: string[][] = Array.from({ length: n }, () => [])
+  let firstAnswers = 0
+  const follower = async (i: number) => {
+    let cursor = 0
+    while (cursor < 2) {
+      const page = await poll(w, cursor)
+      got[i]!.push(...page.signals)
+      if (cursor === 0) firstAnswers++
+      cursor = page.nextCursor
+    }
+  }
+  const followers = Array.from({ length: n }, (_, i) => follower(i))
+  signals.push('"s1"')
+  let atFirstTurn = -1
+  setImmediate(() => {
+    atFirstTurn = firstAnswers
+    signals.push('"s2"') // the tail moves while the wake-up is under way
+  })
+  await w.wake(check)
+  t.ok(atFirstTurn > 0 && atFirstTurn < n, `the loop had a turn mid-way (${atFirstTurn} of ${n} answered by then)`)
+  // the coalesced wake-up for s2 runs once this one is over (TailSync's `advanced`): every follower waits again by then
+  while (w.size < n) await turn()
+  await w.wake(check)
+  await Promise.all(followers)
+  const wrong = got.filter((g) => g.join() !== '"s1","s2"')
+  t.equal(wrong.length, 0, `every follower got s1 then s2, once each${wrong.length ? ` (e.g. ${JSON.stringify(wrong[0])})` : ''}`)
+  t.equal(w.size, 0)
+})
