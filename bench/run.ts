@@ -184,7 +184,7 @@ async function main() {
     for (const n of part('steady') ? POLLERS : [])
       results[`steady${n}x${STEADY.readers}${FRONT ? 'nginx' : ''}`] = await each(`steady fan-out, ${n} followers on ${STEADY.readers} reader(s)${FRONT ? ' through nginx' : ''}, ${STEADY.signals} signals at ${STEADY.rate}/s${BUDGETS ? ', per-address budgets on' : ''}`, (b) => steady(b, n), (r) =>
         `${r.waiting}/${r.pollers} waiting; missed ${r.missed} of ${r.waiting * r.signals} pairs, ${r.duplicates} duplicates, ${r.errors} refused (${JSON.stringify(r.refusals)}); delivery p50 ${r.p50} ms p99 ${r.p99} ms max ${r.max} ms (after the first second: p50 ${r.warmP50} ms p99 ${r.warmP99} ms); ` +
-        `${r.responses} responses, reader CPU ${r.serverUsPerResponse} µs/response${r.frontUsPerResponse !== undefined ? `, nginx CPU ${r.frontUsPerResponse} µs/response` : ''}; client ${r.clientUsPerResponse} µs/response, ${r.clientCores} cores over ${r.clientProcesses} processes${r.clientCores > 0.85 * r.clientProcesses ? ' — CLIENT SATURATED' : ''}; ` +
+        `${r.responses} responses, reader CPU ${r.serverUsPerResponse} µs/response${r.frontUsPerResponse !== undefined ? `, nginx CPU ${r.frontUsPerResponse} µs/response (errors logged: ${JSON.stringify(r.frontErrors)})` : ''}; client ${r.clientUsPerResponse} µs/response, ${r.clientCores} cores over ${r.clientProcesses} processes${r.clientCores > 0.85 * r.clientProcesses ? ' — CLIENT SATURATED' : ''}; ` +
         `machine idle ${Math.round(r.machineIdle * 100)} %${r.machineIdle < 0.05 ? ' — MACHINE SATURATED' : ''}; ${r.rssPerPollerKB} KB RSS per waiting poller; load ${loadavg()[0]!.toFixed(1)}`)
   } finally {
     await sql(`drop schema if exists "${schema}" cascade`)

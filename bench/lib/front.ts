@@ -58,12 +58,25 @@ function family(master: number): number[] {
   return [master, ...kids.map(Number)]
 }
 
+/** nginx's error lines counted by what they say (the text after `*<connection> `, up to the first comma or parenthesis). */
+function errorKinds(file: string): Record<string, number> {
+  const kinds: Record<string, number> = {}
+  if (!existsSync(file)) return kinds
+  for (const line of readFileSync(file, 'utf8').split('\n')) {
+    const m = /\[error\] [^*]*\*\d+ ([^,(]+)/.exec(line)
+    if (m) kinds[m[1]!.trim()] = (kinds[m[1]!.trim()] ?? 0) + 1
+  }
+  return kinds
+}
+
 export interface Front {
   url: string
   /** Worker processes nginx runs. */
   workers: number
   /** CPU seconds nginx (master and workers) has spent, from /proc. */
   cpuSeconds(): number
+  /** The errors nginx logged so far, by kind ("upstream timed out", "no live upstreams", …) → count. */
+  errors(): Record<string, number>
   stop(): Promise<void>
 }
 
@@ -87,7 +100,7 @@ export async function startFront(port: number, roles: { writers: number[]; reade
       `worker_processes ${workers};`,
       'worker_rlimit_nofile 20000;',
       `pid ${join(dir, 'nginx.pid')};`,
-      'error_log stderr error;',
+      `error_log ${join(dir, 'error.log')} error;`,
       'events { worker_connections 19000; }',
       'http {',
       '  access_log off;',
@@ -114,6 +127,7 @@ export async function startFront(port: number, roles: { writers: number[]; reade
     url,
     workers,
     cpuSeconds: () => pids.reduce((s, p) => s + cpuOf(p), 0),
+    errors: () => errorKinds(join(dir, 'error.log')),
     stop: () =>
       new Promise<void>((resolve) => {
         const done = () => (rmSync(dir, { recursive: true, force: true }), resolve())

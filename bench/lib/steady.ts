@@ -34,8 +34,9 @@ export interface SteadyResult {
   warmP50: number
   warmP99: number
   serverUsPerResponse: number
-  /** With a front (nginx): its CPU (all workers) per answer, µs. */
+  /** With a front (nginx): its CPU (all workers) per answer, µs, and the errors it logged by kind. */
   frontUsPerResponse?: number
+  frontErrors?: Record<string, number>
   clientUsPerResponse: number
   clientCores: number
   machineIdle: number
@@ -140,7 +141,7 @@ export async function steadyFanOut(
     warmP50: round(percentile(warm, 50)),
     warmP99: round(percentile(warm, 99)),
     serverUsPerResponse: round((cpu * 1e6) / Math.max(1, responses), 1),
-    ...(o.front && { frontUsPerResponse: round((frontCpu * 1e6) / Math.max(1, responses), 1) }),
+    ...(o.front && { frontUsPerResponse: round((frontCpu * 1e6) / Math.max(1, responses), 1), frontErrors: o.front.errors() }),
     clientUsPerResponse: round(((c1.cpuMs - c0.cpuMs) * 1000) / Math.max(1, responses), 1),
     clientCores: round((c1.cpuMs - c0.cpuMs) / wall, 2),
     machineIdle: round((m1.idle - m0.idle) / Math.max(1, m1.total - m0.total), 2),
