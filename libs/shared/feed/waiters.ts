@@ -20,10 +20,7 @@ export interface Gone {
   removeEventListener(type: 'abort', listener: { handleEvent(): void }): void
 }
 
-/** A wake-up writes the answers made so far (runs their continuations) every this many waiters. */
-const FLUSH_EVERY = 256
-/** A wake-up gives the event loop a turn (new requests, the next wake-up) once it has held it this long. */
-export const WAKE_SLICE_MS = 50
+const YIELD_EVERY = 500
 /** Retry-After of a long-poll refused because the process is full: its waiters turn over within a wait. */
 const FULL_RETRY_AFTER_SECONDS = 2
 
@@ -62,25 +59,6 @@ class Waiter implements Due {
   }
 }
 
-/** Runs the continuations queued so far (the woken requests' answers are written), with no I/O in between. */
-const flushAnswers = () => new Promise<void>((r) => process.nextTick(r))
-/** One event-loop turn: the I/O waiting so far is served. */
-const turn = () => new Promise<void>((r) => setImmediate(r))
-
-/**
- * Between chunks of a wake-up: the answers made so far are written, then, once the wake-up has held
- * the event loop for `sliceMs` since `slice` began, it gives the loop a turn. Returns the slice's start.
- * @NOTE answering every waiter of one wake-up before taking the requests of those already answered
- * keeps the last follower's answer from waiting behind the next polls of the first (they would only
- * wait again); the slice bounds how long anything else waits behind a large fan-out.
- */
-async function paced(slice: number, sliceMs: number): Promise<number> {
-  await flushAnswers()
-  if (performance.now() - slice < sliceMs) return slice
-  await turn()
-  return performance.now()
-}
-
 /**
  * Long-poll requests waiting for a matching signal. Idle waiters cost a slot in one timer wheel and
  * no database work. The waiters know nothing of the tail or the database: `wake` is handed the check to run.
@@ -90,12 +68,9 @@ export class Waiters {
   private readonly deadlines = new Deadlines<Waiter>()
   /** At most this many wait at once (READER_MAX_WAITERS; 0: no cap). */
   private readonly max: number
-  /** How long a wake-up holds the event loop before it gives it a turn (WAKE_SLICE_MS). */
-  private readonly sliceMs: number
 
-  constructor(max = 0, sliceMs = WAKE_SLICE_MS) {
+  constructor(max = 0) {
     this.max = max
-    this.sliceMs = sliceMs
     metrics.waitingMax.set(max)
   }
 
@@ -150,7 +125,6 @@ export class Waiters {
     }
     let n = 0
     let answered = 0
-    let slice = performance.now()
     const span = tracing.on ? startSpan('wire.wake') : undefined
     const endTimer = metrics.wakeToResponse.startTimer()
     const fanOut = metrics.fanOutSeconds.startTimer()
@@ -169,7 +143,7 @@ export class Waiters {
             this.end(w, { page })
             answered++
           } else w.cursor = Math.max(w.cursor, page.nextCursor)
-          if (++n % FLUSH_EVERY === 0) slice = await paced(slice, this.sliceMs)
+          if (++n % YIELD_EVERY === 0) await new Promise((r) => setImmediate(r))
         }
         if (answers) endTimer() // when the last of the group was answered
       }
