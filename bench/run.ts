@@ -4,6 +4,7 @@ import pg from 'pg'
 import { bossSchemaName } from '../libs/shared/db/index.js'
 import { projectPath } from '../libs/shared/paths.js'
 import { fanOut, type FanOutResult } from './lib/fan-out.js'
+import { startFront } from './lib/front.js'
 import { round } from './lib/load.js'
 import { metric, startRole, type RoleProc } from './lib/procs.js'
 import { steadyFanOut, TRACK_KEY, type SteadyResult } from './lib/steady.js'
@@ -24,6 +25,10 @@ import { wrk, type WrkResult } from './lib/wrk.js'
 // per-signal delivery latency (bench/lib/steady.ts). BENCH_READER_NODE_OPTIONS: NODE_OPTIONS for the
 // fan-out's readers of this build (with BENCH_BEFORE, of the build after only), e.g.
 // --max-semi-space-size=16 to measure a reader with a smaller young generation against one without.
+// BENCH_FRONT=nginx (steady): the followers and the publishes go through nginx with deploy/nginx's fleet
+// recipe (GETs to the readers, POSTs to the writer; bench/lib/front.ts), as in production; with
+// BENCH_BUDGETS each follower's own X-Forwarded-For is passed through and nginx appends its own, so the
+// readers trust two hops (TRUST_PROXY=2: a load balancer and nginx).
 
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test'
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'
@@ -43,10 +48,15 @@ const unlimited = { READ_RATE_LIMIT_MAX: '0', LONG_POLLS_PER_ADDRESS_MAX: '0', P
 // the per-identity rate limit stays on (through Redis), raised out of the way
 const env = { DATABASE_URL, REDIS_URL, WIRE_PG_SCHEMA: schema, PUBLISH_RATE_LIMIT_MAX: '1000000', WAKE_FALLBACK_POLL_MS: '60000', ...unlimited }
 const BUDGETS = process.env.BENCH_BUDGETS === '1'
-// readers in the fan-out: with BENCH_BUDGETS, every poll spends its follower's read budget and long-poll slot
+const FRONT = process.env.BENCH_FRONT === 'nginx'
+if (process.env.BENCH_FRONT && !FRONT) throw new Error(`BENCH_FRONT=${process.env.BENCH_FRONT}: only nginx is known`)
+// readers in the fan-out: with BENCH_BUDGETS, every poll spends its follower's read budget and long-poll slot,
+// keyed on the follower's own X-Forwarded-For: one hop trusted, or two behind the front (a load balancer's, then nginx's)
 const readerEnv: Record<string, string> = BUDGETS
-  ? Object.fromEntries([...Object.entries(env).filter(([k]) => k !== 'READ_RATE_LIMIT_MAX' && k !== 'LONG_POLLS_PER_ADDRESS_MAX'), ['TRUST_PROXY', '1']])
+  ? Object.fromEntries([...Object.entries(env).filter(([k]) => k !== 'READ_RATE_LIMIT_MAX' && k !== 'LONG_POLLS_PER_ADDRESS_MAX'), ['TRUST_PROXY', FRONT ? '2' : '1']])
   : env
+/** BENCH_NGINX_KEEPALIVE: the front's idle connections kept to the readers per worker, instead of the recipe's. */
+const NGINX_KEEPALIVE = process.env.BENCH_NGINX_KEEPALIVE
 const READER_NODE_OPTIONS = process.env.BENCH_READER_NODE_OPTIONS
 /** The readers' environment for `build`: BENCH_READER_NODE_OPTIONS goes to this build's readers only, never to BENCH_BEFORE's. */
 const readerEnvOf = (build: string | undefined) => (READER_NODE_OPTIONS && build === undefined ? { ...readerEnv, NODE_OPTIONS: READER_NODE_OPTIONS } : readerEnv)
@@ -117,17 +127,20 @@ async function fanOuts(build: string | undefined, n: number): Promise<FanOutResu
 }
 
 async function steady(build: string | undefined, n: number): Promise<SteadyResult> {
-  const writer = await startRole('writer', port++, env, build)
+  const writer = await startRole('writer', port++, FRONT ? { ...env, TRUST_PROXY: '1' } : env, build)
   const readers = await Promise.all(Array.from({ length: STEADY.readers }, () => startRole('reader', port++, readerEnvOf(build), build)))
+  const front = FRONT ? await startFront(port++, { writers: [Number(new URL(writer.url).port)], readers: readers.map((r) => Number(new URL(r.url).port)), unused: port++ }, { ...(NGINX_KEEPALIVE && { readerKeepalive: Number(NGINX_KEEPALIVE) }) }) : undefined
+  const publishTo = front?.url ?? writer.url
   const publish = async (k: number) => {
     const body = `{"$type":"broadcast","$tags":["bench"],"${TRACK_KEY}":${k}}`
-    const res = await fetch(`${writer.url}/sw/signals`, { method: 'POST', headers: { authorization: 'Bearer bench-fan-out-token', 'content-type': 'application/json' }, body })
+    const res = await fetch(`${publishTo}/sw/signals`, { method: 'POST', headers: { authorization: 'Bearer bench-fan-out-token', 'content-type': 'application/json' }, body })
     if (res.status !== 200) throw new Error(`publish answered ${res.status}`)
   }
   try {
     await publish(-1) // the feed has a head; -1 is not tracked
-    return await steadyFanOut(readers, { pollers: n, signals: STEADY.signals, rate: STEADY.rate, publish, forwarded: BUDGETS })
+    return await steadyFanOut(readers, { pollers: n, signals: STEADY.signals, rate: STEADY.rate, publish, forwarded: BUDGETS, front })
   } finally {
+    await front?.stop()
     await Promise.all([writer.stop(), ...readers.map((r) => r.stop())])
   }
 }
@@ -169,9 +182,9 @@ async function main() {
         `client ${r.clientUsPerResponse} µs/response, ${r.clientCores} cores${r.clientCores > 0.85 * r.clientProcesses ? ' — CLIENT SATURATED' : ''}; machine idle ${Math.round(r.machineIdle * 100)} %` +
         `${r.machineIdle < 0.05 ? ' — MACHINE SATURATED (latency is the machine’s)' : ''}; ack→response p50 ${r.p50} ms p99 ${r.p99} ms; ${r.rssPerPollerKB} KB RSS (${r.heapPerPollerKB} KB heap) per poller; ${r.queriesPerWake} queries per wake`)
     for (const n of part('steady') ? POLLERS : [])
-      results[`steady${n}x${STEADY.readers}`] = await each(`steady fan-out, ${n} followers on ${STEADY.readers} reader(s), ${STEADY.signals} signals at ${STEADY.rate}/s${BUDGETS ? ', per-address budgets on' : ''}`, (b) => steady(b, n), (r) =>
-        `${r.waiting}/${r.pollers} waiting; missed ${r.missed} of ${r.waiting * r.signals} pairs, ${r.duplicates} duplicates, ${r.errors} refused (${JSON.stringify(r.refusals)}); delivery p50 ${r.p50} ms p99 ${r.p99} ms max ${r.max} ms; ` +
-        `${r.responses} responses, reader CPU ${r.serverUsPerResponse} µs/response; client ${r.clientUsPerResponse} µs/response, ${r.clientCores} cores over ${r.clientProcesses} processes${r.clientCores > 0.85 * r.clientProcesses ? ' — CLIENT SATURATED' : ''}; ` +
+      results[`steady${n}x${STEADY.readers}${FRONT ? 'nginx' : ''}`] = await each(`steady fan-out, ${n} followers on ${STEADY.readers} reader(s)${FRONT ? ' through nginx' : ''}, ${STEADY.signals} signals at ${STEADY.rate}/s${BUDGETS ? ', per-address budgets on' : ''}`, (b) => steady(b, n), (r) =>
+        `${r.waiting}/${r.pollers} waiting; missed ${r.missed} of ${r.waiting * r.signals} pairs, ${r.duplicates} duplicates, ${r.errors} refused (${JSON.stringify(r.refusals)}); delivery p50 ${r.p50} ms p99 ${r.p99} ms max ${r.max} ms (after the first second: p50 ${r.warmP50} ms p99 ${r.warmP99} ms); ` +
+        `${r.responses} responses, reader CPU ${r.serverUsPerResponse} µs/response${r.frontUsPerResponse !== undefined ? `, nginx CPU ${r.frontUsPerResponse} µs/response (errors logged: ${JSON.stringify(r.frontErrors)})` : ''}; client ${r.clientUsPerResponse} µs/response, ${r.clientCores} cores over ${r.clientProcesses} processes${r.clientCores > 0.85 * r.clientProcesses ? ' — CLIENT SATURATED' : ''}; ` +
         `machine idle ${Math.round(r.machineIdle * 100)} %${r.machineIdle < 0.05 ? ' — MACHINE SATURATED' : ''}; ${r.rssPerPollerKB} KB RSS per waiting poller (${r.rssAfterPerPollerKB} KB after the run); load ${loadavg()[0]!.toFixed(1)}`)
   } finally {
     await sql(`drop schema if exists "${schema}" cascade`)

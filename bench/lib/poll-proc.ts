@@ -64,6 +64,22 @@ function record(seen: Uint8Array, body: Buffer, at: number) {
     times.push(at)
   }
 }
+/**
+ * Next polls, written once this turn's answers have all been read and stamped: the client holds
+ * thousands of followers in one process, and a write to a loopback socket costs more than reading an
+ * answer (the kernel runs the receiving side's TCP in it), so writing each at once would stamp the
+ * last answers of a burst late by the writes before them. A follower of its own polls at once; here
+ * the next poll leaves within the same turn of the client's event loop.
+ */
+let polls: Array<[net.Socket, Buffer]> = []
+const sendPolls = () => {
+  const out = polls
+  polls = []
+  for (const [socket, bytes] of out) if (!socket.destroyed) socket.write(bytes)
+}
+function repoll(socket: net.Socket, bytes: Buffer) {
+  if (polls.push([socket, bytes]) === 1) setImmediate(sendPolls)
+}
 let answered = 0
 let errors = 0
 /** Answers that were not 2xx, by status (0: the connection failed or closed). */
@@ -120,7 +136,7 @@ function poller(i: number) {
             arrivals.push(arrival)
             if (TRACK) record(seen, body, arrival)
           }
-          if (!stopping) socket.write(requestAt(cursor))
+          if (!stopping) repoll(socket, requestAt(cursor))
         } else {
           errors++
           refusals[status] = (refusals[status] ?? 0) + 1

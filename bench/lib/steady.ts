@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { percentile, round } from './load.js'
+import type { Front } from './front.js'
 import { holdPollers } from './pollers.js'
 import type { RoleProc } from './procs.js'
 
@@ -29,7 +30,13 @@ export interface SteadyResult {
   p50: number
   p99: number
   max: number
+  /** The same for the signals after the first second: a reader started for the run answers its first wake-ups with code not yet optimised. */
+  warmP50: number
+  warmP99: number
   serverUsPerResponse: number
+  /** With a front (nginx): its CPU (all workers) per answer, µs, and the errors it logged by kind. */
+  frontUsPerResponse?: number
+  frontErrors?: Record<string, number>
   clientUsPerResponse: number
   clientCores: number
   machineIdle: number
@@ -44,19 +51,22 @@ export interface SteadyResult {
  * deliveries, while every follower keeps polling from its `nextCursor`. Delivery latency is each
  * (follower, signal) pair's arrival minus that publish's acknowledgement; pairs never delivered are
  * missed. CPU per response: the readers' CPU over the whole phase / the responses the clients read.
+ * With `front` (nginx), every follower polls it instead, and its CPU per response is reported beside the readers'.
  */
 export async function steadyFanOut(
   procs: RoleProc[],
-  o: { pollers: number; signals: number; rate: number; publish: (n: number) => Promise<void>; forwarded?: boolean },
+  o: { pollers: number; signals: number; rate: number; publish: (n: number) => Promise<void>; forwarded?: boolean; front?: Front },
 ): Promise<SteadyResult> {
   const readers = procs.map((p) => p.url)
   const total = (f: (p: RoleProc) => number) => procs.reduce((s, p) => s + f(p), 0)
   const { nextCursor } = (await (await fetch(`${readers[0]}/sw/signals?limit=1`)).json()) as { nextCursor: number }
   const rss0 = total((p) => p.rssBytes())
   const per = Math.ceil(o.pollers / readers.length)
-  const clients = await Promise.all(
-    readers.map((r, i) => holdPollers(r, Math.min(per, o.pollers - i * per), nextCursor, { track: TRACK_KEY, trackCount: o.signals, ...(o.forwarded && { forwardedFrom: i * per }) })),
-  )
+  const track = { track: TRACK_KEY, trackCount: o.signals }
+  // through a front, every follower polls nginx, which spreads the polls over the readers; else each reader gets its share
+  const clients = o.front
+    ? [await holdPollers(o.front.url, o.pollers, nextCursor, { ...track, ...(o.forwarded && { forwardedFrom: 0 }) })]
+    : await Promise.all(readers.map((r, i) => holdPollers(r, Math.min(per, o.pollers - i * per), nextCursor, { ...track, ...(o.forwarded && { forwardedFrom: i * per }) })))
   const waiting = async () => (await Promise.all(readers.map(async (u) => ((await (await fetch(`${u}/readyz`)).json()) as { waiting: number }).waiting))).reduce((a, b) => a + b, 0)
   for (let i = 0; i < 1200 && (await waiting()) < o.pollers; i++) await sleep(50)
   const held = await waiting()
@@ -71,6 +81,7 @@ export async function steadyFanOut(
   await Promise.all(clients.map((c) => c.tracked())) // nothing yet; clears
   const c0 = await report()
   const cpu0 = total((p) => p.cpuSeconds())
+  const front0 = o.front?.cpuSeconds() ?? 0
   const m0 = idleTicks()
   const t0 = performance.now()
   // publishes on a fixed schedule, each acknowledged on its own (a slow one does not delay the next)
@@ -101,12 +112,19 @@ export async function steadyFanOut(
   const wall = performance.now() - t0
   const rssAfter = total((p) => p.rssBytes())
   const cpu = total((p) => p.cpuSeconds()) - cpu0
+  const frontCpu = (o.front?.cpuSeconds() ?? 0) - front0
   const m1 = idleTicks()
   const c1 = await report()
   await Promise.all(clients.map((c) => c.stop()))
   const lat: number[] = []
-  for (const [n, times] of got) for (const at of times) lat.push(at - acked.get(n)!)
+  const warm: number[] = []
+  for (const [n, times] of got)
+    for (const at of times) {
+      lat.push(at - acked.get(n)!)
+      if (n >= o.rate) warm.push(at - acked.get(n)!) // after the first second
+    }
   lat.sort((a, b) => a - b)
+  warm.sort((a, b) => a - b)
   const responses = c1.answered - c0.answered
   return {
     pollers: o.pollers,
@@ -123,7 +141,10 @@ export async function steadyFanOut(
     p50: round(percentile(lat, 50)),
     p99: round(percentile(lat, 99)),
     max: round(lat[lat.length - 1] ?? 0),
+    warmP50: round(percentile(warm, 50)),
+    warmP99: round(percentile(warm, 99)),
     serverUsPerResponse: round((cpu * 1e6) / Math.max(1, responses), 1),
+    ...(o.front && { frontUsPerResponse: round((frontCpu * 1e6) / Math.max(1, responses), 1), frontErrors: o.front.errors() }),
     clientUsPerResponse: round(((c1.cpuMs - c0.cpuMs) * 1000) / Math.max(1, responses), 1),
     clientCores: round((c1.cpuMs - c0.cpuMs) / wall, 2),
     machineIdle: round((m1.idle - m0.idle) / Math.max(1, m1.total - m0.total), 2),
