@@ -13,7 +13,7 @@ const [{ runUntilSignal }, { createLogger }, { inCheckout }, { startBoard }, { w
 const log = createLogger('server', cfg.logLevel)
 await runUntilSignal(log, async () => {
   const board = await startBoard(cfg, log)
-  const address = await board.app.listen({ host: cfg.host, port: cfg.port }).catch(async (err: unknown) => {
+  const address = await board.app.listen({ host: cfg.host, port: cfg.port, backlog: cfg.http.listenBacklog }).catch(async (err: unknown) => {
     await board.close()
     throw err
   })

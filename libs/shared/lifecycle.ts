@@ -40,16 +40,16 @@ export async function runUntilSignal(log: Logger, start: () => Promise<() => Pro
 
 /** A started app: its HTTP server (not listening yet) and how to stop it and release what it holds. */
 export interface StartedApp {
-  readonly app: { listen(o: { host: string; port: number }): Promise<string>; close(): Promise<unknown> }
+  readonly app: { listen(o: { host: string; port: number; backlog: number }): Promise<string>; close(): Promise<unknown> }
   close(): Promise<void>
 }
 
-/** A role's main: start it, listen on SERVER_HOST:SERVER_PORT, and stop it on SIGTERM or SIGINT. */
-export function serveUntilSignal(log: Logger, where: { host: string; port: number }, start: () => Promise<StartedApp>) {
+/** A role's main: start it, listen on SERVER_HOST:SERVER_PORT (with HTTP_LISTEN_BACKLOG), and stop it on SIGTERM or SIGINT. */
+export function serveUntilSignal(log: Logger, where: { host: string; port: number; http: { listenBacklog: number } }, start: () => Promise<StartedApp>) {
   return runUntilSignal(log, async () => {
     const started = await start()
     try {
-      log.info({ address: await started.app.listen({ host: where.host, port: where.port }) }, 'listening') // a fresh object: fastify writes into it
+      log.info({ address: await started.app.listen({ host: where.host, port: where.port, backlog: where.http.listenBacklog }) }, 'listening') // a fresh object: fastify writes into it
     } catch (err) {
       await started.close()
       throw err

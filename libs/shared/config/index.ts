@@ -68,6 +68,7 @@ const Env = z.object({
   HTTP_CONNECTION_TIMEOUT_MS: int((LIMITS.maxWaitSeconds + 5) * 1000, 3_600_000, 60_000),
   HTTP_KEEP_ALIVE_TIMEOUT_MS: int(1000, 3_600_000, 72_000),
   HTTP_MAX_CONNECTIONS: int(0, 10_000_000, 20_000), // 0: no cap
+  HTTP_LISTEN_BACKLOG: int(1, 65_535, 4096), // ours: listen's backlog (the kernel caps it at net.core.somaxconn)
   SHED_EVENT_LOOP_DELAY_MS: int(0, 60_000, 1000), // 0: off
   SHED_HEAP_USED_RATIO: z.coerce.number({ message: 'must be a number from 0 to 1' }).min(0, 'must be a number from 0 to 1').max(1, 'must be a number from 0 to 1').default(0.9), // of V8's heap limit; 0: off
   TRUST_PROXY: z.string().trim().default('0'),
@@ -200,6 +201,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       connectionTimeoutMs: e.HTTP_CONNECTION_TIMEOUT_MS,
       keepAliveTimeoutMs: e.HTTP_KEEP_ALIVE_TIMEOUT_MS,
       maxConnections: e.HTTP_MAX_CONNECTIONS,
+      listenBacklog: e.HTTP_LISTEN_BACKLOG,
       shedEventLoopDelayMs: e.SHED_EVENT_LOOP_DELAY_MS,
       shedHeapUsedRatio: e.SHED_HEAP_USED_RATIO,
       trustProxy: parseTrustProxy(e.TRUST_PROXY),

@@ -8,6 +8,12 @@ export interface HttpSettings {
   keepAliveTimeoutMs: number
   /** Open sockets per process; 0: no cap. Beyond it, new connections are closed at once. */
   maxConnections: number
+  /**
+   * Connections the kernel queues for this process to accept (listen's backlog; the kernel caps it
+   * at net.core.somaxconn). A front that opens thousands of connections at once (10,000 followers
+   * reconnecting through nginx) overflows node's default of 511, and its connects time out.
+   */
+  listenBacklog: number
   /** Shed (503 unavailable, Retry-After) while the mean event-loop delay exceeds this; 0: off. */
   shedEventLoopDelayMs: number
   /** Shed while the heap in use exceeds this fraction of V8's heap limit; 0: off. */
@@ -26,6 +32,7 @@ export const DEFAULT_HTTP: HttpSettings = {
   connectionTimeoutMs: 60_000,
   keepAliveTimeoutMs: 72_000,
   maxConnections: 20_000,
+  listenBacklog: 4096,
   shedEventLoopDelayMs: 1000,
   shedHeapUsedRatio: 0.9,
   trustProxy: false,
