@@ -13,13 +13,8 @@ export interface RegisteredBoard extends BoardDescription {
   listSeq: number
 }
 
-interface Row {
-  authority: string
-  url: string
-  name: string
-  description: string | null
-  limits: Record<string, number>
-  features: string[]
+/** A registry row as PostgreSQL returns it: the description's columns, then its own. */
+interface Row extends BoardDescription {
   status: BoardStatus
   registered_at: Date
   checked_at: Date

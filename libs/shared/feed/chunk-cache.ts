@@ -23,6 +23,13 @@ interface Held {
   used: number
 }
 
+/** What the tail reflects (TailSync): its change number and failover epoch, and the highest head known. */
+export interface TailState {
+  readonly changesSeen: number
+  readonly epochSeen: number
+  readonly knownHead: number
+}
+
 type Query = Pick<ReadQuery, 'limit' | 'tags' | 'type' | 'origin' | 'q' | 'sinceMs' | 'includeExpired' | 'refId'>
 
 /** What a chunk may hold in memory, by estimate: its JSON texts (two bytes a character past Latin-1), its tag index, its arrays. */
@@ -55,20 +62,21 @@ export class ChunkCache {
   private tick = 0
   /** Bumped by every invalidation: a chunk read across one is not kept. */
   private gen = 0
-  private version = ''
+  /** The change number and epoch what is held was read at (read against the tail's on every use). */
+  private changes = -1
+  private epoch = -1
   private readonly maxBytes: number
   private readonly load: (lo: number, hi: number) => Promise<SeqChunk>
-  /** The change number and epoch the tail reflects, as `changes:epoch`; and the highest head known. */
-  private readonly current: () => { version: string; knownHead: number }
+  private readonly tail: TailState
   /** A chunk came back with a change number or epoch the tail has not seen yet: the tail should look. */
   private readonly behind: () => void
 
   constructor(
-    maxBytes: number, load: (lo: number, hi: number) => Promise<SeqChunk>, current: () => { version: string; knownHead: number }, behind: () => void,
+    maxBytes: number, load: (lo: number, hi: number) => Promise<SeqChunk>, tail: TailState, behind: () => void,
   ) {
     this.maxBytes = maxBytes
     this.load = load
-    this.current = current
+    this.tail = tail
     this.behind = behind
   }
 
@@ -155,15 +163,15 @@ export class ChunkCache {
 
   /** Drops what is held when the tail has since seen a pin, an unpin, a removal or a failover. */
   private align() {
-    const { version } = this.current()
-    if (version !== this.version) (this.clear(), (this.version = version))
+    const t = this.tail
+    if (t.changesSeen !== this.changes || t.epochSeen !== this.epoch) (this.clear(), (this.changes = t.changesSeen), (this.epoch = t.epochSeen))
   }
 
   /** Asks for chunk k in the background (a bounded number at once); the read goes to the database meanwhile. */
   private want(k: number): null {
     const lo = k * CHUNK_SEQS
     const hi = lo + CHUNK_SEQS
-    if (this.loading.size >= MAX_LOADS || this.loading.has(k) || lo >= this.current().knownHead) return null
+    if (this.loading.size >= MAX_LOADS || this.loading.has(k) || lo >= this.tail.knownHead) return null
     const gen = this.gen
     this.loading.add(k)
     this.load(lo, hi)
@@ -176,7 +184,7 @@ export class ChunkCache {
     const top = Math.min((k + 1) * CHUNK_SEQS, c.head)
     // read with what the tail reflects, and no invalidation since; reaching higher than the copy held (if any)
     if (gen !== this.gen || top <= k * CHUNK_SEQS || (this.chunks.get(k)?.top ?? 0) >= top) return
-    if (`${c.changes}:${c.epoch}` !== this.current().version) return this.behind() // the tail has news to take in first
+    if (c.changes !== this.tail.changesSeen || c.epoch !== this.tail.epochSeen) return this.behind() // the tail has news to take in first
     this.align()
     const tags = indexTags(c.tags)
     const bytes = chunkBytes(c, tags)

@@ -63,10 +63,7 @@ export class Feed {
     this.waiters = new Waiters((q, cursor, sink) => this.answerAt(q, cursor, sink), opts.maxWaiters)
     this.gate = new ReadGate(opts.maxDbReads ?? 0, opts.maxDbReads ?? 0)
     this.sync = new TailSync(reader, bus, log, opts, () => this.waiters.wake((q, cursor) => this.pageAfter(q, cursor)))
-    this.chunks = new ChunkCache(opts.chunkCacheMaxBytes ?? 0, (lo, hi) => reader.chunk(lo, hi, opts.authority), () => ({
-      version: `${this.sync.changesSeen}:${this.sync.epochSeen}`,
-      knownHead: this.sync.knownHead,
-    }), () => void this.sync.refresh())
+    this.chunks = new ChunkCache(opts.chunkCacheMaxBytes ?? 0, (lo, hi) => reader.chunk(lo, hi, opts.authority), this.sync, () => void this.sync.refresh())
     // a pin, an unpin or a removal (this process's own admin call awaits this): nothing cached may be served again
     bus.onInvalidation((m) => m.kind === 'signal' && this.chunks.invalidate())
   }
