@@ -64,3 +64,39 @@ t.test('a connection that sent its request in time lives on for keep-alive', asy
   await until(() => data.split('"nextCursor"').length === 3, 5000, 'a second answer on it')
   socket.destroy()
 })
+
+// A head sent in time but not yet read when the deadline's check runs (the process's event loop
+// stalled past the headers timeout: a saturated machine, a long GC) is the server's delay, not the
+// client's: it is answered, not refused with 408. The stall is forced: the connection is accepted,
+// its request written, and then this process (the server's) blocks its event loop past the deadline,
+// so the loop's timers run before it reads the socket (before the fix: 408).
+// Only the fast path: the connection is the fence's until its first head. With the fast path off,
+// node's own headers-timeout check (connectionsCheckingInterval) runs in the same timers phase and
+// answers 408 itself; that check is node's, and a reader's polls take the fast path.
+t.test('the fast path: a head that waited unread through a stalled event loop is answered, not timed out', async (t) => {
+  const s = await startStack(t, { env: { HTTP_HEADERS_TIMEOUT_MS: String(HEADERS_TIMEOUT_MS) } })
+  await s.app.listen({ port: 0, host: '127.0.0.1' })
+  const port = (s.app.server.address() as net.AddressInfo).port
+  let accepted = 0
+  s.app.server.on('connection', () => accepted++)
+  const socket = net.connect({ port, host: '127.0.0.1' })
+  socket.on('error', () => {})
+  let data = ''
+  socket.on('data', (c) => (data += c))
+  await until(() => accepted === 1, 5000, 'the server to accept the connection (its deadline starts)')
+  // @NOTE the stall itself is the interleaving under test: a busy event loop, not a wait on time.
+  // The request is written and the loop stalled in one callback of its check phase (setImmediate),
+  // so the loop's next step is its timers (the deadline's check), before it reads the socket.
+  await new Promise<void>((stalled) =>
+    setImmediate(() => {
+      socket.write('GET /sw/signals?limit=1 HTTP/1.1\r\nHost: board.example\r\n\r\n')
+      const stallUntil = Date.now() + HEADERS_TIMEOUT_MS + CHECK_MS + 100
+      while (Date.now() < stallUntil);
+      stalled()
+    }),
+  )
+  await until(() => data.includes('"nextCursor"') || data.includes(' 408 ') || socket.destroyed, 5000, 'an answer')
+  t.match(data, /^HTTP\/1\.1 200 /, 'the request that arrived in time is answered')
+  t.notMatch(data, / 408 /, 'and not refused as too late')
+  socket.destroy()
+})

@@ -15,17 +15,25 @@ const TIMEOUT_ANSWER = 'HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\
 class FirstRequest implements Due {
   dueBucket: number | undefined = undefined
   readonly socket: Socket
-  private readonly arrived: WeakSet<Socket>
+  readonly arrived: WeakSet<Socket>
   constructor(socket: Socket, arrived: WeakSet<Socket>) {
     this.socket = socket
     this.arrived = arrived
   }
   expire() {
     if (this.arrived.has(this.socket) || this.socket.destroyed) return
-    // as node answers its own headers timeout; then the connection goes, whatever the peer does
-    this.socket.end(TIMEOUT_ANSWER)
-    this.socket.destroySoon()
+    // A stalled event loop runs its timers before it reads the sockets: the head may be waiting,
+    // unread, in the kernel since long before its deadline. Decide after the loop's next read.
+    setImmediate(timeOut, this)
   }
+}
+
+function timeOut(first: FirstRequest) {
+  const socket = first.socket
+  if (first.arrived.has(socket) || socket.destroyed) return
+  // as node answers its own headers timeout; then the connection goes, whatever the peer does
+  socket.end(TIMEOUT_ANSWER)
+  socket.destroySoon()
 }
 
 /**
