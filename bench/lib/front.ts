@@ -24,7 +24,7 @@ const server = (port: number) =>
 
 /**
  * The shipped upstream blocks with their `server` lines replaced by these ports (every block, its other
- * lines as shipped but for the readers' `keepalive` when `readerKeepalive` is given).
+ * lines as shipped but for the polls' `keepalive` (wire_polls) when `readerKeepalive` is given).
  */
 function upstreams(ports: Record<string, number[]>, readerKeepalive?: number): string {
   const text = readFileSync(projectPath('deploy/nginx/wire-fleet-upstreams.conf'), 'utf8')
@@ -32,7 +32,7 @@ function upstreams(ports: Record<string, number[]>, readerKeepalive?: number): s
     const list = ports[name]
     if (!list) throw new Error(`the bench has no ports for upstream ${name}`)
     const rest = body.replace(/^ *server .*\n/gm, '')
-    const kept = name === 'wire_readers' && readerKeepalive !== undefined ? replaced(rest, /^( *)keepalive \d+;$/m, `$1keepalive ${readerKeepalive};`) : rest
+    const kept = name === 'wire_polls' && readerKeepalive !== undefined ? replaced(rest, /^( *)keepalive \d+;$/m, `$1keepalive ${readerKeepalive};`) : rest
     return `upstream ${name} {\n${list.map((p) => `    server 127.0.0.1:${p};\n`).join('')}${kept}}`
   })
 }
@@ -91,7 +91,7 @@ export async function startFront(port: number, roles: { writers: number[]; reade
   if (!nginx) throw new Error('nginx is not installed: `apt-get install -y nginx`')
   const dir = mkdtempSync(join(tmpdir(), 'wire-bench-nginx-'))
   writeFileSync(join(dir, 'server.conf'), server(port))
-  writeFileSync(join(dir, 'upstreams.conf'), upstreams({ wire_writers: roles.writers, wire_readers: roles.readers, wire_agents: [roles.unused] }, o.readerKeepalive))
+  writeFileSync(join(dir, 'upstreams.conf'), upstreams({ wire_writers: roles.writers, wire_readers: roles.readers, wire_polls: roles.readers, wire_agents: [roles.unused] }, o.readerKeepalive))
   const temp = ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((k) => `  ${k}_temp_path ${join(dir, k)};`)
   writeFileSync(
     join(dir, 'nginx.conf'),

@@ -93,6 +93,47 @@ function noteReason(status: number, body: Buffer) {
 }
 const RETRY_AFTER = 'retry-after:'
 
+const CLOSES = /(^|\r\n)connection:[^\r]*\bclose\b/
+const CHUNKED = /(^|\r\n)transfer-encoding:[^\r]*\bchunked\b/
+const CRLF = Buffer.from('\r\n')
+
+/**
+ * The first whole answer in `buf`, or null until it has arrived: its body by Content-Length, or by
+ * chunks (nginx relays a body of unknown length chunked, such as the bare 408 a role sends when a
+ * connection's first request is late); none: empty.
+ */
+function takeAnswer(buf: Buffer): { status: number; head: string; body: Buffer; rest: Buffer | null } | null {
+  const end = buf.indexOf(HEADER_END)
+  if (end < 0) return null
+  const head = buf.toString('latin1', 0, end).toLowerCase()
+  const status = parseInt(head.slice(9, 12), 10)
+  let at = end + 4
+  let body: Buffer
+  if (CHUNKED.test(head)) {
+    const parts: Buffer[] = []
+    for (;;) {
+      const line = buf.indexOf(CRLF, at)
+      if (line < 0) return null
+      const size = parseInt(buf.toString('latin1', at, line), 16)
+      if (buf.length < line + 2 + size + 2) return null
+      if (size === 0) {
+        at = line + 4 // no trailers
+        break
+      }
+      parts.push(buf.subarray(line + 2, line + 2 + size))
+      at = line + 2 + size + 2
+    }
+    body = Buffer.concat(parts)
+  } else {
+    const l = head.indexOf(LENGTH)
+    const length = l < 0 ? 0 : parseInt(head.slice(l + LENGTH.length), 10)
+    if (buf.length < at + length) return null
+    body = buf.subarray(at, at + length)
+    at += length
+  }
+  return { status, head, body, rest: buf.length > at ? buf.subarray(at) : null }
+}
+
 /**
  * Follower `i`: polls from its cursor, again at once on an answer. A refusal (429, 503) is retried
  * from the same cursor after its Retry-After (1 s without one), and a closed connection is reopened,
@@ -117,16 +158,10 @@ function poller(i: number) {
     socket.on('data', (chunk: Buffer) => {
       buf = buf ? Buffer.concat([buf, chunk]) : chunk
       for (;;) {
-        const end: number = buf.indexOf(HEADER_END)
-        if (end < 0) return
-        const head: string = buf.toString('latin1', 0, end).toLowerCase()
-        const at: number = head.indexOf(LENGTH)
-        const length: number = at < 0 ? 0 : parseInt(head.slice(at + LENGTH.length), 10)
-        const total: number = end + 4 + length
-        if (buf.length < total) return
-        const status = parseInt(head.slice(9, 12), 10)
-        const body = buf.subarray(end + 4, total)
-        buf = buf.length > total ? buf.subarray(total) : null
+        const answer = takeAnswer(buf)
+        if (!answer) return
+        const { status, head, body } = answer
+        buf = answer.rest
         answered++
         if (status >= 200 && status < 300) {
           const c = body.indexOf(CURSOR)
@@ -141,6 +176,8 @@ function poller(i: number) {
           errors++
           refusals[status] = (refusals[status] ?? 0) + 1
           noteReason(status, body)
+          // an answer that closes its connection is retried on the next one ('close' reconnects)
+          if (CLOSES.test(head)) return void socket.destroy()
           const r = head.indexOf(RETRY_AFTER)
           const wait = r < 0 ? 1 : Math.min(5, parseInt(head.slice(r + RETRY_AFTER.length), 10) || 1)
           setTimeout(() => !stopping && !socket.destroyed && socket.write(requestAt(cursor)), wait * 1000 * (0.5 + Math.random()))

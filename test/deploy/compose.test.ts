@@ -122,13 +122,13 @@ t.test('the router: wire-fleet.conf as shipped, upstreams naming the role servic
   t.ok(r.volumes.includes('./nginx-upstreams.conf:/etc/nginx/conf.d/wire-upstreams.conf:ro'))
   t.same(Object.keys(services).filter((n) => services[n].ports), ['router'], 'the only published port')
   const upstreams = readFileSync(join(DIR, 'nginx-upstreams.conf'), 'utf8')
-  const referenced = new Set([...readNginx('wire-fleet.conf').matchAll(/(?:http:\/\/|(?:POST|PATCH|DELETE|default) +)(wire_[a-z]+);/g)].map((m) => m[1]!))
+  const referenced = new Set([...readNginx('wire-fleet.conf').matchAll(/(?:http:\/\/|(?:POST|PATCH|DELETE|GET|default) +)(wire_[a-z]+);/g)].map((m) => m[1]!))
   const blocks = [...upstreams.matchAll(/upstream (\w+) \{([^}]*)\}/g)]
   t.same(blocks.map((b) => b[1]).sort(), [...referenced].sort(), 'an upstream for each group wire-fleet.conf names')
   for (const [, name, body] of blocks) {
     const [, host, port] = /server ([\w-]+):(\d+) resolve;/.exec(body!) ?? []
     const role = roleOfService(services[host!])
-    t.equal(role, { wire_writers: 'writer', wire_readers: 'reader', wire_agents: 'agents' }[name!], `${name} → service ${host}, running the ${role}`)
+    t.equal(role, { wire_writers: 'writer', wire_readers: 'reader', wire_polls: 'reader', wire_agents: 'agents' }[name!], `${name} → service ${host}, running the ${role}`)
     t.equal(port, envOf(services[host!]).SERVER_PORT, 'on its SERVER_PORT')
     t.match(body, /keepalive \d+;/, 'kept alive')
   }

@@ -56,6 +56,7 @@ t.test('the fleet behind the shipped nginx configuration', async (t) => {
   const upstreams = fillUpstreams(readNginx('wire-fleet-upstreams.conf'), {
     wire_writers: [portOf(writer)],
     wire_readers: [portOf(readerA), portOf(readerB)],
+    wire_polls: [portOf(readerA), portOf(readerB)],
     wire_agents: [portOf(agents)],
   })
   const nginx = await startNginx(t, [upstreams, fillServer(readNginx('wire-fleet.conf'), { http: port })], port)
@@ -130,6 +131,23 @@ t.test('the fleet behind the shipped nginx configuration', async (t) => {
     t.equal(admin.status, 200, 'the admin API answers with the admin token')
     t.same((await rolesFor('GET', '/sw/admin/wire?a=1')).roles, ['writer'])
     t.notOk(nginx.log().some((e) => e.upstreams.some((u) => roleAt.get(u) === 'sweeper')), 'nothing is routed to the sweeper')
+  })
+
+  await t.test("the feed's polls stay on the readers' fast path after other reads", async (t) => {
+    // Any other request on a connection to a reader moves that connection to the reader's general HTTP
+    // server for good, and nginx reuses the connection it freed last. So each poll here follows other
+    // reads: with one pool for both, the polls would ride the connections those reads moved.
+    const served = async () => (await metric(readerA, 'wire_fast_path_requests_total', { outcome: 'served' })) + (await metric(readerB, 'wire_fast_path_requests_total', { outcome: 'served' }))
+    const before = await served()
+    const polls = 8
+    for (let i = 0; i < polls; i++) {
+      for (const path of ['/sw/stats', '/.well-known/wire', `/sw/signals/none-${i}`]) await (await fetch(`${base}${path}?other=${i}`)).arrayBuffer()
+      const res = await fetch(`${base}/sw/signals?limit=1&fast=${i}`)
+      t.equal(res.status, 200)
+      await res.arrayBuffer()
+      t.same((await rolesFor('GET', `/sw/signals?limit=1&fast=${i}`)).roles, ['reader'])
+    }
+    t.equal((await served()) - before, polls, `all ${polls} polls served by the readers' fast path`)
   })
 
   await t.test('/metrics is refused on the public side, served on each role port', async (t) => {

@@ -90,6 +90,7 @@ t.test('each unit runs a role of the manifests, as nginx expects, and stops grac
   }
   t.same(portsOf.writer, upstreamPorts('wire-fleet-upstreams.conf', 'wire_writers'), 'the writer listens where nginx sends writes')
   t.same(portsOf.reader, upstreamPorts('wire-fleet-upstreams.conf', 'wire_readers'), 'the readers where nginx sends reads')
+  t.same(portsOf.reader, upstreamPorts('wire-fleet-upstreams.conf', 'wire_polls'), 'and the same readers where it sends the feed\'s polls')
   t.same(portsOf.agents, upstreamPorts('wire-fleet-upstreams.conf', 'wire_agents'), 'the agents where nginx sends MCP and A2A')
   t.same(portsOf.server, upstreamPorts('wire-one.conf', 'wire'), 'the single process where wire-one.conf sends everything')
 })
