@@ -56,12 +56,14 @@ for (const by of ['q', 'tag'] as const) {
     await seedNoise(s)
     const { ctx, hold } = await heldReader(t, s)
     const filter = by === 'q' ? { tags: [], q: TOKEN } : { tags: [TOKEN], q: null }
-    const q = { limit: 100, waitMs: 2000, type: null, origin: null, sinceMs: null, includeExpired: false, refId: null, ...filter }
+    // a wait long enough that a slow machine's publish and tail pull never outlast it (it answers as soon as
+    // the held query is released with the signal in the tail)
+    const q = { limit: 100, waitMs: 20_000, type: null, origin: null, sinceMs: null, includeExpired: false, refId: null, ...filter }
     const poll = ctx.feed.read({ ...q, cursor: variant.startsWith('no') ? null : 1 })
-    await until(() => hold.held() === 1, 5000, 'the page query to be held')
+    await until(() => hold.held() === 1, 15_000, 'the page query to be held')
 
     const pub = (await s.publish({ $type: 'reply-wanted', $tags: [TOKEN], text: `answer for ${TOKEN}` })).json()
-    await until(() => ctx.feed.head >= pub.cursor, 5000, 'the reader to pull the new signal into its tail')
+    await until(() => ctx.feed.head >= pub.cursor, 15_000, 'the reader to pull the new signal into its tail')
     hold.release()
 
     const page = await poll
@@ -80,7 +82,7 @@ t.test('a poll that times out answers from what the tail holds at its deadline',
   t.same(page.signals, [])
   t.equal(page.nextCursor, head, 'nothing new: the cursor stays where everything was considered')
   const later = (await s.publish({ $type: 'broadcast', text: TOKEN })).json()
-  await until(() => ctx.feed.head >= later.cursor)
+  await until(() => ctx.feed.head >= later.cursor, 15_000, 'the reader to pull the later signal into its tail')
   const next = await ctx.feed.read({ cursor: page.nextCursor, limit: 100, waitMs: 0, type: null, tags: [], origin: null, q: TOKEN, sinceMs: null, includeExpired: false, refId: null })
   t.same(next.signals.map((j) => (JSON.parse(j) as { id: string }).id), [later.signal.id], 'the follower sees the next match from that cursor')
 })
