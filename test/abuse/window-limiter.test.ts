@@ -1,7 +1,8 @@
 import { Redis } from 'ioredis'
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible'
 import t, { type Test } from 'tap'
-import { WindowLimiter } from '../../libs/shared/limits/index.js'
+import { loadConfig } from '../../libs/shared/config/index.js'
+import { clientLimits, WindowLimiter } from '../../libs/shared/limits/index.js'
 import { TEST_REDIS_URL } from '../helpers/services.js'
 
 // The batched, leased Redis limiter of the hot paths (publishes, reads): shared by every process on
@@ -103,4 +104,25 @@ t.test('a Redis call that fails falls back to counting in memory', async (t) => 
   await r.lpush(`${p}:k`, 'not a counter') // the script's INCRBY fails on it (WRONGTYPE)
   t.same(await burst([a], 'k', 3), { ok: 2, limited: 1, errors: 0 })
   await r.del(`${p}:k`)
+})
+
+t.test('as many followers as a process may hold, polling in turn, keep their leases', async (t) => {
+  // Followers poll one after another, round after round: with fewer leases kept than followers, each
+  // poll would push out the lease the next follower is about to use, and every poll would go to Redis.
+  const cfg = loadConfig({})
+  const followers = cfg.http.maxConnections // the most one process serves at once (HTTP_MAX_CONNECTIONS)
+  const limits = clientLimits({ ...cfg.clientLimits, keyPrefix: prefix() }, await redis(t))
+  const address = (i: number) => `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`
+  let fromLease = 0
+  // leases double as a key keeps using them (1, 2, 4 points): round 7 is served from the third
+  for (let round = 1; round <= 7; round++) {
+    let settled = 0
+    const polls = Array.from({ length: followers }, (_, i) => limits.read(address(i)).then(() => void settled++))
+    // a consume that goes to Redis waits for a script call sent in the check phase and its reply: one
+    // turn of the event loop later, only what a lease served has settled
+    await new Promise((r) => setImmediate(r))
+    fromLease = settled
+    await Promise.all(polls)
+  }
+  t.equal(fromLease, followers, `all ${followers} polls of the seventh round served from leases, none waiting on Redis`)
 })

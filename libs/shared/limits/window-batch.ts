@@ -28,7 +28,10 @@ const MAX_KEYS = 500
 const MAX_LEASE = 64
 /** A lease is at most this fraction of a window's points, so what other processes may be refused early stays small. */
 const LEASE_SHARE = 16
-/** Keys holding a lease; least recently used are dropped (their unused points are forfeited, never overspent). */
+/**
+ * Keys holding a lease, unless the limiter is given its own bound; least recently used are dropped
+ * (their unused points are forfeited, never overspent).
+ */
 const MAX_LEASES = 10_000
 
 interface Lease {
@@ -50,6 +53,12 @@ export interface WindowLimiterOptions {
   points: number
   /** Window length in seconds. */
   duration: number
+  /**
+   * Keys holding a lease at once (default MAX_LEASES). Keep it above the keys that consume steadily
+   * (a reader's followers): keys used in turn, one more than the bound, would each find its lease
+   * dropped and go to Redis on every consume.
+   */
+  maxLeases?: number
 }
 
 /**
@@ -71,7 +80,7 @@ export class WindowLimiter {
   private readonly memory: RateLimiterMemory
   private readonly redis: Redis | undefined
   private readonly script: ScriptCall | undefined
-  private readonly leases = new LRUCache<string, Lease>({ max: MAX_LEASES })
+  private readonly leases: LRUCache<string, Lease>
   private waiting = new Map<string, Pending[]>()
   private scheduled = false
 
@@ -80,6 +89,7 @@ export class WindowLimiter {
     this.duration = o.duration
     this.prefix = o.keyPrefix
     this.maxLease = Math.min(MAX_LEASE, Math.max(1, Math.floor(o.points / LEASE_SHARE)))
+    this.leases = new LRUCache<string, Lease>({ max: o.maxLeases ?? MAX_LEASES })
     this.redis = redis
     this.script = redis && redisScript(redis, 'wireWindow', SCRIPT)
     this.memory = new RateLimiterMemory({ keyPrefix: o.keyPrefix, points: o.points, duration: o.duration })
