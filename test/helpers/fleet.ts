@@ -29,7 +29,7 @@ export interface Replica {
 
 export async function startReplica(t: Test): Promise<Replica> {
   const port = await freePort()
-  await run(projectPath('scripts/replica.sh'), ['start', String(port)])
+  const started = run(projectPath('scripts/replica.sh'), ['start', String(port)])
   const url = withPort(TEST_DATABASE_URL, port)
   let stopped = false
   const stop = async () => {
@@ -37,7 +37,13 @@ export async function startReplica(t: Test): Promise<Replica> {
     stopped = true
     await run(projectPath('scripts/replica.sh'), ['stop', String(port)])
   }
-  t.teardown(stop)
+  // registered before the start finishes: a test that fails meanwhile (a role started beside it exits)
+  // still stops the replica and drops its slot, which would otherwise hold the primary's WAL
+  t.teardown(async () => {
+    await started.catch(() => {})
+    await stop()
+  })
+  await started
   const query = async <R>(sql: string) => {
     const c = new pg.Client({ connectionString: url })
     await c.connect()
