@@ -220,8 +220,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       registerMax: e.REGISTER_RATE_LIMIT_MAX,
       newIdentityMax: e.IDENTITY_URL ? 0 : e.NEW_IDENTITY_RATE_LIMIT_MAX,
       ipv6PrefixBits: e.CLIENT_IPV6_PREFIX_BITS,
-      // twice the connections a process may hold (at least 10,000; 100,000 with no cap): ~0.2 KB each
-      addressesHeld: e.HTTP_MAX_CONNECTIONS > 0 ? Math.max(10_000, 2 * e.HTTP_MAX_CONNECTIONS) : 100_000,
+      // the connections a process may hold and 10,000 more (100,000 with no cap): ~0.2 KB each in use
+      readLeasesMax: e.HTTP_MAX_CONNECTIONS > 0 ? e.HTTP_MAX_CONNECTIONS + 10_000 : 100_000,
     },
     sweep: { intervalSeconds: e.SIGNAL_SWEEP_INTERVAL_SECONDS, graceSeconds: e.SIGNAL_SWEEP_GRACE_SECONDS },
     reader: {

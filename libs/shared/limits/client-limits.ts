@@ -28,11 +28,11 @@ export interface ClientLimitSettings {
   /** IPv6 addresses count by their first this many bits (IPv4 exactly). */
   ipv6PrefixBits: number
   /**
-   * Addresses whose budgets this process keeps in hand at once (leases of points reserved in Redis).
-   * Above the addresses one process serves at once (its connections), so that followers polling in
-   * turn do not push each other's leases out and go to Redis on every poll.
+   * Addresses whose request budget this process keeps in hand at once (leases of points reserved in
+   * Redis). Above the followers one process serves at once (its connections), so that followers
+   * polling in turn do not push each other's leases out and go to Redis on every poll.
    */
-  addressesHeld: number
+  readLeasesMax: number
 }
 
 /**
@@ -57,9 +57,10 @@ const seconds = (ms: number) => Math.round(ms / 1000)
  */
 export function clientLimits(o: ClientLimitSettings & { keyPrefix: string }, redis?: Redis) {
   const key = (address: string) => addressKey(address, o.ipv6PrefixBits)
-  const make = (name: string, points: number, windowMs: number): WindowLimiter | null =>
-    points <= 0 ? null : new WindowLimiter({ keyPrefix: `${o.keyPrefix}:${name}`, points, duration: Math.max(1, seconds(windowMs)), maxLeases: o.addressesHeld }, redis)
-  const reads = make('read', o.readMax, o.readWindowMs)
+  const make = (name: string, points: number, windowMs: number, maxLeases?: number): WindowLimiter | null =>
+    points <= 0 ? null : new WindowLimiter({ keyPrefix: `${o.keyPrefix}:${name}`, points, duration: Math.max(1, seconds(windowMs)), ...(maxLeases && { maxLeases }) }, redis)
+  // every poll of every follower spends a request: the one budget whose leases must cover them all
+  const reads = make('read', o.readMax, o.readWindowMs, o.readLeasesMax)
   const polls = o.longPollsMax <= 0 ? null : new SlotLimiter({ keyPrefix: `${o.keyPrefix}:poll`, points: o.longPollsMax, duration: POLL_SLOT_SECONDS }, redis)
   const publishes = make('pubaddr', o.publishMax, o.publishWindowMs)
   const attempts = make('attempt', o.attemptMax, o.publishWindowMs)
