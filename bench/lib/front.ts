@@ -33,7 +33,8 @@ function upstreams(ports: Record<string, number[]>, readerKeepalive?: number): s
     if (!list) throw new Error(`the bench has no ports for upstream ${name}`)
     const rest = body.replace(/^ *server .*\n/gm, '')
     const kept = name === 'wire_polls' && readerKeepalive !== undefined ? replaced(rest, /^( *)keepalive \d+;$/m, `$1keepalive ${readerKeepalive};`) : rest
-    return `upstream ${name} {\n${list.map((p) => `    server 127.0.0.1:${p};\n`).join('')}${kept}}`
+    const params = / *server \S+?((?: [^;\n]+)?);/.exec(body)?.[1] ?? '' // the shipped lines' parameters (max_fails=0)
+    return `upstream ${name} {\n${list.map((p) => `    server 127.0.0.1:${p}${params};\n`).join('')}${kept}}`
   })
 }
 

@@ -126,14 +126,14 @@ t.test('the router: wire-fleet.conf as shipped, upstreams naming the role servic
   const blocks = [...upstreams.matchAll(/upstream (\w+) \{([^}]*)\}/g)]
   t.same(blocks.map((b) => b[1]).sort(), [...referenced].sort(), 'an upstream for each group wire-fleet.conf names')
   for (const [, name, body] of blocks) {
-    const [, host, port] = /server ([\w-]+):(\d+) resolve;/.exec(body!) ?? []
+    const [, host, port] = /server ([\w-]+):(\d+) resolve max_fails=0;/.exec(body!) ?? []
     const role = roleOfService(services[host!])
     t.equal(role, { wire_writers: 'writer', wire_readers: 'reader', wire_polls: 'reader', wire_agents: 'agents' }[name!], `${name} → service ${host}, running the ${role}`)
     t.equal(port, envOf(services[host!]).SERVER_PORT, 'on its SERVER_PORT')
     t.match(body, /keepalive \d+;/, 'kept alive')
   }
   // nginx 1.22 here lacks `resolve` (1.27.3+, the image's 1.28 has it): everything else must load
-  const local = upstreams.replace(/ resolve;/g, ';').replace(/server [\w-]+:\d+;/g, 'server 127.0.0.1:4000;').replace(/^resolver .*$/m, '')
+  const local = upstreams.replace(/ resolve /g, ' ').replace(/server [\w-]+:\d+ /g, 'server 127.0.0.1:4000 ').replace(/^resolver .*$/m, '')
   t.doesNotThrow(() => checkNginx(t, [local, fillServer(readNginx('wire-fleet.conf'), { http: 8080 })]), 'nginx -t')
   const dir = mkdtempSync(join(tmpdir(), 'wire-tls-'))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))

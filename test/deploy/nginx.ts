@@ -52,7 +52,8 @@ export function fillUpstreams(text: string, ports: Record<string, number[]>): st
     const list = ports[name]
     if (!list) throw new Error(`no ports given for upstream ${name}`)
     seen.add(name)
-    const servers = list.map((p) => `    server 127.0.0.1:${p};\n`).join('')
+    const params = / *server \S+?((?: [^;\n]+)?);/.exec(body)?.[1] ?? '' // the shipped lines' parameters (max_fails=0)
+    const servers = list.map((p) => `    server 127.0.0.1:${p}${params};\n`).join('')
     return `upstream ${name} {\n${servers}${body.replace(/^ *server .*\n/gm, '')}}`
   })
   const missing = Object.keys(ports).filter((n) => !seen.has(n))

@@ -66,7 +66,7 @@ t.test('each unit runs a role of the manifests, as nginx expects, and stops grac
   const maxConnections = loadConfig({}).http.maxConnections
   const manifestRoles = new Set(byKind(render(BASE_DIR), 'Deployment').map((d) => roleOf(containersOf(d)[0])))
   const upstreamPorts = (file: string, name: string) =>
-    [...(new RegExp(`upstream ${name} \\{([^}]*)\\}`).exec(readNginx(file))?.[1] ?? '').matchAll(/server 127\.0\.0\.1:(\d+);/g)].map((m) => Number(m[1]))
+    [...(new RegExp(`upstream ${name} \\{([^}]*)\\}`).exec(readNginx(file))?.[1] ?? '').matchAll(/server 127\.0\.0\.1:(\d+)[ ;]/g)].map((m) => Number(m[1]))
   const fleet = parseUnit(readFileSync(join(DIR, 'wire-fleet.target'), 'utf8'))
   const wanted = get(fleet, 'Unit', 'Wants').flatMap((v) => v.split(/\s+/))
   const portsOf: Record<string, number[]> = {}
