@@ -6,9 +6,10 @@ import { hotCounts, metrics } from '../metrics/index.js'
 import { tracing } from '../tracing/index.js'
 import { ChunkCache } from './chunk-cache.js'
 import { emptyPage, type FeedPage } from './page.js'
-import { databasePage, tailNewest, tailPage } from './tail-pages.js'
+import { databasePage, tailNewest } from './tail-pages.js'
 import { TailSync } from './tail-sync.js'
 import { ReadGate } from './read-gate.js'
+import { SharedPages } from './shared-pages.js'
 import { tracedSink } from './traced-sink.js'
 import { Waiters, type Gone, type PageSink } from './waiters.js'
 
@@ -55,6 +56,8 @@ export class Feed {
   private readonly gate: ReadGate
   /** Reads below the tail, unfiltered or by tags, answered from memory once a read asked for their chunk. */
   private readonly chunks: ChunkCache
+  /** Pages after a cursor from the tail, one per query and cursor while the tail stays as it is. */
+  private readonly shared = new SharedPages()
   private closed = false
 
   constructor(reader: SignalReader, bus: WakeBus, log: Logger, opts: FeedOptions) {
@@ -104,7 +107,7 @@ export class Feed {
       return sink.fail(err)
     }
     if (found instanceof Promise) found.then((first) => this.waitAfter(q, first, gone, sink), (err: unknown) => sink.fail(err))
-    else this.waitAfter(q, found, gone, sink) // the tail's answer takes no extra turn
+    else this.waitAfter(q, found, gone, sink, true) // the tail's answer takes no extra turn
   }
 
   /** readTo when the first page must wait on something: a cursor beyond this process's news, a replica still replaying. */
@@ -127,11 +130,13 @@ export class Feed {
   /**
    * The first page answers, or the read waits. The first page may have come from the database
    * while the tail moved on: the tail is looked at again, now, in the same turn as registering the
-   * wait (the cursor promise).
+   * wait (the cursor promise). A first page made in this turn (`now`: from the tail or the chunk
+   * cache, with no await since) is that look already.
    */
-  private waitAfter(q: ReadQuery, first: FeedPage, gone: Gone | undefined, sink: PageSink): void {
+  private waitAfter(q: ReadQuery, first: FeedPage, gone: Gone | undefined, sink: PageSink, now = false): void {
     if (first.signals.length || first.partial || q.waitMs <= 0 || this.closed) return sink.page(first)
-    const again = tailPage(this.sync.tail, q, first.nextCursor, Date.now(), this.opts.graceMs)
+    if (now) return this.waiters.add(q, first.nextCursor, q.waitMs, gone, sink)
+    const again = this.tailAfter(q, first.nextCursor, Date.now())
     if (again?.signals.length) return sink.page(again)
     this.waiters.add(q, again?.nextCursor ?? first.nextCursor, q.waitMs, gone, sink)
   }
@@ -168,7 +173,7 @@ export class Feed {
     }
     // never "nothing new" below a head the replica has not replayed: the primary answers that
     if (replicaBehind && this.opts.primary) return (countRead(null), this.onPrimary(q, q.cursor, now))
-    const fromTail = tailPage(this.sync.tail, q, q.cursor, now, this.opts.graceMs) ?? this.cachedAfter(q, q.cursor, now)
+    const fromTail = this.tailAfter(q, q.cursor, now) ?? this.cachedAfter(q, q.cursor, now)
     countRead(fromTail)
     return fromTail ?? this.gate.run(() => this.databasePage(q, q.cursor!, now))
   }
@@ -176,7 +181,12 @@ export class Feed {
   /** Matches after `cursor` now: the tail when it reaches back that far, else the chunk cache when it holds the way, else the database. */
   private pageAfter(q: ReadQuery, cursor: number): FeedPage | Promise<FeedPage> {
     const now = Date.now()
-    return tailPage(this.sync.tail, q, cursor, now, this.opts.graceMs) ?? this.cachedAfter(q, cursor, now) ?? this.databasePage(q, cursor, now)
+    return this.tailAfter(q, cursor, now) ?? this.cachedAfter(q, cursor, now) ?? this.databasePage(q, cursor, now)
+  }
+
+  /** Matches after `cursor` from the tail (null: it does not reach back that far); one shared page per query and cursor while the tail stays as it is. */
+  private tailAfter(q: ReadQuery, cursor: number, now: number): FeedPage | null {
+    return this.shared.page(this.sync.tail, q, cursor, now, this.opts.graceMs)
   }
 
   /** Matches after `cursor` from the chunk cache and the tail (null: the database answers; the missing chunk is asked for). */
@@ -194,7 +204,7 @@ export class Feed {
       return void this.onPrimary(q, cursor, Date.now()).then((p) => sink.page(p), (err: unknown) => sink.fail(err))
     let page: FeedPage
     try {
-      page = tailPage(this.sync.tail, q, cursor, Date.now(), this.opts.graceMs) ?? emptyPage(cursor)
+      page = this.tailAfter(q, cursor, Date.now()) ?? emptyPage(cursor)
     } catch (err) {
       return sink.fail(err)
     }
@@ -211,7 +221,7 @@ export class Feed {
       return await this.databasePage(q, cursor, now, this.opts.primary)
     } catch (err) {
       if (!isConnectionError(err)) throw err
-      return tailPage(this.sync.tail, q, cursor, now, this.opts.graceMs) ?? this.databasePage(q, cursor, now)
+      return this.tailAfter(q, cursor, now) ?? this.databasePage(q, cursor, now)
     }
   }
 

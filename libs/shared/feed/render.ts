@@ -10,7 +10,14 @@ export type SignalSource = Pick<SignalReader, 'byId' | 'replies' | 'thread'>
 // serialise the rows just read (the tail's cached copy may predate a pin or unpin).
 
 const list = (jsons: string[]) => `[${jsons.join(',')}]`
-const now = () => JSON.stringify(new Date().toISOString())
+let nowMs = -1
+let nowJson = ''
+/** serverNow as JSON text, made once per millisecond (pages are encoded in bursts). */
+const now = () => {
+  const ms = Date.now()
+  if (ms !== nowMs) ((nowMs = ms), (nowJson = JSON.stringify(new Date(ms).toISOString())))
+  return nowJson
+}
 
 /**
  * The GET /sw/signals body for a page, encoded once: long-polls woken by the same signal share

@@ -53,6 +53,8 @@ export class Tail {
   head = 0
   /** entryBytes of every entry. */
   bytes = 0
+  /** Moves on every change of what the tail holds (a load, an append, a pin, an unpin, a removal, a trim): pages made from it before are stale. */
+  version = 0
   private readonly authority: string
   private readonly capacity: number
   private readonly maxBytes: number
@@ -64,6 +66,7 @@ export class Tail {
 
   /** Load the newest signals: every one with `from < seq <= head`. */
   reset(signals: Signal[], head: number, from: number) {
+    this.version++
     this.entries = signals.map((s) => this.entry(s))
     this.bytes = this.entries.reduce((n, e) => n + entryBytes(e.signal), 0)
     this.head = head
@@ -73,8 +76,10 @@ export class Tail {
 
   /** Append signals newer than head (ascending) and move head to `upTo`. */
   append(signals: readonly Signal[], upTo: number) {
+    const [length, head] = [this.entries.length, this.head]
     for (const s of signals) if (s.seq > this.head) (this.entries.push(this.entry(s)), (this.bytes += entryBytes(s)))
     this.head = Math.max(this.head, upTo, signals.at(-1)?.seq ?? 0)
+    if (this.entries.length !== length || this.head !== head) this.version++ // a refresh that found nothing changes nothing
     this.trim()
   }
 
@@ -98,6 +103,7 @@ export class Tail {
   update(id: string, fresh: Signal | null) {
     const i = this.entries.findIndex((e) => e.signal.id === id)
     if (i < 0) return
+    this.version++
     this.bytes -= entryBytes(this.entries[i]!.signal)
     if (fresh) (this.entries[i] = this.entry(fresh)), (this.bytes += entryBytes(fresh))
     else this.entries.splice(i, 1)

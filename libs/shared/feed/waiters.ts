@@ -1,8 +1,9 @@
 import { Deadlines, type Due } from '../deadlines.js'
-import { filterKey, WireError, type ReadQuery } from '../domain/index.js'
+import { WireError, type ReadQuery } from '../domain/index.js'
 import { hotCounts, metrics } from '../metrics/index.js'
 import { startSpan, tracing } from '../tracing/index.js'
 import type { FeedPage } from './page.js'
+import { keyOf } from './shared-pages.js'
 
 /**
  * Who hears a read's answer. A waiting long-poll is held by this object (and its Waiter), not by
@@ -33,14 +34,6 @@ export interface Gone {
 const YIELD_EVERY = 500
 /** Retry-After of a long-poll refused because the process is full: its waiters turn over within a wait. */
 const FULL_RETRY_AFTER_SECONDS = 2
-
-/** Waiters with the same key and cursor get the same page: one check, one encoding. Memoised per query object. */
-const keys = new WeakMap<ReadQuery, string>()
-function keyOf(q: ReadQuery): string {
-  let k = keys.get(q)
-  if (k === undefined) keys.set(q, (k = `${q.limit}\u0000${filterKey(q)}`)) // every filter field, from the domain's table
-  return k
-}
 
 /** One waiting request: its deadline is a slot in the shared wheel, its disconnect a listener object. */
 class Waiter implements Due {
