@@ -51,7 +51,7 @@ t.test('every follower sees every acknowledged signal, across 4 writers and 2 re
       for (let i = 0; i < EACH; i++) {
         const res = await publish(writers[(p + i) % writers.length]!, { $type: 'broadcast', p, i }, `publisher-${p}-token`)
         if (res.status === 200) acked.push(((await res.json()) as any).signal.id)
-        else t.fail(`publish answered ${res.status}`)
+        else t.fail(`publish answered ${res.status}: ${(await res.text()).slice(0, 300)}`) // the error, for whoever reads a failure
       }
     }),
   )
