@@ -39,9 +39,7 @@ export function signalsFastPath(ctx: ReaderContext): FastPathRoutes {
       if (fast.overloaded && !ctx.readSide.feed.fromTail(q)) return shed(fast, req, conn)
       const answer = new FastAnswer(ctx, fast, conn, req)
       try {
-        const admitted = door.admit({ address: fast.address(req, conn), authorization: req.authorization, gone: conn }, q)
-        if (admitted instanceof Promise) admitted.then((a) => door.pageTo(a, answer), (err: unknown) => answer.fail(err))
-        else door.pageTo(admitted, answer)
+        door.readTo({ address: fast.address(req, conn), authorization: req.authorization, gone: conn }, q, answer)
       } catch (err) {
         answer.fail(err)
       }

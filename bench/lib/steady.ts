@@ -2,8 +2,11 @@ import { readFileSync } from 'node:fs'
 import { percentile, round } from './load.js'
 import type { Front } from './front.js'
 import { holdPollers } from './pollers.js'
+import { memoryDetail } from './memory-detail.js'
 import type { RoleProc } from './procs.js'
 
+/** BENCH_MEMORY_DETAIL=1: also prints where the readers' RSS is (bench/lib/memory-detail.ts), and after a full GC: a diagnosis, whose GC changes the figures after it. */
+const DETAIL = process.env.BENCH_MEMORY_DETAIL === '1'
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 const idleTicks = () => {
   const f = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number)
@@ -61,6 +64,7 @@ export async function steadyFanOut(
   const total = (f: (p: RoleProc) => number) => procs.reduce((s, p) => s + f(p), 0)
   const { nextCursor } = (await (await fetch(`${readers[0]}/sw/signals?limit=1`)).json()) as { nextCursor: number }
   const rss0 = total((p) => p.rssBytes())
+  if (DETAIL) await memoryDetail('before the followers', procs, { sample: true })
   const per = Math.ceil(o.pollers / readers.length)
   const track = { track: TRACK_KEY, trackCount: o.signals }
   // through a front, every follower polls nginx, which spreads the polls over the readers; else each reader gets its share
@@ -72,6 +76,7 @@ export async function steadyFanOut(
   const held = await waiting()
   if (held < o.pollers * 0.95) throw new Error(`only ${held} of ${o.pollers} pollers are waiting`)
   const rss = total((p) => p.rssBytes())
+  if (DETAIL) await memoryDetail(`with ${held} followers waiting`, procs, { gc: true })
   const report = async () => {
     const all = await Promise.all(clients.map((c) => c.report()))
     const refusals: Record<string, number> = {}

@@ -6,17 +6,10 @@ import type { ClientLimits } from '../limits/index.js'
 import type { Feed } from './feed.js'
 import type { FeedPage } from './page.js'
 import { signalJson, threadJson, type SignalSource } from './render.js'
-import type { Gone, PageSink } from './waiters.js'
+import type { PageSink } from './waiters.js'
+import { Admitting, type AdmissionDoor, type Caller } from './admission.js'
 
-/** Who reads: every surface (the fastify routes, the fast path, MCP, A2A) builds one per request. */
-export interface Caller {
-  /** The client's address (req.ip after TRUST_PROXY): its budgets are spent here. */
-  readonly address: string
-  /** The request's Authorization header: names the poller in recentPollers; never logged. */
-  readonly authorization: string | string[] | undefined
-  /** Aborts when the client leaves: ends a long-poll's wait. */
-  readonly gone?: Gone
-}
+export type { Caller } from './admission.js'
 
 /** A read whose budgets are spent: what `page` takes (only `admit` makes one). */
 export interface Admission {
@@ -60,7 +53,7 @@ export interface ReadDoorDeps {
   feed: Feed
   signals: SignalSource
   presence: Presence
-  limits: Pick<ClientLimits, 'read' | 'openPoll' | 'readsLimited' | 'pollsLimited' | 'key'>
+  limits: Pick<ClientLimits, 'read' | 'openPoll' | 'readsLimited' | 'pollsLimited' | 'key' | 'takeRead' | 'readRefusal' | 'takePoll' | 'pollRefusal' | 'givePoll'>
   /** Names a poller from its bearer token without waiting on (or failing with) the identity network. */
   identity: Pick<IdentityResolver, 'peek'>
 }
@@ -78,6 +71,16 @@ export function readDoor(d: ReadDoorDeps) {
     if (d.limits.readsLimited) await d.limits.read(caller.address)
     return waits ? { caller, q, release: await d.limits.openPoll(caller.address) } : { caller, q }
   }
+  /** Touches presence and reads the page into `sink`, waiting when the query says so. */
+  const readPage = (caller: Caller, q: ReadQuery, sink: PageSink): void => {
+    try {
+      d.presence.touch(poller(caller))
+    } catch (err) {
+      return sink.fail(err)
+    }
+    d.feed.readTo(q, q.waitMs > 0 ? caller.gone : undefined, sink) // only a wait needs to hear the client leave
+  }
+  const admissions: AdmissionDoor = { limits: d.limits, readPage }
   return {
     /**
      * GET /sw/signals' query (its text after `?`, or typed values as a record): invalid_request when
@@ -109,13 +112,17 @@ export function readDoor(d: ReadDoorDeps) {
      * @NOTE no promise and no closure per waiting read: a wait is held by the sink and its waiter.
      */
     pageTo(a: Admission, sink: PageSink): void {
-      const s = a.release ? new Releasing(a.release, sink) : sink
-      try {
-        d.presence.touch(poller(a.caller))
-      } catch (err) {
-        return s.fail(err)
-      }
-      d.feed.readTo(a.q, a.q.waitMs > 0 ? a.caller.gone : undefined, s) // only a wait needs to hear the client leave
+      readPage(a.caller, a.q, a.release ? new Releasing(a.release, sink) : sink)
+    },
+    /**
+     * Both steps into `sink`, with no promise (the fast path, which every follower's polls take):
+     * the budgets are waited on by one object (Admitting), which gives the long-poll slot back on
+     * every outcome before the sink hears it. The answer may come before this returns.
+     */
+    readTo(caller: Caller, q: ReadQuery, sink: PageSink): void {
+      const waits = q.waitMs > 0 && d.limits.pollsLimited
+      if (!d.limits.readsLimited && !waits) return readPage(caller, q, sink)
+      new Admitting(admissions, caller, q, sink, d.limits.readsLimited, waits).start()
     },
     /** `pageTo` as a promise (the surfaces that are not the hot path). */
     page(a: Admission): Promise<FeedPage> {

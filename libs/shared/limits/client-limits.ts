@@ -35,6 +35,12 @@ export interface ClientLimitSettings {
   readLeasesMax: number
 }
 
+/** Who waits for a budget without a promise: its own callback (ClientLimits.takeRead, takePoll). */
+export interface BudgetWaiter {
+  resolve(): void
+  reject(res: unknown): void
+}
+
 /**
  * A long-poll's slot lives at most this long: a process that dies holding slots frees them within
  * it. @NOTE slots are counted in fixed windows of this length, so across a window's turn an
@@ -69,16 +75,22 @@ export function clientLimits(o: ClientLimitSettings & { keyPrefix: string }, red
   const newIdentities = make('newid', o.newIdentityMax, 60_000)
   const blocked = new LRUCache<string, true>({ max: BLOCKED_MAX, ttl: ADMIN_FAILURE_WINDOW_MS })
 
+  /** A limiter's refusal (a RateLimiterRes) as the WireError a client gets, counted; any other failure as it is. */
+  const refusal = (res: unknown, points: number, what: string, reason: string) => {
+    if (!(res instanceof RateLimiterRes)) return res
+    metrics.refused.inc({ reason })
+    return limited(points, what, res)
+  }
   const take = async (limiter: WindowLimiter | null, k: string, what: string, reason: string) => {
     if (!limiter) return
     try {
       await limiter.consume(k)
     } catch (res) {
-      if (!(res instanceof RateLimiterRes)) throw res
-      metrics.refused.inc({ reason })
-      throw limited(limiter.points, what, res)
+      throw refusal(res, limiter.points, what, reason)
     }
   }
+  const readsWhat = `${o.readMax} requests per ${seconds(o.readWindowMs)} s from one address`
+  const pollsWhat = `${o.longPollsMax} waiting long-polls from one address`
   const adminRefusal = () =>
     limited(o.adminFailureMax, `${o.adminFailureMax} failed admin authentications per ${seconds(ADMIN_FAILURE_WINDOW_MS) / 60} min from one address`, null, ADMIN_FAILURE_WINDOW_MS)
 
@@ -89,7 +101,7 @@ export function clientLimits(o: ClientLimitSettings & { keyPrefix: string }, red
     /** The budget key of an address (for presence and logs that must agree with the budgets). */
     key,
     /** One request (a read, or any request without a door of its own). */
-    read: (address: string) => take(reads, key(address), `${o.readMax} requests per ${seconds(o.readWindowMs)} s from one address`, 'reads'),
+    read: (address: string) => take(reads, key(address), readsWhat, 'reads'),
     /** Takes a long-poll slot for the address; resolves to its release (call once, when the poll ends). */
     async openPoll(address: string): Promise<() => void> {
       if (!polls) return () => {}
@@ -97,9 +109,7 @@ export function clientLimits(o: ClientLimitSettings & { keyPrefix: string }, red
       try {
         await polls.take(k)
       } catch (res) {
-        if (!(res instanceof RateLimiterRes)) throw res
-        metrics.refused.inc({ reason: 'long_polls' })
-        throw limited(polls.points, `${o.longPollsMax} waiting long-polls from one address`, res)
+        throw refusal(res, polls.points, pollsWhat, 'long_polls')
       }
       let released = false
       return () => {
@@ -107,6 +117,26 @@ export function clientLimits(o: ClientLimitSettings & { keyPrefix: string }, red
         released = true
         polls.give(k) // a lost give-back only holds the slot until the window ends
       }
+    },
+    /**
+     * `read` and `openPoll` for a waiter that is its own callback, with no promise or closure (the
+     * read door's admissions, which 10,000 followers connecting at once hold across a Redis round
+     * trip): `w.resolve()` when granted, maybe at once; `w.reject(res)` with the limiter's refusal,
+     * which `readRefusal` / `pollRefusal` turn into the client's error. Both take the budget key
+     * (`key(address)`); a slot taken with `takePoll` is given back with `givePoll`, once.
+     */
+    takeRead(k: string, w: BudgetWaiter): void {
+      if (reads) reads.consumeTo(k, w)
+      else w.resolve()
+    },
+    readRefusal: (res: unknown) => refusal(res, o.readMax, readsWhat, 'reads'),
+    takePoll(k: string, w: BudgetWaiter): void {
+      if (polls) polls.takeTo(k, w)
+      else w.resolve()
+    },
+    pollRefusal: (res: unknown) => refusal(res, o.longPollsMax, pollsWhat, 'long_polls'),
+    givePoll(k: string): void {
+      polls?.give(k) // a lost give-back only holds the slot until the window ends
     },
     /** Anything sent to a publish door, before any work on it: refused, replayed or stored alike. */
     attempt: (address: string) =>

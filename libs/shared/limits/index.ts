@@ -1,5 +1,5 @@
 export { ADDRESS_KEY_MAX_CHARS, addressKey } from './address.js'
-export { ADMIN_FAILURE_WINDOW_MS, clientLimits, type ClientLimits, type ClientLimitSettings } from './client-limits.js'
+export { ADMIN_FAILURE_WINDOW_MS, clientLimits, type BudgetWaiter, type ClientLimits, type ClientLimitSettings } from './client-limits.js'
 export { publishRateLimits, type PublishRateLimits, type RateLimitOptions } from './identity-limits.js'
 export { limited } from './limited.js'
 export { SlotLimiter, type SlotLimiterOptions } from './slot-batch.js'

@@ -6,13 +6,17 @@ import { redisScript, type ScriptCall } from './redis-script.js'
  * For each key, in one script call: give back the slots released since the last call, then take
  * what is asked for up to the limit. The key is rate-limiter-flexible's (a counter created with
  * its window's expiry), so a leaked slot comes back when the window ends, as with its limiter.
- * ARGV: window seconds, limit, then per key: released, asked. Returns per key: granted, ttl ms.
+ * ARGV: window seconds, limit, key prefix, the keys' suffixes each ended by a newline, then per key
+ * "released asked" separated by spaces. Returns per key: granted, ttl ms. The keys go as one string
+ * rather than one argument each, as in window-batch.ts.
  */
 const SCRIPT = `local out = {}
 local limit = tonumber(ARGV[2])
-for i, key in ipairs(KEYS) do
-  local released = tonumber(ARGV[2 * i + 1])
-  local asked = tonumber(ARGV[2 * i + 2])
+local counts = string.gmatch(ARGV[5], '%d+')
+for suffix in string.gmatch(ARGV[4], '([^\\n]*)\\n') do
+  local key = ARGV[3] .. suffix
+  local released = tonumber(counts())
+  local asked = tonumber(counts())
   redis.call('set', key, 0, 'EX', ARGV[1], 'NX')
   local held = tonumber(redis.call('get', key))
   if released > 0 then
@@ -33,15 +37,28 @@ return out`
 
 /** Keys per script call: bounds one call's time inside Redis; more go in the next. */
 const MAX_KEYS = 500
+/**
+ * While this many calls are out, what arrives waits for one to come back and then goes in one call:
+ * under a burst (10,000 followers connecting) a call carries hundreds of keys rather than one or
+ * two, and what each call costs the process (ioredis's command, pipeline, promises and written text,
+ * all alive across the round trip, so promoted to V8's old generation) is paid once per batch.
+ */
+const MAX_IN_FLIGHT = 1
 /** A slot given back stays with this process this long for its key's next take (a follower re-polls at once). */
 const PARK_MS = 1000
 /** Keys with parked slots at most; past it a give-back goes to Redis at once. */
 const MAX_PARKED = 100_000
 const GRANTED = Promise.resolve()
 
+/** Who waits for a slot: a promise's two functions, or an object that is its own callback (takeTo). */
+export interface SlotWaiter {
+  resolve(): void
+  reject(r: unknown): void
+}
+
 interface Ask {
   released: number
-  waiting: Array<{ resolve: () => void; reject: (r: unknown) => void }>
+  waiting: SlotWaiter[]
 }
 
 export interface SlotLimiterOptions {
@@ -70,6 +87,8 @@ export class SlotLimiter {
   private readonly script: ScriptCall | undefined
   private asks = new Map<string, Ask>()
   private scheduled = false
+  /** Script calls sent and not answered yet. */
+  private inFlight = 0
   /** Slots this process holds in Redis for no poll, by key: the key's next take uses one. */
   private readonly parked = new Map<string, { n: number; at: number }>()
   private parkTimer: NodeJS.Timeout | undefined
@@ -91,6 +110,18 @@ export class SlotLimiter {
       return GRANTED
     }
     return new Promise<void>((resolve, reject) => this.ask(key).waiting.push({ resolve, reject }))
+  }
+
+  /**
+   * `take` for a caller that is its own callback, with no promise: `w.resolve()` when granted (at
+   * once when the key has a parked slot), `w.reject(res)` with a RateLimiterRes when all are held.
+   */
+  takeTo(key: string, w: SlotWaiter): void {
+    if (!this.redis || this.redis.status !== 'ready') return void this.takeInMemory(key).then(() => w.resolve(), (res: unknown) => w.reject(res))
+    const p = this.parked.get(key)
+    if (!p) return void this.ask(key).waiting.push(w)
+    if (--p.n === 0) this.parked.delete(key)
+    w.resolve()
   }
 
   /** Gives back a slot `take` granted. */
@@ -127,29 +158,40 @@ export class SlotLimiter {
   private ask(key: string): Ask {
     let a = this.asks.get(key)
     if (!a) this.asks.set(key, (a = { released: 0, waiting: [] }))
-    if (!this.scheduled) {
-      this.scheduled = true
-      setImmediate(() => this.flush())
-    }
+    this.schedule()
     return a
+  }
+
+  /** Sends what waits at the end of this turn, unless a call is out: its answer sends it then. */
+  private schedule() {
+    if (this.scheduled || this.inFlight >= MAX_IN_FLIGHT) return
+    this.scheduled = true
+    setImmediate(() => this.flush())
   }
 
   private flush() {
     this.scheduled = false
     const all = [...this.asks]
     this.asks = new Map()
-    for (let i = 0; i < all.length; i += MAX_KEYS) void this.send(all.slice(i, i + MAX_KEYS))
+    for (let i = 0; i < all.length; i += MAX_KEYS) {
+      this.inFlight++
+      void this.send(all.slice(i, i + MAX_KEYS)).finally(() => {
+        this.inFlight--
+        if (this.asks.size) this.schedule()
+      })
+    }
   }
 
   private async send(batch: Array<[string, Ask]>) {
     let out: number[]
     try {
-      const keys = batch.map(([k]) => `${this.o.keyPrefix}:${k}`)
-      const args = batch.flatMap(([, a]) => [String(a.released), String(a.waiting.length)])
-      out = (await this.script!(batch.length, ...keys, String(this.o.duration), String(this.points), ...args)) as number[]
+      let keys = ''
+      let counts = ''
+      for (const [k, a] of batch) ((keys += `${k}\n`), (counts += `${a.released} ${a.waiting.length} `))
+      out = (await this.script!(0, String(this.o.duration), String(this.points), `${this.o.keyPrefix}:`, keys, counts)) as number[]
     } catch {
       // a lost give-back only holds its slot until the window ends; takes are counted in memory
-      for (const [key, a] of batch) for (const p of a.waiting) this.takeInMemory(key).then(p.resolve, p.reject)
+      for (const [key, a] of batch) for (const p of a.waiting) this.takeInMemory(key).then(() => p.resolve(), (res: unknown) => p.reject(res))
       return
     }
     batch.forEach(([, a], i) => {

@@ -7,11 +7,18 @@ import { redisScript, type ScriptCall } from './redis-script.js'
  * Reserves points for each key in one script call: for each key the same steps as
  * rate-limiter-flexible's RateLimiterRedis (a fixed window created with its expiry, counted with
  * INCRBY), so keys, windows and counts are the same as its and processes running either share them.
+ * ARGV: window seconds, key prefix, the keys' suffixes each ended by a newline, the points asked per
+ * key separated by spaces. Returns per key: consumed, ttl ms.
+ * @NOTE the keys go as two strings, not one argument each (KEYS): a call of 500 keys then costs the
+ * process a few strings, not thousands of arguments held across the round trip. Wire's Redis is one
+ * node (the batch's keys are in many hash slots already).
  */
 const SCRIPT = `local out = {}
-for i, key in ipairs(KEYS) do
+local points = string.gmatch(ARGV[4], '%d+')
+for suffix in string.gmatch(ARGV[3], '([^\\n]*)\\n') do
+  local key = ARGV[2] .. suffix
   redis.call('set', key, 0, 'EX', ARGV[1], 'NX')
-  local consumed = redis.call('incrby', key, ARGV[i + 1])
+  local consumed = redis.call('incrby', key, points())
   local ttl = redis.call('pttl', key)
   if ttl == -1 then
     redis.call('expire', key, ARGV[1])
@@ -24,6 +31,13 @@ return out`
 
 /** Keys per script call: bounds one call's time inside Redis; more go in the next. */
 const MAX_KEYS = 500
+/**
+ * While this many calls are out, what arrives waits for one to come back and then goes in one call:
+ * under a burst (10,000 followers connecting) a call carries hundreds of keys rather than one or
+ * two, and what each call costs the process (ioredis's command, pipeline, promises and written text,
+ * all alive across the round trip, so promoted to V8's old generation) is paid once per batch.
+ */
+const MAX_IN_FLIGHT = 1
 /** Most points a process reserves ahead for one key (see LEASE_SHARE). */
 const MAX_LEASE = 64
 /** A lease is at most this fraction of a window's points, so what other processes may be refused early stays small. */
@@ -43,9 +57,10 @@ interface Lease {
   until: number
 }
 
-interface Pending {
-  resolve: (r?: unknown) => void
-  reject: (r: unknown) => void
+/** Who waits for a point: a promise's two functions, or an object that is its own callback (consumeTo). */
+export interface Pending {
+  resolve(r?: unknown): void
+  reject(r: unknown): void
 }
 
 export interface WindowLimiterOptions {
@@ -83,6 +98,8 @@ export class WindowLimiter {
   private readonly leases: LRUCache<string, Lease>
   private waiting = new Map<string, Pending[]>()
   private scheduled = false
+  /** Script calls sent and not answered yet. */
+  private inFlight = 0
 
   constructor(o: WindowLimiterOptions, redis?: Redis) {
     this.points = o.points
@@ -98,27 +115,53 @@ export class WindowLimiter {
   /** Takes one point of `key`'s window: resolves when granted, rejects with a RateLimiterRes past the limit. */
   consume(key: string): Promise<unknown> {
     if (!this.redis || this.redis.status !== 'ready') return this.memory.consume(key)
+    if (this.leased(key)) return Promise.resolve()
+    return new Promise<unknown>((resolve, reject) => this.wait(key, { resolve, reject }))
+  }
+
+  /**
+   * `consume` for a caller that is its own callback, with no promise: `w.resolve()` when granted
+   * (at once when the key's lease has points left), `w.reject(res)` past the limit.
+   */
+  consumeTo(key: string, w: Pending): void {
+    if (!this.redis || this.redis.status !== 'ready') return void this.memory.consume(key).then(() => w.resolve(), (res: unknown) => w.reject(res))
+    if (this.leased(key)) return w.resolve()
+    this.wait(key, w)
+  }
+
+  /** Takes a point from the key's lease when it has one left in this window (and no one waits before). */
+  private leased(key: string): boolean {
     const lease = this.leases.get(key)
-    if (lease && lease.left > 0 && lease.until > Date.now() && !this.waiting.has(key)) {
-      lease.left--
-      return Promise.resolve()
-    }
-    return new Promise<unknown>((resolve, reject) => {
-      const w = this.waiting.get(key)
-      if (w) w.push({ resolve, reject })
-      else this.waiting.set(key, [{ resolve, reject }])
-      if (!this.scheduled) {
-        this.scheduled = true
-        setImmediate(() => this.flush())
-      }
-    })
+    if (!lease || lease.left <= 0 || lease.until <= Date.now() || this.waiting.has(key)) return false
+    lease.left--
+    return true
+  }
+
+  private wait(key: string, p: Pending) {
+    const w = this.waiting.get(key)
+    if (w) w.push(p)
+    else this.waiting.set(key, [p])
+    this.schedule()
+  }
+
+  /** Sends what waits at the end of this turn, unless a call is out: its answer sends it then. */
+  private schedule() {
+    if (this.scheduled || this.inFlight >= MAX_IN_FLIGHT) return
+    this.scheduled = true
+    setImmediate(() => this.flush())
   }
 
   private flush() {
     this.scheduled = false
     const all = [...this.waiting]
     this.waiting = new Map()
-    for (let i = 0; i < all.length; i += MAX_KEYS) void this.reserve(all.slice(i, i + MAX_KEYS))
+    for (let i = 0; i < all.length; i += MAX_KEYS) {
+      this.inFlight++
+      void this.reserve(all.slice(i, i + MAX_KEYS)).finally(() => {
+        this.inFlight--
+        if (this.waiting.size) this.schedule()
+      })
+    }
   }
 
   private async reserve(batch: Array<[string, Pending[]]>) {
@@ -131,10 +174,12 @@ export class WindowLimiter {
     })
     let out: number[]
     try {
-      const keys = asks.map((a) => `${this.prefix}:${a.key}`)
-      out = (await this.script!(asks.length, ...keys, String(this.duration), ...asks.map((a) => String(a.reserve)))) as number[]
+      let keys = ''
+      let points = ''
+      for (const a of asks) ((keys += `${a.key}\n`), (points += `${a.reserve} `))
+      out = (await this.script!(0, String(this.duration), `${this.prefix}:`, keys, points)) as number[]
     } catch {
-      for (const a of asks) for (const p of a.waiting) this.memory.consume(a.key).then(p.resolve, p.reject)
+      for (const a of asks) for (const p of a.waiting) this.memory.consume(a.key).then(() => p.resolve(), (res: unknown) => p.reject(res))
       return
     }
     const at = Date.now()
