@@ -6,6 +6,7 @@ import { sqlOn, untilHead } from './lib/sql.js'
 import { round } from './lib/load.js'
 import { startRole, type RoleProc } from './lib/procs.js'
 import { wrk } from './lib/wrk.js'
+import { memoryDetail } from './lib/memory-detail.js'
 
 // npm run bench:read-sweep: database reads that one URL cannot flatter. A fresh board of 60,000
 // signals (seeded by SQL, never analysed) is read through GET /sw/signals by wrk with random paths:
@@ -104,6 +105,7 @@ async function measure(label: string, root: string | undefined, table: Map<strin
   try {
     await seed(schema)
     await untilHead(server.url, N)
+    if (process.env.BENCH_MEMORY_DETAIL === '1') await memoryDetail(`${label}, before the sweep`, [server], { sample: true })
     const run = async (name: string, make: () => string | null) => {
       if (make() === null) return
       const r = await cell(server, schema, dir, Array.from({ length: 4000 }, make) as string[])
@@ -123,7 +125,11 @@ async function measure(label: string, root: string | undefined, table: Map<strin
             return p === null ? null : `/sw/signals?limit=20${p}${cursor()}`
           })
         }
-    out(`  ${label}: server RSS after the sweep ${Math.round(server.rssBytes() / 2 ** 20)} MB; table analysed ${(await sql<{ n: string }>(`select coalesce(sum(analyze_count + autoanalyze_count), 0) as n from pg_stat_user_tables where schemaname = $1`, [schema]))[0]!.n} times`)
+    if (process.env.BENCH_MEMORY_DETAIL === '1') await memoryDetail(`${label}, after the sweep`, [server], { gc: true })
+    const rssLoaded = server.rssBytes()
+    // a second figure beside it: the same process after 15 s without requests (V8's memory reducer runs once allocation stops)
+    await new Promise((r) => setTimeout(r, 15_000))
+    out(`  ${label}: server RSS after the sweep ${Math.round(rssLoaded / 2 ** 20)} MB (${Math.round(server.rssBytes() / 2 ** 20)} MB 15 s later, idle); table analysed ${(await sql<{ n: string }>(`select coalesce(sum(analyze_count + autoanalyze_count), 0) as n from pg_stat_user_tables where schemaname = $1`, [schema]))[0]!.n} times`)
   } finally {
     await server.stop()
     rmSync(dir, { recursive: true, force: true })

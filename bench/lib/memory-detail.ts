@@ -92,7 +92,7 @@ function bySite(root: ProfileNode) {
 const sessions = new Map<number, Awaited<ReturnType<typeof session>>>()
 
 export async function memoryDetail(label: string, roles: Array<{ url: string; child: { pid?: number } }>, o: { gc?: boolean; sample?: boolean } = {}) {
-  const port = /--inspect-port=(\d+)/.exec(process.env.BENCH_READER_NODE_OPTIONS ?? '')?.[1]
+  const port = /--inspect-port=(\d+)/.exec(process.env.BENCH_READER_NODE_OPTIONS ?? process.env.BENCH_INSPECT_OPTIONS ?? '')?.[1]
   for (const r of roles) {
     const pid = r.child.pid!
     process.stdout.write(`  memory ${label} (pid ${pid}): smaps MB ${JSON.stringify(smapsSummary(pid))}; heap MB used/committed ${JSON.stringify(await heapSpaces(r.url))}\n`)
@@ -103,8 +103,14 @@ export async function memoryDetail(label: string, roles: Array<{ url: string; ch
       sessions.set(pid, s)
       await s.call('HeapProfiler.startSampling', { samplingInterval: 4096, includeObjectsCollectedByMinorGC: false, includeObjectsCollectedByMajorGC: process.env.BENCH_MEMORY_DETAIL_MAJOR === '1' })
     }
-    if (o.gc) {
-      const s = sessions.get(pid) ?? (await session(pid, Number(port)))
+    if (o.gc && !sessions.has(pid)) {
+      const s = await session(pid, Number(port))
+      await s.call('HeapProfiler.collectGarbage')
+      await sleep(500)
+      s.close()
+      process.stdout.write(`  memory ${label} after a full GC: smaps MB ${JSON.stringify(smapsSummary(pid))}; heap MB used/committed ${JSON.stringify(await heapSpaces(r.url))}\n`)
+    } else if (o.gc) {
+      const s = sessions.get(pid)!
       const before = bySite(((await s.call('HeapProfiler.getSamplingProfile')) as { profile: { head: ProfileNode } }).profile.head)
       await s.call('HeapProfiler.collectGarbage')
       await sleep(500)

@@ -17,14 +17,17 @@ const read = (x: Partial<ReadQuery>): ReadQuery => ({
   cursor: null, limit: 20, waitMs: 0, type: null, tags: [], origin: null, q: null, sinceMs: null, includeExpired: false, refId: null, ...x,
 })
 
-/** N signals by SQL as the writer stores them: tags `all`, `m<seq % 7>`, `rare` on every 97th; every 50th expired a minute ago. */
+/**
+ * N signals by SQL as the writer stores them: tags `all`, `m<seq % 7>`, `rare` on every 97th; every 50th expired a minute ago.
+ * Every payload has characters past Latin-1; every third in the first chunk also two past U+FFFF (two UTF-16 units each in JS).
+ */
 async function seed(db: Db, s: string) {
   await db.query(`
     with ins as (
       insert into ${s}.signals (seq, id, origin, origin_name, origin_uri, origin_verified, type, tags, payload, ref_id, ttl_seconds, created_at, expires_at)
       select i, 'c' || lpad(i::text, 19, '0'), 'o', case when i % 2 = 0 then 'Név "' || i || '"' end, 'sw://test/identities/x', true, 'note',
              case when i % 97 = 0 then array['all', 'm' || (i % 7), 'rare'] else array['all', 'm' || (i % 7)] end,
-             '{"$type":"note","n":' || i || ',"s":"é\\u2028"}', null, 3600, now() - interval '2 hours',
+             '{"$type":"note","n":' || i || ',"s":"é\\u2028' || case when i < ${CHUNK_SEQS} and i % 3 = 0 then '😀 𝄞' else '' end || '"}', null, 3600, now() - interval '2 hours',
              case when i % 50 = 0 then now() - interval '1 minute' else now() + interval '1 hour' end
       from generate_series(1, ${N}) i returning seq, tags)
     insert into ${s}.signal_tags (tag, seq) select u.tag, ins.seq from ins cross join unnest(ins.tags) u(tag)`)

@@ -15,9 +15,15 @@ const TOP_LAG = 128
 interface Held {
   /** Every signal with k·CHUNK_SEQS < seq <= top is here: top is the chunk's end, or the head it was read at if lower. */
   top: number
-  seqs: number[]
-  expires: number[]
-  jsons: string[]
+  seqs: Float64Array
+  expires: Float64Array
+  /**
+   * Every signal's JSON, one after the other, in one string: signal p is text[ends[p - 1], ends[p]).
+   * One large object per chunk rather than a thousand small ones among the old generation's other
+   * objects: held compactly, and freed whole when the chunk goes (docs/architecture.md, "The chunk cache").
+   */
+  text: string
+  ends: Uint32Array
   tags: TagIndex
   bytes: number
   used: number
@@ -34,11 +40,15 @@ type Query = Pick<ReadQuery, 'limit' | 'tags' | 'type' | 'origin' | 'q' | 'since
 
 /** What a chunk may hold in memory, by estimate: its JSON texts (two bytes a character past Latin-1), its tag index, its arrays. */
 function chunkBytes(c: SeqChunk, tags: TagIndex): number {
-  let n = 256 + 16 * c.seqs.length + 2 * tags.pos.length
-  for (const j of c.jsons) n += 24 + (/[^\x00-\xff]/.test(j) ? 2 * j.length : j.length)
+  let n = 256 + 20 * c.seqs.length + 2 * tags.pos.length
+  // one character past Latin-1 makes the chunk's whole text two bytes a character
+  n += /[^\x00-\xff]/.test(c.text) ? 2 * c.text.length : c.text.length
   for (const tag of tags.ids.keys()) n += 56 + 2 * tag.length
   return n
 }
+
+/** Signal `p` of a chunk: a slice of its text (no copy). */
+const json = (c: Held, p: number) => c.text.slice(p === 0 ? 0 : c.ends[p - 1], c.ends[p])
 
 /**
  * The signals of aligned seq ranges at or below the head, kept in the reader after a read below
@@ -107,7 +117,7 @@ export class ChunkCache {
       for (let i = 0, n = at?.length ?? c.seqs.length; i < n; i++) {
         const p = at ? at[i]! : i
         if (c.seqs[p]! <= cursor || c.expires[p]! <= cutoff) continue
-        signals.push(c.jsons[p]!)
+        signals.push(json(c, p))
         last = c.seqs[p]!
         if (signals.length === q.limit) return { signals, nextCursor: last }
       }
@@ -145,7 +155,7 @@ export class ChunkCache {
       const at = this.positions(c, q.tags)
       for (let i = (at?.length ?? c.seqs.length) - 1; i >= 0 && signals.length < q.limit; i--) {
         const p = at ? at[i]! : i
-        if (c.seqs[p]! <= bound && c.expires[p]! > cutoff) signals.push(c.jsons[p]!)
+        if (c.seqs[p]! <= bound && c.expires[p]! > cutoff) signals.push(json(c, p))
       }
     }
     return { signals: signals.reverse(), nextCursor: tail.head }
@@ -190,7 +200,7 @@ export class ChunkCache {
     const bytes = chunkBytes(c, tags)
     if (bytes > this.maxBytes) return
     this.drop(k)
-    this.chunks.set(k, { top, seqs: c.seqs, expires: c.expires, jsons: c.jsons, tags, bytes, used: ++this.tick })
+    this.chunks.set(k, { top, seqs: Float64Array.from(c.seqs), expires: Float64Array.from(c.expires), text: c.text, ends: c.ends, tags, bytes, used: ++this.tick })
     this.bytes += bytes
     while (this.bytes > this.maxBytes) this.evictOne()
   }
