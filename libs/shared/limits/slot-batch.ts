@@ -44,6 +44,13 @@ const MAX_KEYS = 500
  * all alive across the round trip, so promoted to V8's old generation) is paid once per batch.
  */
 const MAX_IN_FLIGHT = 1
+/**
+ * What arrives is gathered this long (ms) before a call, rather than to the end of the event-loop
+ * turn: connections arriving over many turns go in one call. Only a take that its lease or a
+ * parked slot cannot answer waits for it (a new address, a lease used up), one round trip and at
+ * most this much more.
+ */
+const BATCH_MS = 1
 /** A slot given back stays with this process this long for its key's next take (a follower re-polls at once). */
 const PARK_MS = 1000
 /** Keys with parked slots at most; past it a give-back goes to Redis at once. */
@@ -71,7 +78,7 @@ export interface SlotLimiterOptions {
 
 /**
  * Slots held while something lasts (a waiting long-poll per client address), shared through
- * Redis. Takes and gives back of one turn of the event loop go to Redis in one script call,
+ * Redis. Takes and gives back of a millisecond (BATCH_MS) go to Redis in one script call,
  * rather than a round trip each. A slot given back is first parked in the process for PARK_MS: a
  * follower answered by a fan-out polls again within milliseconds, and its take reuses the parked
  * slot without Redis. Parked slots still count in Redis, so all processes together never hold more
@@ -162,11 +169,11 @@ export class SlotLimiter {
     return a
   }
 
-  /** Sends what waits at the end of this turn, unless a call is out: its answer sends it then. */
+  /** Sends what waits in BATCH_MS, unless a call is out: its answer sends it then. */
   private schedule() {
     if (this.scheduled || this.inFlight >= MAX_IN_FLIGHT) return
     this.scheduled = true
-    setImmediate(() => this.flush())
+    setTimeout(() => this.flush(), BATCH_MS)
   }
 
   private flush() {

@@ -38,6 +38,13 @@ const MAX_KEYS = 500
  * all alive across the round trip, so promoted to V8's old generation) is paid once per batch.
  */
 const MAX_IN_FLIGHT = 1
+/**
+ * What arrives is gathered this long (ms) before a call, rather than to the end of the event-loop
+ * turn: connections arriving over many turns go in one call. Only a take that its lease or a
+ * parked slot cannot answer waits for it (a new address, a lease used up), one round trip and at
+ * most this much more.
+ */
+const BATCH_MS = 1
 /** Most points a process reserves ahead for one key (see LEASE_SHARE). */
 const MAX_LEASE = 64
 /** A lease is at most this fraction of a window's points, so what other processes may be refused early stays small. */
@@ -82,7 +89,7 @@ export interface WindowLimiterOptions {
  * limit. A key consuming steadily reserves a few points ahead (a lease that doubles up to
  * min(MAX_LEASE, points / LEASE_SHARE) and dies with the window), so a busy identity costs one
  * Redis call per lease rather than per publish; a key seen rarely reserves exactly what it asks
- * for. The consumes of one turn of the event loop go to Redis in one script call. The cost: a
+ * for. The consumes of a millisecond (BATCH_MS) go to Redis in one script call. The cost: a
  * process may hold up to a lease of unused points per key, which other processes cannot spend in
  * that window. While Redis is not ready, or a call fails, each process counts in memory (fail to
  * local, not open), as rate-limiter-flexible's insurance limiter does.
@@ -144,11 +151,11 @@ export class WindowLimiter {
     this.schedule()
   }
 
-  /** Sends what waits at the end of this turn, unless a call is out: its answer sends it then. */
+  /** Sends what waits in BATCH_MS, unless a call is out: its answer sends it then. */
   private schedule() {
     if (this.scheduled || this.inFlight >= MAX_IN_FLIGHT) return
     this.scheduled = true
-    setImmediate(() => this.flush())
+    setTimeout(() => this.flush(), BATCH_MS)
   }
 
   private flush() {
