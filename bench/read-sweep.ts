@@ -17,13 +17,15 @@ import { memoryDetail } from './lib/memory-detail.js'
 // loaded here). Then the floor: the same logical reads as one indexed query on a plain table of the
 // same size (500 tags, a (tag, seq) index) by pgbench, 32 clients, in the same run.
 // Settings: BENCH_SECONDS (2 per cell), BENCH_BEFORE (another built checkout: before/after alternate), DATABASE_URL,
-// BENCH_CELLS=issue (the three reads set against the floor only).
+// BENCH_CELLS=issue (the three reads set against the floor only), BENCH_SWEEP_ROLE=reader (a reader role serves the
+// sweep instead of the single process), BENCH_MEMORY_DETAIL=1 (where the server's RSS is: bench/lib/memory-detail.ts).
 
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test'
 const N = 60_000
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 2)
 const CONNECTIONS = 32
 const ONLY_ISSUE = process.env.BENCH_CELLS === 'issue'
+const ROLE = process.env.BENCH_SWEEP_ROLE === 'reader' ? 'reader' : 'server'
 const out = (s: string) => process.stdout.write(s + '\n')
 const rand = (n: number) => Math.floor(Math.random() * n)
 
@@ -100,10 +102,12 @@ async function measure(label: string, root: string | undefined, table: Map<strin
   const schema = `bench_sweep_${Date.now()}`
   const port = 18700 + rand(50)
   const env = { DATABASE_URL, WIRE_PG_SCHEMA: schema, WAKE_FALLBACK_POLL_MS: '200', READ_RATE_LIMIT_MAX: '0', LONG_POLLS_PER_ADDRESS_MAX: '0' }
-  const server = await startRole('server', port, env, root)
+  let server = await startRole('server', port, env, root)
   const dir = mkdtempSync(join(tmpdir(), 'wire-sweep-'))
   try {
     await seed(schema)
+    // BENCH_SWEEP_ROLE=reader: the single process made the schema; a reader role alone serves the sweep
+    if (ROLE === 'reader') (await server.stop(), (server = await startRole('reader', port + 1, env, root)))
     await untilHead(server.url, N)
     if (process.env.BENCH_MEMORY_DETAIL === '1') await memoryDetail(`${label}, before the sweep`, [server], { sample: true })
     const run = async (name: string, make: () => string | null) => {
