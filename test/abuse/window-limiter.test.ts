@@ -126,3 +126,16 @@ t.test('as many followers as a process may hold, polling in turn, keep their lea
   }
   t.equal(fromLease, followers, `all ${followers} polls of the seventh round served from leases, none waiting on Redis`)
 })
+
+t.test('a key holding a newline cannot split a batch: the keys beside it keep their own counts, in Redis', async (t) => {
+  const p = prefix()
+  const r = await redis(t)
+  const a = new WindowLimiter({ keyPrefix: p, points: 2, duration: 60 }, r)
+  // in one batch: a key with a newline (no client address or identity id holds one) between two others
+  const out = await Promise.all(['left', 'x\nright', 'right', 'x\nright', 'x\nright'].map((k) => a.consume(k).then(() => 'ok', () => 'limited')))
+  t.same(out, ['ok', 'ok', 'ok', 'ok', 'limited'], 'the newline key has its own budget of 2')
+  // counted in Redis (shared with every process), each under its own key: neither "x" nor "right"
+  // is charged for it (split at its newline, it charged "x" 3 points and broke the batch's script)
+  t.same([await r.get(`${p}:left`), await r.get(`${p}:right`), await r.get(`${p}:x`)], ['1', '1', null])
+  t.equal((await r.keys(`${p}:*`)).length, 3, 'three keys: left, right and the newline key, under its hash')
+})

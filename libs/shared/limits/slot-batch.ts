@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis'
 import { RateLimiterMemory, RateLimiterRes } from './rate-limiter.js'
-import { redisScript, type ScriptCall } from './redis-script.js'
+import { keyLine, redisScript, type ScriptCall } from './redis-script.js'
 
 /**
  * For each key, in one script call: give back the slots released since the last call, then take
@@ -194,7 +194,7 @@ export class SlotLimiter {
     try {
       let keys = ''
       let counts = ''
-      for (const [k, a] of batch) ((keys += `${k}\n`), (counts += `${a.released} ${a.waiting.length} `))
+      for (const [k, a] of batch) ((keys += keyLine(k)), (counts += `${a.released} ${a.waiting.length} `))
       out = (await this.script!(0, String(this.o.duration), String(this.points), `${this.o.keyPrefix}:`, keys, counts)) as number[]
     } catch {
       // a lost give-back only holds its slot until the window ends; takes are counted in memory

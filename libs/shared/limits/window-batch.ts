@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis'
 import { LRUCache } from 'lru-cache'
 import { RateLimiterMemory, RateLimiterRes } from './rate-limiter.js'
-import { redisScript, type ScriptCall } from './redis-script.js'
+import { keyLine, redisScript, type ScriptCall } from './redis-script.js'
 
 /**
  * Reserves points for each key in one script call: for each key the same steps as
@@ -183,7 +183,7 @@ export class WindowLimiter {
     try {
       let keys = ''
       let points = ''
-      for (const a of asks) ((keys += `${a.key}\n`), (points += `${a.reserve} `))
+      for (const a of asks) ((keys += keyLine(a.key)), (points += `${a.reserve} `))
       out = (await this.script!(0, String(this.duration), `${this.prefix}:`, keys, points)) as number[]
     } catch {
       for (const a of asks) for (const p of a.waiting) this.memory.consume(a.key).then(() => p.resolve(), (res: unknown) => p.reject(res))
