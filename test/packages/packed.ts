@@ -30,9 +30,18 @@ export function readmeInstallBlocks(): string[][] {
 }
 
 /**
+ * How this machine reaches the network, which a user's shell has too: the certificates its TLS
+ * trusts and its proxies. Without them npm cannot ask the registry about the packages being
+ * installed (SELF_SIGNED_CERT_IN_CHAIN behind an intercepting proxy) and retries each question for
+ * minutes before it falls back to the tarballs it was given.
+ */
+const NETWORK = ['NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE', 'SSL_CERT_DIR', 'HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy', 'NO_PROXY', 'no_proxy']
+
+/**
  * The environment a user's shell has: PATH without anything inside this repository, and with the
- * project's Node first, so `npm`, `npx` and `#!/usr/bin/env node` bins run on it.
- * npm prefers its cache (filled by this checkout's `npm ci`), and stays quiet about funding.
+ * project's Node first, so `npm`, `npx` and `#!/usr/bin/env node` bins run on it; the machine's
+ * network settings (NETWORK). npm prefers its cache (filled by this checkout's `npm ci`), and stays
+ * quiet about funding.
  */
 export function userEnv(extra: Record<string, string> = {}): Record<string, string> {
   const nodeDir = dirname(realpathSync(projectPath('node_modules/.bin/node'))) // the `node` dev dependency (Node 24)
@@ -45,6 +54,7 @@ export function userEnv(extra: Record<string, string> = {}): Record<string, stri
     npm_config_fund: 'false',
     npm_config_update_notifier: 'false',
   }
+  for (const k of NETWORK) if (process.env[k]) env[k] = process.env[k]!
   return { ...env, ...extra }
 }
 
