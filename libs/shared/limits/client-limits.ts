@@ -3,6 +3,7 @@ import { LRUCache } from 'lru-cache'
 import { RateLimiterRes } from './rate-limiter.js'
 import { metrics } from '../metrics/index.js'
 import { addressKey } from './address.js'
+import type { BudgetWaiter } from './budget-waiter.js'
 import { limited } from './limited.js'
 import { SlotLimiter } from './slot-batch.js'
 import { WindowLimiter } from './window-batch.js'
@@ -35,11 +36,6 @@ export interface ClientLimitSettings {
   readLeasesMax: number
 }
 
-/** Who waits for a budget without a promise: its own callback (ClientLimits.takeRead, takePoll). */
-export interface BudgetWaiter {
-  resolve(): void
-  reject(res: unknown): void
-}
 
 /**
  * A long-poll's slot lives at most this long: a process that dies holding slots frees them within

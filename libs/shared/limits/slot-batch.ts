@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis'
 import { RateLimiterMemory, RateLimiterRes } from './rate-limiter.js'
+import type { BudgetWaiter } from './budget-waiter.js'
 import { keyLine, redisScript, type ScriptCall } from './redis-script.js'
 
 /**
@@ -57,15 +58,9 @@ const PARK_MS = 1000
 const MAX_PARKED = 100_000
 const GRANTED = Promise.resolve()
 
-/** Who waits for a slot: a promise's two functions, or an object that is its own callback (takeTo). */
-export interface SlotWaiter {
-  resolve(): void
-  reject(r: unknown): void
-}
-
 interface Ask {
   released: number
-  waiting: SlotWaiter[]
+  waiting: BudgetWaiter[]
 }
 
 export interface SlotLimiterOptions {
@@ -123,7 +118,7 @@ export class SlotLimiter {
    * `take` for a caller that is its own callback, with no promise: `w.resolve()` when granted (at
    * once when the key has a parked slot), `w.reject(res)` with a RateLimiterRes when all are held.
    */
-  takeTo(key: string, w: SlotWaiter): void {
+  takeTo(key: string, w: BudgetWaiter): void {
     if (!this.redis || this.redis.status !== 'ready') return void this.takeInMemory(key).then(() => w.resolve(), (res: unknown) => w.reject(res))
     const p = this.parked.get(key)
     if (!p) return void this.ask(key).waiting.push(w)

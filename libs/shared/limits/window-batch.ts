@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis'
 import { LRUCache } from 'lru-cache'
 import { RateLimiterMemory, RateLimiterRes } from './rate-limiter.js'
+import type { BudgetWaiter } from './budget-waiter.js'
 import { keyLine, redisScript, type ScriptCall } from './redis-script.js'
 
 /**
@@ -64,12 +65,6 @@ interface Lease {
   until: number
 }
 
-/** Who waits for a point: a promise's two functions, or an object that is its own callback (consumeTo). */
-export interface Pending {
-  resolve(r?: unknown): void
-  reject(r: unknown): void
-}
-
 export interface WindowLimiterOptions {
   keyPrefix: string
   points: number
@@ -103,7 +98,7 @@ export class WindowLimiter {
   private readonly redis: Redis | undefined
   private readonly script: ScriptCall | undefined
   private readonly leases: LRUCache<string, Lease>
-  private waiting = new Map<string, Pending[]>()
+  private waiting = new Map<string, BudgetWaiter[]>()
   private scheduled = false
   /** Script calls sent and not answered yet. */
   private inFlight = 0
@@ -123,14 +118,14 @@ export class WindowLimiter {
   consume(key: string): Promise<unknown> {
     if (!this.redis || this.redis.status !== 'ready') return this.memory.consume(key)
     if (this.leased(key)) return Promise.resolve()
-    return new Promise<unknown>((resolve, reject) => this.wait(key, { resolve, reject }))
+    return new Promise<void>((resolve, reject) => this.wait(key, { resolve, reject }))
   }
 
   /**
    * `consume` for a caller that is its own callback, with no promise: `w.resolve()` when granted
    * (at once when the key's lease has points left), `w.reject(res)` past the limit.
    */
-  consumeTo(key: string, w: Pending): void {
+  consumeTo(key: string, w: BudgetWaiter): void {
     if (!this.redis || this.redis.status !== 'ready') return void this.memory.consume(key).then(() => w.resolve(), (res: unknown) => w.reject(res))
     if (this.leased(key)) return w.resolve()
     this.wait(key, w)
@@ -144,7 +139,7 @@ export class WindowLimiter {
     return true
   }
 
-  private wait(key: string, p: Pending) {
+  private wait(key: string, p: BudgetWaiter) {
     const w = this.waiting.get(key)
     if (w) w.push(p)
     else this.waiting.set(key, [p])
@@ -171,7 +166,7 @@ export class WindowLimiter {
     }
   }
 
-  private async reserve(batch: Array<[string, Pending[]]>) {
+  private async reserve(batch: Array<[string, BudgetWaiter[]]>) {
     const now = Date.now()
     const asks = batch.map(([key, waiting]) => {
       const prev = this.leases.get(key)

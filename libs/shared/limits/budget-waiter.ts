@@ -1,0 +1,10 @@
+/**
+ * Who waits for a budget: a promise's two functions, or an object that is its own callback (the
+ * read door's admissions, which hold no promise or closure while a limiter's Redis call is out).
+ * `resolve()` when granted, maybe at once; `reject(res)` with the limiter's refusal (a RateLimiterRes)
+ * or the failure.
+ */
+export interface BudgetWaiter {
+  resolve(): void
+  reject(res: unknown): void
+}
