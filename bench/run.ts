@@ -28,7 +28,8 @@ import { wrk, type WrkResult } from './lib/wrk.js'
 // BENCH_FRONT=nginx (steady): the followers and the publishes go through nginx with deploy/nginx's fleet
 // recipe (GETs to the readers, POSTs to the writer; bench/lib/front.ts), as in production; with
 // BENCH_BUDGETS each follower's own X-Forwarded-For is passed through and nginx appends its own, so the
-// readers trust two hops (TRUST_PROXY=2: a load balancer and nginx).
+// readers trust two hops (TRUST_PROXY=2: a load balancer and nginx). BENCH_TAIL_DETAIL=1 (steady): which
+// signals hold the slowest pairs (bench/lib/steady.ts, tailDetail).
 
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test'
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'

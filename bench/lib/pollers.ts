@@ -61,6 +61,14 @@ export async function holdPollers(url: string, count: number, cursor: number, op
         cpuMs: all.reduce((s, r) => s + (r.cpu.user + r.cpu.system) / 1000, 0),
       }
     },
+    /**
+     * With `track`: first deliveries recorded so far. Cheap to ask while answers still arrive, unlike
+     * `tracked()`, whose list of arrival times holds a client's event loop while it is sent.
+     */
+    async recorded(): Promise<number> {
+      const all = await Promise.all(procs.map((p) => new Promise<{ recorded: number }>((resolve) => (p.once('message', (m) => resolve(m as { recorded: number })), p.send({ cmd: 'recorded' })))))
+      return all.reduce((s, a) => s + a.recorded, 0)
+    },
     /** With `track`: first deliveries of each signal n since the last call, as n → arrival times (epoch ms); and the duplicates so far. */
     async tracked(): Promise<{ got: Map<number, number[]>; duplicates: number }> {
       type Tracked = { tracked: Array<[number, number[]]>; duplicates: number }

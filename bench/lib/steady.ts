@@ -84,6 +84,7 @@ export async function steadyFanOut(
     return { answered: all.reduce((s, r) => s + r.answered, 0), errors: all.reduce((s, r) => s + r.errors, 0), refusals, cpuMs: all.reduce((s, r) => s + r.cpuMs, 0) }
   }
   await Promise.all(clients.map((c) => c.tracked())) // nothing yet; clears
+  const recorded0 = (await Promise.all(clients.map((c) => c.recorded()))).reduce((a, b) => a + b, 0)
   const c0 = await report()
   const cpu0 = total((p) => p.cpuSeconds())
   const front0 = o.front?.cpuSeconds() ?? 0
@@ -98,21 +99,24 @@ export async function steadyFanOut(
     sent.push(o.publish(n).then(() => void acked.set(n, performance.timeOrigin + performance.now())))
   }
   await Promise.all(sent)
-  // every follower has every signal, or 30 s pass
+  // every follower has every signal, or 30 s pass. Counted first, cheaply: the arrival times are
+  // fetched once at the end, since sending them holds the client's loop and would stamp the answers
+  // still arriving late (it did: the last signal's median doubled when they were fetched as it arrived)
+  for (let i = 0; i < 600; i++) {
+    const recorded = (await Promise.all(clients.map((c) => c.recorded()))).reduce((a, b) => a + b, 0) - recorded0
+    if (recorded >= held * o.signals) break
+    await sleep(50)
+  }
   const got = new Map<number, number[]>()
   let delivered = 0
   let duplicates = 0
-  for (let i = 0; i < 600 && delivered < held * o.signals; i++) {
-    duplicates = 0
-    for (const c of clients) {
-      const t = await c.tracked()
-      duplicates += t.duplicates
-      for (const [n, times] of t.got) {
-        got.set(n, (got.get(n) ?? []).concat(times))
-        delivered += times.length
-      }
+  for (const c of clients) {
+    const t = await c.tracked()
+    duplicates += t.duplicates
+    for (const [n, times] of t.got) {
+      got.set(n, (got.get(n) ?? []).concat(times))
+      delivered += times.length
     }
-    if (delivered < held * o.signals) await sleep(50)
   }
   const wall = performance.now() - t0
   const rssAfter = total((p) => p.rssBytes())
@@ -130,6 +134,7 @@ export async function steadyFanOut(
     }
   lat.sort((a, b) => a - b)
   warm.sort((a, b) => a - b)
+  if (process.env.BENCH_TAIL_DETAIL === '1') console.log(tailDetail(got, acked, percentile(lat, 99)))
   const responses = c1.answered - c0.answered
   return {
     pollers: o.pollers,
@@ -156,4 +161,19 @@ export async function steadyFanOut(
     rssPerPollerKB: round((rss - rss0) / held / 1024, 2),
     rssAfterPerPollerKB: round((rssAfter - rss0) / held / 1024, 2),
   }
+}
+
+/**
+ * BENCH_TAIL_DETAIL=1: the signals that hold the run's slowest pairs (at or above its p99), each as
+ * `n: min/p50/max ms (pairs over)`, to tell a few slow wake-ups (the first ones, a collection) from
+ * a spread shared by all.
+ */
+function tailDetail(got: Map<number, number[]>, acked: Map<number, number>, p99: number): string {
+  const rows: string[] = []
+  for (const [n, times] of [...got].sort((a, b) => a[0] - b[0])) {
+    const ls = times.map((at) => at - acked.get(n)!).sort((a, b) => a - b)
+    const over = ls.filter((x) => x >= p99).length
+    if (over >= ls.length / 20) rows.push(`${n}: ${round(ls[0]!)}/${round(percentile(ls, 50))}/${round(ls[ls.length - 1]!)} (${over})`)
+  }
+  return `signals with 5 % or more of their pairs at or above the p99 (${round(p99)} ms): ${rows.join('; ') || 'none'}`
 }
