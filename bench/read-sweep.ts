@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { sqlOn, untilHead } from './lib/sql.js'
@@ -18,12 +18,16 @@ import { memoryDetail } from './lib/memory-detail.js'
 // same size (500 tags, a (tag, seq) index) by pgbench, 32 clients, in the same run.
 // Settings: BENCH_SECONDS (2 per cell), BENCH_BEFORE (another built checkout: before/after alternate), DATABASE_URL,
 // BENCH_CELLS=issue (the three reads set against the floor only), BENCH_SWEEP_ROLE=reader (a reader role serves the
-// sweep instead of the single process), BENCH_MEMORY_DETAIL=1 (where the server's RSS is: bench/lib/memory-detail.ts).
+// sweep instead of the single process), BENCH_MEMORY_DETAIL=1 (where the server's RSS is: bench/lib/memory-detail.ts),
+// BENCH_IDLE_SECONDS (15: when the second, idle RSS figure is read),
+// BENCH_SERVER_NODE_ARGS (node's flags for this build's server only, never BENCH_BEFORE's, e.g. --trace-gc: its stdout
+// goes to BENCH_SERVER_LOG, a file, when set).
 
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test'
 const N = 60_000
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 2)
 const CONNECTIONS = 32
+const IDLE_SECONDS = Number(process.env.BENCH_IDLE_SECONDS ?? 15)
 const ONLY_ISSUE = process.env.BENCH_CELLS === 'issue'
 const ROLE = process.env.BENCH_SWEEP_ROLE === 'reader' ? 'reader' : 'server'
 const out = (s: string) => process.stdout.write(s + '\n')
@@ -102,12 +106,14 @@ async function measure(label: string, root: string | undefined, table: Map<strin
   const schema = `bench_sweep_${Date.now()}`
   const port = 18700 + rand(50)
   const env = { DATABASE_URL, WIRE_PG_SCHEMA: schema, WAKE_FALLBACK_POLL_MS: '200', READ_RATE_LIMIT_MAX: '0', LONG_POLLS_PER_ADDRESS_MAX: '0' }
-  let server = await startRole('server', port, env, root)
+  const nodeArgs = root === undefined ? (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean) : []
+  let server = await startRole('server', port, env, root, nodeArgs)
   const dir = mkdtempSync(join(tmpdir(), 'wire-sweep-'))
   try {
     await seed(schema)
     // BENCH_SWEEP_ROLE=reader: the single process made the schema; a reader role alone serves the sweep
-    if (ROLE === 'reader') (await server.stop(), (server = await startRole('reader', port + 1, env, root)))
+    if (ROLE === 'reader') (await server.stop(), (server = await startRole('reader', port + 1, env, root, nodeArgs)))
+    if (process.env.BENCH_SERVER_LOG && root === undefined) server.child.stdout!.on('data', (d: Buffer) => appendFileSync(process.env.BENCH_SERVER_LOG!, d))
     await untilHead(server.url, N)
     if (process.env.BENCH_MEMORY_DETAIL === '1') await memoryDetail(`${label}, before the sweep`, [server], { sample: true })
     const run = async (name: string, make: () => string | null) => {
@@ -132,8 +138,9 @@ async function measure(label: string, root: string | undefined, table: Map<strin
     if (process.env.BENCH_MEMORY_DETAIL === '1') await memoryDetail(`${label}, after the sweep`, [server], { gc: true })
     const rssLoaded = server.rssBytes()
     // a second figure beside it: the same process after 15 s without requests (V8's memory reducer runs once allocation stops)
-    await new Promise((r) => setTimeout(r, 15_000))
-    out(`  ${label}: server RSS after the sweep ${Math.round(rssLoaded / 2 ** 20)} MB (${Math.round(server.rssBytes() / 2 ** 20)} MB 15 s later, idle); table analysed ${(await sql<{ n: string }>(`select coalesce(sum(analyze_count + autoanalyze_count), 0) as n from pg_stat_user_tables where schemaname = $1`, [schema]))[0]!.n} times`)
+    await new Promise((r) => setTimeout(r, IDLE_SECONDS * 1000))
+    if (process.env.BENCH_MEMORY_DETAIL === '1') await memoryDetail(`${label}, ${IDLE_SECONDS} s later`, [server])
+    out(`  ${label}: server RSS after the sweep ${Math.round(rssLoaded / 2 ** 20)} MB (${Math.round(server.rssBytes() / 2 ** 20)} MB ${IDLE_SECONDS} s later, idle); table analysed ${(await sql<{ n: string }>(`select coalesce(sum(analyze_count + autoanalyze_count), 0) as n from pg_stat_user_tables where schemaname = $1`, [schema]))[0]!.n} times`)
   } finally {
     await server.stop()
     rmSync(dir, { recursive: true, force: true })

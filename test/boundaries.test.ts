@@ -65,6 +65,7 @@ const MAY_IMPORT: Record<string, string[]> = {
   config: ['domain'],
   tracing: ['log (type)', 'config (type)'],
   lifecycle: ['log', 'node-floor'],
+  'idle-gc': ['metrics'],
   db: ['domain', 'log', 'metrics', 'paths', 'config (type)'],
   bus: ['domain', 'log', 'metrics', 'config (type)'],
   auth: ['domain', 'log', 'metrics', 'clock', 'config (type)', 'limits (type)'],

@@ -35,6 +35,8 @@ export const metrics = {
       this.set(hotCounts.waiting)
     },
   }),
+  idleGcs: new client.Counter({ name: 'wire_idle_gc_total', help: 'Memory-reducing GCs made when the process went quiet after its RSS grew (IDLE_GC_INTERVAL_MS)' }),
+  idleGcCpuSeconds: new client.Counter({ name: 'wire_idle_gc_cpu_seconds_total', help: 'Process CPU the idle memory-reducing GCs took' }),
   a2aTaskBytes: new client.Gauge({ name: 'wire_a2a_task_bytes', help: 'JSON characters of the A2A tasks this process keeps (working and finished)' }),
   waitingMax: new client.Gauge({ name: 'wire_waiting_pollers_max', help: 'READER_MAX_WAITERS: long-polls this process may hold at once (0: no cap)' }),
   waitersRefused: new client.Counter({ name: 'wire_waiters_refused_total', help: 'Long-polls refused with 503 because the process held READER_MAX_WAITERS' }),

@@ -1,0 +1,108 @@
+import { Session } from 'node:inspector'
+import { metrics } from './metrics/index.js'
+
+/**
+ * One memory-reducing garbage collection when a process goes quiet after its memory grew.
+ *
+ * V8 has a "memory reducer" for exactly this: once the mutator's allocation rate is low after a
+ * burst it runs up to three GCs that compact the old generation and give back the pages V8 keeps
+ * pooled. On Node 24 (V8 13.6) it never starts: "low allocation rate" also requires a low
+ * *embedder* (cppgc) allocation rate, and Node allocates there so rarely that the rate reads as
+ * 0 bytes/ms, which V8 turns into a mutator utilization of 0 ("high alloc"); --trace-memory-reducer
+ * prints "high alloc, foreground" every 8 s of an idle process forever (docs/benchmarks.md, "RSS
+ * after load"). So after a read burst a board kept 50-75 MB of pooled V8 pages and sparse old
+ * pages, and the Buffers waiting for a major GC, for good.
+ *
+ * This does what the memory reducer would: every `tickMs` it looks at the process's CPU time and
+ * RSS; when RSS grew by `growBytes` (and a tenth) since the last collection and the last tick was
+ * quiet (CPU below `quietShare` of it), it asks V8 for the collection a low-memory notification
+ * makes (HeapProfiler.collectGarbage through node:inspector's in-process session: full GCs that
+ * compact, release pooled pages and external memory). At most one per `minIntervalMs`, never
+ * while the process is busy, and nothing at all while RSS does not grow: its CPU is bounded by
+ * one collection (tens of ms for a 60 MB heap) per interval.
+ */
+export interface IdleGcOptions {
+  tickMs: number
+  minIntervalMs: number
+  /** RSS growth since the last collection that arms the next one (besides a tenth of that RSS). */
+  growBytes?: number
+  /** A tick is quiet when the process used less CPU than this share of it. */
+  quietShare?: number
+  /** Sources, for tests: CPU microseconds used, RSS bytes, now in ms, and the collection itself. */
+  cpuMicros?: () => number
+  rssBytes?: () => number
+  now?: () => number
+  collect?: () => Promise<void>
+}
+
+export interface IdleGc {
+  /** One look (the timer calls it every tickMs): resolves true when it collected. */
+  tick(): Promise<boolean>
+  /** Collections made so far and the CPU they took (ms, measured around each; also wire_idle_gc_* on /metrics). */
+  readonly stats: { collections: number; cpuMs: number }
+  stop(): void
+}
+
+/** A memory-reducing collection (V8's LowMemoryNotification) through an in-process inspector session. */
+export function lowMemoryCollect(): Promise<void> {
+  const s = new Session()
+  s.connect()
+  // disconnected only after the callback returns: V8 runs it holding the lock its agent's destructor takes
+  return new Promise<void>((resolve, reject) =>
+    s.post('HeapProfiler.collectGarbage', (err) =>
+      setImmediate(() => {
+        s.disconnect()
+        if (err) reject(err)
+        else resolve()
+      }),
+    ),
+  )
+}
+
+const cpuNow = () => {
+  const u = process.cpuUsage()
+  return u.user + u.system
+}
+
+export function startIdleGc(o: IdleGcOptions): IdleGc {
+  const cpuMicros = o.cpuMicros ?? cpuNow
+  const rssBytes = o.rssBytes ?? (() => process.memoryUsage.rss())
+  const now = o.now ?? Date.now
+  const collect = o.collect ?? lowMemoryCollect
+  const growBytes = o.growBytes ?? 16 * 2 ** 20
+  const quietShare = o.quietShare ?? 0.05
+  const stats = { collections: 0, cpuMs: 0 }
+  let lastCpu = cpuMicros()
+  let lastTick = now()
+  let base = rssBytes() // RSS right after the last collection (or at start)
+  let lastCollect = -Infinity
+  let running = false
+
+  const tick = async () => {
+    const [cpu, t] = [cpuMicros(), now()]
+    const busyShare = (cpu - lastCpu) / 1000 / Math.max(1, t - lastTick)
+    ;[lastCpu, lastTick] = [cpu, t]
+    if (running || busyShare >= quietShare || t - lastCollect < o.minIntervalMs) return false
+    if (rssBytes() < base + Math.max(growBytes, base / 10)) return false
+    running = true
+    try {
+      const c0 = cpuMicros()
+      await collect()
+      const ms = (cpuMicros() - c0) / 1000
+      stats.cpuMs += ms
+      stats.collections++
+      metrics.idleGcs.inc()
+      metrics.idleGcCpuSeconds.inc(ms / 1000)
+    } finally {
+      running = false
+      lastCollect = now()
+      base = rssBytes()
+      lastCpu = cpuMicros() // the collection's own CPU does not make the next tick busy
+      lastTick = now()
+    }
+    return true
+  }
+  const timer = setInterval(() => void tick().catch(() => {}), o.tickMs)
+  timer.unref()
+  return { tick, stats, stop: () => clearInterval(timer) }
+}

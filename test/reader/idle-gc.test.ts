@@ -1,0 +1,57 @@
+import t from 'tap'
+import { lowMemoryCollect, startIdleGc } from '../../libs/shared/idle-gc.js'
+import { fleetSchema, startRole } from '../helpers/fleet.js'
+import { TEST_DATABASE_URL } from '../helpers/services.js'
+
+// IDLE_GC_INTERVAL_MS: a memory-reducing GC when a read side goes quiet after its RSS grew (V8's
+// own memory reducer never starts on Node 24). The policy with its sources given; the collection
+// itself in this process; and a real reader that makes one.
+
+const MB = 2 ** 20
+
+t.test('collects once when the process goes quiet after its RSS grew; never while busy, twice within the interval, or without growth', async (t) => {
+  let [cpu, rss, now, collected] = [0, 100 * MB, 0, 0]
+  const gc = startIdleGc({ tickMs: 3_600_000, minIntervalMs: 10_000, cpuMicros: () => cpu, rssBytes: () => rss, now: () => now, collect: async () => void collected++ })
+  t.teardown(() => gc.stop())
+  const tick = (ms: number, cpuShare: number) => ((now += ms), (cpu += ms * 1000 * cpuShare), gc.tick())
+  rss = 200 * MB
+  t.equal(await tick(1000, 0.5), false, 'grown, but busy (50 % of a core)')
+  t.equal(await tick(1000, 0.01), true, 'grown and quiet: one collection')
+  rss = 300 * MB
+  t.equal(await tick(1000, 0), false, 'grown again, quiet, but within the interval')
+  t.equal(await tick(10_000, 0), true, 'past the interval')
+  t.equal(await tick(30_000, 0), false, 'no growth since the last collection (RSS read after it)')
+  rss = 320 * MB
+  t.equal(await tick(1000, 0), false, 'grown by less than a tenth')
+  rss = 340 * MB
+  t.equal(await tick(1000, 0), true, 'grown by more than a tenth')
+  t.equal(collected, 3)
+  t.equal(gc.stats.collections, 3)
+})
+
+t.test('the collection gives the pages of a freed old generation back (a plain major GC keeps them pooled)', async (t) => {
+  let keep: Array<{ i: number; s: string }> | null = Array.from({ length: 600_000 }, (_, i) => ({ i, s: `x${i}` }))
+  await lowMemoryCollect() // what is kept is old now
+  t.ok(keep.length > 0)
+  keep = null
+  const before = process.memoryUsage.rss()
+  await lowMemoryCollect() // hangs if the session is closed inside V8's callback
+  const after = process.memoryUsage.rss()
+  t.ok(before - after > 16 * MB, `RSS ${Math.round(before / MB)} -> ${Math.round(after / MB)} MB`)
+  await lowMemoryCollect()
+  t.pass('and again')
+})
+
+const idleGcs = async (url: string) => Number(/^wire_idle_gc_total (\d+)/m.exec(await (await fetch(`${url}/metrics`)).text())?.[1])
+
+t.test('a reader collects after its start (its RSS grew) once quiet; IDLE_GC_INTERVAL_MS=0 never does', async (t) => {
+  const schema = fleetSchema(t)
+  const env = { DATABASE_URL: TEST_DATABASE_URL, WIRE_PG_SCHEMA: schema, PUBLIC_WIRE_HOST: 'localhost:4000' }
+  const writer = await startRole(t, 'writer', env) // migrates the schema
+  const on = await startRole(t, 'reader', { ...env, IDLE_GC_INTERVAL_MS: '1000' })
+  const off = await startRole(t, 'reader', { ...env, IDLE_GC_INTERVAL_MS: '0' })
+  while (!((await idleGcs(on.url)) >= 1)) await new Promise((r) => setTimeout(r, 200))
+  t.pass('the reader made a memory-reducing GC')
+  t.equal(await idleGcs(off.url), 0, 'the one with IDLE_GC_INTERVAL_MS=0 made none')
+  for (const r of [on, off, writer]) await r.stop()
+})
