@@ -19,6 +19,11 @@ COPY package.json package-lock.json ./
 # --ignore-scripts: the only install script in the tree is the `node` devDependency's, which fetches
 # a second Node binary for npm scripts; the build runs tsc on the image's own Node instead
 RUN npm ci --ignore-scripts --no-audit --no-fund
+# glibc's malloc_trim for the idle collection (native/malloc-trim.c, loaded by libs/shared/malloc-trim.ts;
+# docs/deploy.md): a C compiler in this stage only, the addon alone goes on
+COPY native ./native
+RUN apt-get update && apt-get install -y --no-install-recommends gcc libc6-dev && rm -rf /var/lib/apt/lists/* \
+ && mkdir -p dist/native && cc -shared -fPIC -O2 -o dist/native/malloc-trim.node native/malloc-trim.c
 COPY tsconfig.json tsconfig.build.json ./
 COPY apps ./apps
 COPY libs ./libs
@@ -47,6 +52,7 @@ COPY package.json package-lock.json ./
 COPY --from=deps /app/node_modules ./node_modules
 COPY --from=build /app/dist/apps ./dist/apps
 COPY --from=build /app/dist/libs ./dist/libs
+COPY --from=build /app/dist/native ./dist/native
 # for `node dist/apps/cli/main.js migrate` (a migration Job) and the rest of the wire command line
 COPY --from=build /app/dist/client ./dist/client
 # the writer applies these on boot (libs/shared/db/migrate.ts reads <package root>/migrations/*.sql)

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { sqlOn, untilHead } from './lib/sql.js'
 import { round } from './lib/load.js'
-import { startRole, type RoleProc } from './lib/procs.js'
+import { metric, startRole, type RoleProc } from './lib/procs.js'
 import { wrk } from './lib/wrk.js'
 import { memoryDetail } from './lib/memory-detail.js'
 
@@ -140,7 +140,9 @@ async function measure(label: string, root: string | undefined, table: Map<strin
     // a second figure beside it: the same process after 15 s without requests (V8's memory reducer runs once allocation stops)
     await new Promise((r) => setTimeout(r, IDLE_SECONDS * 1000))
     if (process.env.BENCH_MEMORY_DETAIL === '1') await memoryDetail(`${label}, ${IDLE_SECONDS} s later`, [server])
-    out(`  ${label}: server RSS after the sweep ${Math.round(rssLoaded / 2 ** 20)} MB (${Math.round(server.rssBytes() / 2 ** 20)} MB ${IDLE_SECONDS} s later, idle); table analysed ${(await sql<{ n: string }>(`select coalesce(sum(analyze_count + autoanalyze_count), 0) as n from pg_stat_user_tables where schemaname = $1`, [schema]))[0]!.n} times`)
+    const idle = `${Math.round(server.rssBytes() / 2 ** 20)} MB ${IDLE_SECONDS} s later, idle`
+    const gcs = `idle collections ${await metric(server.url, 'wire_idle_gc_total')}, ${round((await metric(server.url, 'wire_idle_gc_cpu_seconds_total')) * 1000, 1)} ms CPU`
+    out(`  ${label}: server RSS after the sweep ${Math.round(rssLoaded / 2 ** 20)} MB (${idle}; ${gcs}); table analysed ${(await sql<{ n: string }>(`select coalesce(sum(analyze_count + autoanalyze_count), 0) as n from pg_stat_user_tables where schemaname = $1`, [schema]))[0]!.n} times`)
   } finally {
     await server.stop()
     rmSync(dir, { recursive: true, force: true })

@@ -2,9 +2,9 @@
 // Builds dist/ with tsc, or does nothing when dist/ is newer than every input: each `npm start*`
 // runs this first, so a restart costs no compile. `--force` (npm run build) always compiles.
 import { execFileSync } from 'node:child_process'
-import { existsSync, readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
@@ -29,6 +29,20 @@ function newestInput() {
 }
 
 const force = process.argv.includes('--force')
+
+// native/malloc-trim.c -> dist/native/malloc-trim.node (glibc's malloc_trim for the idle collection,
+// libs/shared/malloc-trim.ts), whenever it is missing or older than its source; without a C compiler
+// it is skipped and the process runs without it (docs/benchmarks.md, "RSS after load")
+const trimSource = join(root, 'native', 'malloc-trim.c')
+const trimAddon = join(root, 'dist', 'native', 'malloc-trim.node')
+if (existsSync(trimSource) && (force || !existsSync(trimAddon) || statSync(trimAddon).mtimeMs < statSync(trimSource).mtimeMs)) {
+  mkdirSync(dirname(trimAddon), { recursive: true })
+  try {
+    execFileSync(process.env.CC || 'cc', ['-shared', '-fPIC', '-O2', '-o', trimAddon, trimSource], { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] })
+  } catch {
+    process.stderr.write('build: no C compiler for native/malloc-trim.c: the process will not give freed malloc memory back when idle\n')
+  }
+}
 if (!force && existsSync(stamp) && statSync(stamp).mtimeMs >= newestInput()) process.exit(0)
 
 const started = new Date() // a source saved during the compile makes the next start compile again

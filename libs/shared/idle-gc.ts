@@ -1,5 +1,6 @@
 import { Session } from 'node:inspector'
 import { metrics } from './metrics/index.js'
+import { mallocTrim } from './malloc-trim.js'
 
 /**
  * One memory-reducing garbage collection when a process goes quiet after its memory grew.
@@ -17,7 +18,8 @@ import { metrics } from './metrics/index.js'
  * RSS; when RSS grew by `growBytes` (and a tenth) since the last collection and the last tick was
  * quiet (CPU below `quietShare` of it), it asks V8 for the collection a low-memory notification
  * makes (HeapProfiler.collectGarbage through node:inspector's in-process session: full GCs that
- * compact, release pooled pages and external memory). At most one per `minIntervalMs`, never
+ * compact, release pooled pages and external memory), and then glibc's malloc_trim for the malloc
+ * memory it freed (malloc-trim.ts). At most one per `minIntervalMs`, never
  * while the process is busy, and nothing at all while RSS does not grow: its CPU is bounded by
  * one collection (tens of ms for a 60 MB heap) per interval.
  */
@@ -43,7 +45,11 @@ export interface IdleGc {
   stop(): void
 }
 
-/** A memory-reducing collection (V8's LowMemoryNotification) through an in-process inspector session. */
+/**
+ * A memory-reducing collection (V8's LowMemoryNotification) through an in-process inspector
+ * session, then malloc's free pages given back (malloc-trim.ts: the Buffers that collection freed
+ * left holes in glibc's heap that free() never returns).
+ */
 export function lowMemoryCollect(): Promise<void> {
   const s = new Session()
   s.connect()
@@ -52,8 +58,9 @@ export function lowMemoryCollect(): Promise<void> {
     s.post('HeapProfiler.collectGarbage', (err) =>
       setImmediate(() => {
         s.disconnect()
-        if (err) reject(err)
-        else resolve()
+        if (err) return reject(err)
+        mallocTrim?.()
+        resolve()
       }),
     ),
   )

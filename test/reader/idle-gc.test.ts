@@ -1,5 +1,7 @@
 import t from 'tap'
+import { readFileSync } from 'node:fs'
 import { lowMemoryCollect, startIdleGc } from '../../libs/shared/idle-gc.js'
+import { mallocTrim } from '../../libs/shared/malloc-trim.js'
 import { fleetSchema, startRole } from '../helpers/fleet.js'
 import { TEST_DATABASE_URL } from '../helpers/services.js'
 
@@ -40,6 +42,25 @@ t.test('the collection gives the pages of a freed old generation back (a plain m
   t.ok(before - after > 16 * MB, `RSS ${Math.round(before / MB)} -> ${Math.round(after / MB)} MB`)
   await lowMemoryCollect()
   t.pass('and again')
+})
+
+/** Resident bytes of malloc's main heap (the brk heap), from /proc/self/smaps. */
+function brkResident(): number {
+  const m = /\[heap\]\n(?:.*\n)*?Rss:\s+(\d+) kB/.exec(readFileSync('/proc/self/smaps', 'utf8'))
+  return Number(m?.[1] ?? 0) * 1024
+}
+
+t.test('the collection gives back malloc memory freed below blocks still alive (free() returns only the top of the heap)', async (t) => {
+  t.ok(mallocTrim, 'the malloc_trim addon is built (dist/native/malloc-trim.node)')
+  // 64 MB of Buffers from malloc's heap (16 KiB each: below its mmap threshold), every eighth kept
+  let all: Buffer[] | null = Array.from({ length: 4096 }, () => Buffer.allocUnsafeSlow(16 * 1024).fill(1))
+  const kept = all.filter((_, i) => i % 8 === 7)
+  const before = brkResident()
+  all = null // 56 MB freed by the collection, in holes between the kept ones
+  await lowMemoryCollect()
+  const after = brkResident()
+  t.ok(before - after > 24 * MB, `malloc's heap resident ${Math.round(before / MB)} -> ${Math.round(after / MB)} MB`)
+  t.equal(kept.length, 512)
 })
 
 const idleGcs = async (url: string) => Number(/^wire_idle_gc_total (\d+)/m.exec(await (await fetch(`${url}/metrics`)).text())?.[1])

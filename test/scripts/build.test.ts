@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process'
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
+import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
 import { projectPath } from '../../libs/shared/paths.js'
@@ -59,4 +60,21 @@ t.test('a compile error fails the build and keeps the stamp stale', async (t) =>
   writeFileSync(join(p.dir, 'apps/a.ts'), 'export const a: number = "not a number"\n')
   t.throws(() => p.build(), 'exit code 1')
   t.notOk(existsSync(join(p.dir, 'dist/.build-stamp')), 'no stamp: the next start tries again')
+})
+
+t.test('compiles native/malloc-trim.c when the addon is missing or older; without a C compiler the build still succeeds', async (t) => {
+  const p = project(t)
+  mkdirSync(join(p.dir, 'native'))
+  copyFileSync(projectPath('native/malloc-trim.c'), join(p.dir, 'native/malloc-trim.c'))
+  const addon = join(p.dir, 'dist/native/malloc-trim.node')
+  const build = (env: Record<string, string> = {}) =>
+    execFileSync(process.execPath, [join(p.dir, 'scripts/build.mjs')], { cwd: p.dir, encoding: 'utf8', env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+  build()
+  t.ok(existsSync(addon), 'built')
+  const { trim } = createRequire(import.meta.url)(addon) as { trim: () => number }
+  t.ok([0, 1].includes(trim()), 'and loads: trim() is malloc_trim(0)')
+  rmSync(addon)
+  build({ CC: '/nonexistent/cc' })
+  t.notOk(existsSync(addon), 'no compiler: no addon')
+  t.match(readFileSync(join(p.dir, 'dist/apps/a.js'), 'utf8'), /a = 1/, 'and the TypeScript build is whole')
 })
