@@ -21,7 +21,7 @@ import { mallocTrim } from './malloc-trim.js'
  * compact, release pooled pages and external memory), and then glibc's malloc_trim for the malloc
  * memory it freed (malloc-trim.ts). At most one per `minIntervalMs`, never
  * while the process is busy, and nothing at all while RSS does not grow: its CPU is bounded by
- * one collection (tens of ms for a 60 MB heap) per interval.
+ * one collection (a ~70 ms pause and up to ~0.2 s of CPU over V8's threads, for a 60 MB heap) per interval.
  */
 export interface IdleGcOptions {
   tickMs: number
