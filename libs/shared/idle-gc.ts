@@ -22,12 +22,26 @@ import { mallocTrim } from './malloc-trim.js'
  * memory it freed (malloc-trim.ts). At most one per `minIntervalMs`, never
  * while the process is busy, and nothing at all while RSS does not grow: its CPU is bounded by
  * one collection (a ~70 ms pause and up to ~0.2 s of CPU over V8's threads, for a 60 MB heap) per interval.
+ *
+ * Over its memory budget (`rssBudgetBytes`, IDLE_GC_RSS_BUDGET_MB) a process that grew collects at
+ * its first quiet tick once `overBudgetGapMs` have passed since the last collection, rather than
+ * after the whole interval: the interval trades memory for CPU, and past the budget memory comes
+ * first. A burst of reads grows V8's old generation up to its limit (a multiple of what is live:
+ * tens of MB of promoted garbage) and that garbage waits for the next collection, so a process
+ * that went quiet a few seconds after its last collection stayed over the budget until the
+ * interval ran out (docs/benchmarks.md, "RSS after load"). Still none while busy and none without
+ * growth (a process whose live data is over the budget is not collected again and again): at most
+ * one collection per gap, only while it keeps growing between bursts.
  */
 export interface IdleGcOptions {
   tickMs: number
   minIntervalMs: number
   /** RSS growth since the last collection that arms the next one (besides a tenth of that RSS). */
   growBytes?: number
+  /** RSS past which a quiet tick collects after `overBudgetGapMs` instead of `minIntervalMs` (0: no budget). */
+  rssBudgetBytes?: number
+  /** The least time between two collections while RSS is over the budget. */
+  overBudgetGapMs?: number
   /** A tick is quiet when the process used less CPU than this share of it. */
   quietShare?: number
   /** Sources, for tests: CPU microseconds used, RSS bytes, now in ms, and the collection itself. */
@@ -66,6 +80,9 @@ export function lowMemoryCollect(): Promise<void> {
   )
 }
 
+/** The least time between two collections while RSS is over the budget: at most ~0.2 s of CPU per 2 s. */
+export const OVER_BUDGET_GAP_MS = 2000
+
 const cpuNow = () => {
   const u = process.cpuUsage()
   return u.user + u.system
@@ -78,6 +95,8 @@ export function startIdleGc(o: IdleGcOptions): IdleGc {
   const collect = o.collect ?? lowMemoryCollect
   const growBytes = o.growBytes ?? 16 * 2 ** 20
   const quietShare = o.quietShare ?? 0.05
+  const budget = o.rssBudgetBytes ?? 0
+  const overBudgetGapMs = Math.min(o.overBudgetGapMs ?? OVER_BUDGET_GAP_MS, o.minIntervalMs)
   const stats = { collections: 0, cpuMs: 0 }
   let lastCpu = cpuMicros()
   let lastTick = now()
@@ -89,8 +108,10 @@ export function startIdleGc(o: IdleGcOptions): IdleGc {
     const [cpu, t] = [cpuMicros(), now()]
     const busyShare = (cpu - lastCpu) / 1000 / Math.max(1, t - lastTick)
     ;[lastCpu, lastTick] = [cpu, t]
-    if (running || busyShare >= quietShare || t - lastCollect < o.minIntervalMs) return false
-    if (rssBytes() < base + Math.max(growBytes, base / 10)) return false
+    if (running || busyShare >= quietShare || t - lastCollect < overBudgetGapMs) return false
+    const rss = rssBytes()
+    if (rss < base + Math.max(growBytes, base / 10)) return false
+    if (t - lastCollect < o.minIntervalMs && !(budget > 0 && rss > budget)) return false
     running = true
     try {
       const c0 = cpuMicros()
