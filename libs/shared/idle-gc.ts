@@ -23,18 +23,16 @@ import { mallocTrim } from './malloc-trim.js'
  * while the process is busy, and nothing at all while RSS does not grow: its CPU is bounded by
  * one collection (a ~70 ms pause and up to ~0.2 s of CPU over V8's threads, for a 60 MB heap) per interval.
  *
- * Over its memory budget (`rssBudgetBytes`, IDLE_GC_RSS_BUDGET_MB) a process that grew collects at
- * its first quiet tick once `overBudgetGapMs` have passed since the last collection, rather than
- * after the whole interval: the interval trades memory for CPU, and past the budget memory comes
- * first. A burst of reads grows V8's old generation up to its limit (a multiple of what is live:
- * tens of MB of promoted garbage) and that garbage waits for the next collection, so a process
- * that went quiet a few seconds after its last collection stayed over the budget until the
- * interval ran out (docs/benchmarks.md, "RSS after load"). Still none while busy and none without
- * growth (a process whose live data is over the budget is not collected again and again): at most
- * one collection per gap, only while it keeps growing between bursts.
+ * Over the memory budget (`rssBudgetBytes`, IDLE_GC_RSS_BUDGET_MB) the wait between collections
+ * is `overBudgetGapMs` (2 s) instead of the interval: the interval trades memory for CPU, and past
+ * the budget memory comes first. A read burst grows V8's old generation to its limit, a multiple of
+ * what is live, and that promoted garbage stayed until the interval ran out (docs/benchmarks.md,
+ * "RSS after load"). Still never while busy, and never without growth: a process whose live data
+ * is over the budget is not collected again and again.
  */
 export interface IdleGcOptions {
-  tickMs: number
+  /** How often it looks (TICK_MS): a collection starts within one or two of these after a burst ends. */
+  tickMs?: number
   minIntervalMs: number
   /** RSS growth since the last collection that arms the next one (besides a tenth of that RSS). */
   growBytes?: number
@@ -82,6 +80,11 @@ export function lowMemoryCollect(): Promise<void> {
 
 /** The least time between two collections while RSS is over the budget: at most ~0.2 s of CPU per 2 s. */
 export const OVER_BUDGET_GAP_MS = 2000
+/**
+ * How often it looks at the process's CPU time (a few microseconds): a quiet tick comes 0.25-0.5 s
+ * after a burst ends, so its memory is given back within about half a second.
+ */
+export const TICK_MS = 250
 
 const cpuNow = () => {
   const u = process.cpuUsage()
@@ -130,7 +133,7 @@ export function startIdleGc(o: IdleGcOptions): IdleGc {
     }
     return true
   }
-  const timer = setInterval(() => void tick().catch(() => {}), o.tickMs)
+  const timer = setInterval(() => void tick().catch(() => {}), o.tickMs ?? TICK_MS)
   timer.unref()
   return { tick, stats, stop: () => clearInterval(timer) }
 }
