@@ -1,10 +1,11 @@
 import { WireError } from '../../libs/shared/domain/index.js'
-import { pageBody, type FeedPage, type PageSink } from '../../libs/shared/feed/index.js'
+import { pageBody, pageText, type FeedPage, type PageSink } from '../../libs/shared/feed/index.js'
 import { metrics } from '../../libs/shared/metrics/index.js'
 import {
   encodeResponse,
   errorBody,
   logFailure,
+  responseText,
   retryAfterSeconds,
   sharedResponse,
   STATUS,
@@ -97,10 +98,16 @@ function shed(fast: FastPath, req: FastRequest, conn: FastConnection): true {
   return true
 }
 
-function pageResponse(page: FeedPage, fast: FastPath, closes: boolean): Buffer {
-  const shared = page.body !== undefined // another answer encoded this page already: a wake-up's page
-  const body = pageBody(page)
-  if (closes) return encodeResponse(200, fast.headers.lines, body, null)
-  if (!shared) return encodeResponse(200, fast.headers.lines, body, fast.keepAliveSeconds)
-  return sharedResponse(200, fast.headers.lines, body, fast.keepAliveSeconds)
+/**
+ * A page's response. The first answer with a page is written as text (responseText: its bytes live
+ * only while written); a page answered again is one many share (a wake-up's, or SharedPages'), so
+ * from then on its body and response are encoded once (pageBody, sharedResponse).
+ */
+function pageResponse(page: FeedPage, fast: FastPath, closes: boolean): Buffer | string {
+  const shared = page.text !== undefined // another answer had this page already
+  const keepAlive = closes ? null : fast.keepAliveSeconds
+  if (shared && keepAlive !== null) return sharedResponse(200, fast.headers.lines, pageBody(page), keepAlive)
+  if (!fast.headers.ascii) return encodeResponse(200, fast.headers.lines, pageBody(page), keepAlive)
+  const { text, bytes } = pageText(page)
+  return responseText(200, fast.headers.lines, text, bytes, keepAlive)
 }

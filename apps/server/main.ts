@@ -13,7 +13,7 @@ const [{ runUntilSignal }, { createLogger }, { inCheckout }, { startBoard }, { w
 ])
 const log = createLogger('server', cfg.logLevel)
 // IDLE_GC_INTERVAL_MS: a memory-reducing GC when the board goes quiet after a burst (V8's own never starts on Node 24)
-const idleGc = cfg.reader.idleGcIntervalMs > 0 ? startIdleGc({ tickMs: 500, minIntervalMs: cfg.reader.idleGcIntervalMs }) : null
+const idleGc = cfg.reader.idleGcIntervalMs > 0 ? startIdleGc({ minIntervalMs: cfg.reader.idleGcIntervalMs, rssBudgetBytes: cfg.reader.idleGcRssBudgetMb * 2 ** 20 }) : null
 await runUntilSignal(log, async () => {
   const board = await startBoard(cfg, log)
   const address = await board.app.listen({ host: cfg.host, port: cfg.port, backlog: cfg.http.listenBacklog }).catch(async (err: unknown) => {

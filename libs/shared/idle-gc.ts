@@ -22,12 +22,24 @@ import { mallocTrim } from './malloc-trim.js'
  * memory it freed (malloc-trim.ts). At most one per `minIntervalMs`, never
  * while the process is busy, and nothing at all while RSS does not grow: its CPU is bounded by
  * one collection (a ~70 ms pause and up to ~0.2 s of CPU over V8's threads, for a 60 MB heap) per interval.
+ *
+ * Over the memory budget (`rssBudgetBytes`, IDLE_GC_RSS_BUDGET_MB) the wait between collections
+ * is `overBudgetGapMs` (2 s) instead of the interval: the interval trades memory for CPU, and past
+ * the budget memory comes first. A read burst grows V8's old generation to its limit, a multiple of
+ * what is live, and that promoted garbage stayed until the interval ran out (docs/benchmarks.md,
+ * "RSS after load"). Still never while busy, and never without growth: a process whose live data
+ * is over the budget is not collected again and again.
  */
 export interface IdleGcOptions {
-  tickMs: number
+  /** How often it looks (TICK_MS): a collection starts within one or two of these after a burst ends. */
+  tickMs?: number
   minIntervalMs: number
   /** RSS growth since the last collection that arms the next one (besides a tenth of that RSS). */
   growBytes?: number
+  /** RSS past which a quiet tick collects after `overBudgetGapMs` instead of `minIntervalMs` (0: no budget). */
+  rssBudgetBytes?: number
+  /** The least time between two collections while RSS is over the budget. */
+  overBudgetGapMs?: number
   /** A tick is quiet when the process used less CPU than this share of it. */
   quietShare?: number
   /** Sources, for tests: CPU microseconds used, RSS bytes, now in ms, and the collection itself. */
@@ -66,6 +78,14 @@ export function lowMemoryCollect(): Promise<void> {
   )
 }
 
+/** The least time between two collections while RSS is over the budget: at most ~0.2 s of CPU per 2 s. */
+export const OVER_BUDGET_GAP_MS = 2000
+/**
+ * How often it looks at the process's CPU time (a few microseconds): a quiet tick comes 0.25-0.5 s
+ * after a burst ends, so its memory is given back within about half a second.
+ */
+export const TICK_MS = 250
+
 const cpuNow = () => {
   const u = process.cpuUsage()
   return u.user + u.system
@@ -78,6 +98,8 @@ export function startIdleGc(o: IdleGcOptions): IdleGc {
   const collect = o.collect ?? lowMemoryCollect
   const growBytes = o.growBytes ?? 16 * 2 ** 20
   const quietShare = o.quietShare ?? 0.05
+  const budget = o.rssBudgetBytes ?? 0
+  const overBudgetGapMs = Math.min(o.overBudgetGapMs ?? OVER_BUDGET_GAP_MS, o.minIntervalMs)
   const stats = { collections: 0, cpuMs: 0 }
   let lastCpu = cpuMicros()
   let lastTick = now()
@@ -89,8 +111,10 @@ export function startIdleGc(o: IdleGcOptions): IdleGc {
     const [cpu, t] = [cpuMicros(), now()]
     const busyShare = (cpu - lastCpu) / 1000 / Math.max(1, t - lastTick)
     ;[lastCpu, lastTick] = [cpu, t]
-    if (running || busyShare >= quietShare || t - lastCollect < o.minIntervalMs) return false
-    if (rssBytes() < base + Math.max(growBytes, base / 10)) return false
+    if (running || busyShare >= quietShare || t - lastCollect < overBudgetGapMs) return false
+    const rss = rssBytes()
+    if (rss < base + Math.max(growBytes, base / 10)) return false
+    if (t - lastCollect < o.minIntervalMs && !(budget > 0 && rss > budget)) return false
     running = true
     try {
       const c0 = cpuMicros()
@@ -109,7 +133,7 @@ export function startIdleGc(o: IdleGcOptions): IdleGc {
     }
     return true
   }
-  const timer = setInterval(() => void tick().catch(() => {}), o.tickMs)
+  const timer = setInterval(() => void tick().catch(() => {}), o.tickMs ?? TICK_MS)
   timer.unref()
   return { tick, stats, stop: () => clearInterval(timer) }
 }

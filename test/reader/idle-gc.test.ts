@@ -31,6 +31,37 @@ t.test('collects once when the process goes quiet after its RSS grew; never whil
   t.equal(gc.stats.collections, 3)
 })
 
+t.test('over the RSS budget a quiet tick collects once the gap has passed, not the whole interval; still never while busy, within the gap or without growth', async (t) => {
+  let [cpu, rss, now, collected] = [0, 100 * MB, 0, 0]
+  const sources = { cpuMicros: () => cpu, rssBytes: () => rss, now: () => now, collect: async () => void collected++ }
+  const gc = startIdleGc({ tickMs: 3_600_000, minIntervalMs: 10_000, rssBudgetBytes: 200 * MB, overBudgetGapMs: 2000, ...sources })
+  t.teardown(() => gc.stop())
+  const tick = (ms: number, cpuShare: number) => ((now += ms), (cpu += ms * 1000 * cpuShare), gc.tick())
+  rss = 150 * MB
+  t.equal(await tick(1000, 0), true, 'grown and quiet: the first collection')
+  rss = 190 * MB
+  t.equal(await tick(3000, 0), false, 'grown and quiet 3 s later, under the budget: waits for the interval')
+  rss = 230 * MB
+  t.equal(await tick(500, 0.5), false, 'over the budget, but busy')
+  t.equal(await tick(500, 0.01), true, 'over the budget and quiet, 4 s after the last: collects')
+  rss = 260 * MB
+  t.equal(await tick(1000, 0), false, 'grown again and over the budget, but 1 s after the last (the gap is 2 s)')
+  t.equal(await tick(1500, 0), true, 'past the gap')
+  t.equal(await tick(3000, 0), false, 'over the budget without growth since the last collection: not again')
+  t.equal(collected, 3)
+
+  // the same process without a budget waits the whole interval
+  ;[cpu, rss, now, collected] = [0, 100 * MB, 0, 0]
+  const plain = startIdleGc({ tickMs: 3_600_000, minIntervalMs: 10_000, rssBudgetBytes: 0, ...sources })
+  t.teardown(() => plain.stop())
+  const plainTick = (ms: number) => ((now += ms), plain.tick())
+  rss = 150 * MB
+  t.equal(await plainTick(1000), true)
+  rss = 300 * MB
+  t.equal(await plainTick(4000), false, 'no budget: 4 s after the last, far over 200 MB, it waits')
+  t.equal(await plainTick(6000), true, 'until the interval has passed')
+})
+
 t.test('the collection gives the pages of a freed old generation back (a plain major GC keeps them pooled)', async (t) => {
   let keep: Array<{ i: number; s: string }> | null = Array.from({ length: 600_000 }, (_, i) => ({ i, s: `x${i}` }))
   await lowMemoryCollect() // what is kept is old now

@@ -59,6 +59,7 @@ const Env = z.object({
   READER_CHUNK_CACHE_MAX_BYTES: int(0, 17_179_869_184, 50_331_648), // ours: the chunk cache's bound in (estimated) bytes (0: off)
   READER_SEMI_SPACE_MB: int(0, 1024, 4), // ours: V8's --max-semi-space-size a reader runs itself with (0: node's default; NODE_OPTIONS' own wins)
   IDLE_GC_INTERVAL_MS: int(0, 86_400_000, 10_000), // ours: at most one memory-reducing GC per this when a read side goes quiet after its RSS grew (0: never; libs/shared/idle-gc.ts)
+  IDLE_GC_RSS_BUDGET_MB: int(0, 1_048_576, 200), // ours: over this RSS the idle GC may run 2 s after the last one instead of IDLE_GC_INTERVAL_MS (0: no budget)
   READER_MAX_WAITERS: int(0, 10_000_000, 20_000), // ours: waiting long-polls per process (each read side); past it 503 at once (0: no cap)
   READ_DB_CONCURRENCY_MAX: int(0, 10_000, 16), // ours: first pages read from the database at once per read side (as many more wait; past that 503); 0: no gate
   READ_STATEMENT_TIMEOUT_MS: int(0, 3_600_000, 5000), // ours: PostgreSQL statement_timeout on read pools (0: none)
@@ -233,6 +234,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxWaiters: e.READER_MAX_WAITERS,
       semiSpaceMb: e.READER_SEMI_SPACE_MB,
       idleGcIntervalMs: e.IDLE_GC_INTERVAL_MS,
+      idleGcRssBudgetMb: e.IDLE_GC_RSS_BUDGET_MB,
       maxDbReads: e.READ_DB_CONCURRENCY_MAX,
       statementTimeoutMs: e.READ_STATEMENT_TIMEOUT_MS,
     },

@@ -9,8 +9,16 @@ export interface FeedPage {
    * past `nextCursor`, so never wait on it; without one, older matches may exist. Sent as `"partial":true`.
    */
   partial?: boolean
-  /** The encoded response (reads.ts pageBody), cached so a page shared by many waiters is encoded once. */
+  /** Its body as text (render.ts pageText), made once: a page answered again is one many answers share. */
+  text?: PageText
+  /** The encoded body (render.ts pageBody), cached so a page shared by many waiters is encoded once. */
   body?: Buffer
+}
+
+/** A page's GET /sw/signals body as text, and its length in UTF-8 bytes (its content-length). */
+export interface PageText {
+  readonly text: string
+  readonly bytes: number
 }
 
 export const emptyPage = (nextCursor: number): FeedPage => ({ signals: [], nextCursor })

@@ -1,6 +1,6 @@
 import type { SignalReader } from '../db/index.js'
 import { parseSignalRef, serializeSignal, WireError, type Signal } from '../domain/index.js'
-import type { FeedPage } from './page.js'
+import type { FeedPage, PageText } from './page.js'
 
 /** What by-id and thread read from. */
 export type SignalSource = Pick<SignalReader, 'byId' | 'replies' | 'thread'>
@@ -20,12 +20,25 @@ const now = () => {
 }
 
 /**
+ * The GET /sw/signals body for a page as text, made once per page: the fast path writes a page it
+ * answers once as text (node encodes it into memory it frees when the write is done), and
+ * `pageBody` encodes it for a page many answers share. Its length in bytes comes from its parts
+ * (the signals' JSON and an ASCII rest), so the text itself is never scanned or flattened for it.
+ */
+export function pageText(page: FeedPage): PageText {
+  if (page.text !== undefined) return page.text
+  const partial = page.partial ? ',"partial":true' : '' // the scan bound stopped it short: read on from nextCursor at once
+  const signals = page.signals.join(',')
+  const rest = `],"nextCursor":${page.nextCursor}${partial},"serverNow":${now()}}` // ASCII: a byte a character
+  return (page.text = { text: `{"signals":[${signals}${rest}`, bytes: 12 + Buffer.byteLength(signals) + rest.length })
+}
+
+/**
  * The GET /sw/signals body for a page, encoded once: long-polls woken by the same signal share
  * one page object, so thousands of responses send the same bytes.
  */
 export function pageBody(page: FeedPage): Buffer {
-  const partial = page.partial ? ',"partial":true' : '' // the scan bound stopped it short: read on from nextCursor at once
-  return (page.body ??= Buffer.from(`{"signals":${list(page.signals)},"nextCursor":${page.nextCursor}${partial},"serverNow":${now()}}`))
+  return (page.body ??= Buffer.from(pageText(page).text))
 }
 
 /** `{signal, replies, serverNow}` for a raw id or sw:// URI; not_found when unknown, removed or swept. */

@@ -6,5 +6,5 @@ export { installRequestBudget, DOOR, type RequestBudget } from './request-budget
 export { installFastPath, type FastPath, type FastPathRoutes } from './fast-path/install.js'
 export type { FastConnection } from './fast-path/connection.js'
 export type { FastRequest } from './fast-path/request-head.js'
-export { encodeResponse, sharedResponse } from './fast-path/response.js'
+export { encodeResponse, responseText, sharedResponse } from './fast-path/response.js'
 export { MAX_PIPELINED } from './connection-fence.js'

@@ -5,7 +5,8 @@ import { MAX_HEAD_BYTES, parseRequestHead, type FastRequest } from './request-he
 /**
  * Output a connection may have queued and unsent before it is cut off. The fast path takes no new
  * request while a socket's writes back up, so this is reached only by one answer much larger than
- * the socket's buffer written to a peer that stopped reading; one page is at most ~1.7 MB.
+ * the socket's buffer written to a peer that stopped reading; one page is at most ~1.7 MB. (An answer
+ * written as text counts in characters here, as node counts it: up to 3 bytes each in UTF-8.)
  */
 export const MAX_QUEUED_BYTES = 4 * 1024 * 1024
 
@@ -78,8 +79,8 @@ export class FastConnection implements Due {
     return !this.inFlight && !this.aborted && !this.draining
   }
 
-  /** Writes the answer of the request in flight; `close` ends the connection after it. */
-  respond(bytes: Buffer, close: boolean) {
+  /** Writes the answer of the request in flight (text is written as UTF-8); `close` ends the connection after it. */
+  respond(bytes: Buffer | string, close: boolean) {
     if (!this.inFlight) return
     this.inFlight = false
     this.listener = null

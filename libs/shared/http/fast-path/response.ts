@@ -21,18 +21,34 @@ function httpDate(): string {
 /** `name: value\r\n` lines, in order. */
 export const headerLines = (headers: Array<[string, string]>) => headers.map(([k, v]) => `${k}: ${v}\r\n`).join('')
 
+/** The status line and headers of a response whose body is `length` bytes, up to the blank line. */
+function head(status: number, lines: string, length: number, keepAliveSeconds: number | null): string {
+  const connection = keepAliveSeconds === null ? 'Connection: close\r\n' : `Connection: keep-alive\r\nKeep-Alive: timeout=${keepAliveSeconds}\r\n`
+  return `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${lines}content-length: ${length}\r\nDate: ${httpDate()}\r\n${connection}\r\n`
+}
+
 /**
  * A whole HTTP/1.1 response: status line, `lines` (from headerLines or captureHeaders, content-type
  * included), content-length, Date, and `Connection: keep-alive` with node's Keep-Alive header, or
  * `Connection: close` when `keepAliveSeconds` is null.
  */
 export function encodeResponse(status: number, lines: string, body: Buffer, keepAliveSeconds: number | null): Buffer {
-  const connection = keepAliveSeconds === null ? 'Connection: close\r\n' : `Connection: keep-alive\r\nKeep-Alive: timeout=${keepAliveSeconds}\r\n`
-  const head = `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${lines}content-length: ${body.length}\r\nDate: ${httpDate()}\r\n${connection}\r\n`
-  const out = Buffer.allocUnsafe(Buffer.byteLength(head, 'latin1') + body.length)
-  const n = out.write(head, 'latin1')
+  const h = head(status, lines, body.length, keepAliveSeconds)
+  const out = Buffer.allocUnsafe(Buffer.byteLength(h, 'latin1') + body.length)
+  const n = out.write(h, 'latin1')
   body.copy(out, n)
   return out
+}
+
+/**
+ * encodeResponse for a body sent once, as text to write as UTF-8 (`bytes`: its length in UTF-8;
+ * `lines` ASCII, CapturedHeaders.ascii): node encodes a string into memory of its own that it frees
+ * as soon as the write is done (on its stack when small), where a Buffer's memory waits for a
+ * garbage collection. Under a read burst those Buffers, two a response, held tens of MB of malloc's
+ * heap at a time, which glibc keeps once grown (docs/benchmarks.md, "RSS after load").
+ */
+export function responseText(status: number, lines: string, body: string, bytes: number, keepAliveSeconds: number | null): string {
+  return head(status, lines, bytes, keepAliveSeconds) + body
 }
 
 const shared = new WeakMap<Buffer, { second: number; bytes: Buffer }>()
@@ -70,6 +86,7 @@ export async function captureHeaders(app: FastifyInstance, url: string): Promise
   const after = at < 0 ? '' : headerLines(pairs.slice(at))
   return {
     lines: before + after,
+    ascii: /^[\x00-\x7f]*$/.test(before + after),
     // fastify's error answers set Retry-After before their content type
     withRetryAfter: (seconds) => `${before}retry-after: ${seconds}\r\n${after}`,
   }
@@ -78,5 +95,7 @@ export async function captureHeaders(app: FastifyInstance, url: string): Promise
 /** The headers fastify's hooks set, as header lines; with Retry-After where fastify's errors put it. */
 export interface CapturedHeaders {
   readonly lines: string
+  /** `lines` are ASCII, so a response's head may be written as UTF-8 with its body (responseText); node writes headers as Latin-1. */
+  readonly ascii: boolean
   withRetryAfter(seconds: number): string
 }
