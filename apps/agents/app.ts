@@ -7,11 +7,24 @@ import type { Logger } from '../../libs/shared/log/index.js'
 import { a2aRoutes } from './a2a.js'
 import { createAgentsContext, type AgentsContext } from './context.js'
 import { mcpRoutes } from './mcp.js'
+import { agentSurfaces } from './surfaces.js'
+
+export interface AgentRoutesOptions {
+  ctx: AgentsContext
+  /**
+   * Load the MCP and A2A SDKs before the routes are ready (the agents process, which exists to serve
+   * them: a broken install fails its start, and no first request waits on the load). Otherwise each
+   * loads on the first request that needs it (the single process: surfaces.ts).
+   */
+  eager?: boolean
+}
 
 /** The agent surfaces: MCP at /mcp, A2A at /a2a with its card at /.well-known/agent-card.json. */
-export async function agentRoutes(app: FastifyInstance, { ctx }: { ctx: AgentsContext }) {
-  await app.register(mcpRoutes, { deps: ctx })
-  await app.register(a2aRoutes, { deps: ctx })
+export async function agentRoutes(app: FastifyInstance, { ctx, eager = false }: AgentRoutesOptions) {
+  const surfaces = agentSurfaces(ctx)
+  if (eager) await Promise.all([surfaces.mcp(), surfaces.a2a()])
+  await app.register(mcpRoutes, { surfaces })
+  await app.register(a2aRoutes, { surfaces })
   // long-polls waiting inside a tool call or a task answer now, not at their deadline
   app.addHook('preClose', async () => ctx.close())
 }
@@ -23,7 +36,7 @@ export async function startAgents(cfg: Config, log: Logger): Promise<StartedApp 
     const ctx = await createAgentsContext(cfg, log, infra)
     const app = createHttpApp(log, cfg.http, infra.limits)
     app.register(healthRoutes, { ready: () => ctx.ready() })
-    app.register(agentRoutes, { ctx })
+    app.register(agentRoutes, { ctx, eager: true })
     return { app, ctx, infra, close: async () => (await app.close(), await infra.close()) }
   } catch (err) {
     await infra.close()

@@ -1,15 +1,13 @@
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
 import type { FastifyInstance } from 'fastify'
-import { callerOf, type AgentDeps } from './deps.js'
-import { hijack, INTERNAL_ERROR, jsonRpcErrors, PARSE_ERROR, parseJsonText, refusal, refused, rpcError } from './json-rpc.js'
-import { createMcpServer } from './mcp-tools.js'
+import { jsonRpcErrors, PARSE_ERROR, parseJsonText, refusal, refused, rpcError } from './json-rpc.js'
+import type { AgentSurfaces } from './surfaces.js'
 
 /**
- * MCP over Streamable HTTP at /mcp, stateless: a fresh server and transport per POST (the SDK's
- * guidance; nothing is shared between requests, so any writer can answer any request). Responses
- * are plain JSON, not SSE: the tools send no progress, and a long-poll is one response.
+ * MCP over Streamable HTTP at /mcp, stateless (mcp-surface.ts). What needs no SDK answers here: a
+ * body that is not JSON, a refused one, GET and DELETE; the rest goes to the SDK's side, loaded on
+ * the first message that needs it.
  */
-export async function mcpRoutes(app: FastifyInstance, { deps }: { deps: AgentDeps }) {
+export async function mcpRoutes(app: FastifyInstance, { surfaces }: { surfaces: AgentSurfaces }) {
   jsonRpcErrors(app)
 
   app.post('/mcp', async (req, reply) => {
@@ -17,21 +15,8 @@ export async function mcpRoutes(app: FastifyInstance, { deps }: { deps: AgentDep
     if (message === undefined) return reply.code(400).send(rpcError(PARSE_ERROR, 'Parse error: the body is not JSON'))
     const refuse = refusal(message)
     if (refuse) return reply.code(400).send(refused(message, refuse))
-    const server = createMcpServer(deps, callerOf(req, reply))
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
-    reply.raw.once('close', () => {
-      void transport.close()
-      void server.close()
-    })
-    await server.connect(transport)
-    hijack(reply)
-    try {
-      await transport.handleRequest(req.raw, reply.raw, message)
-    } catch (err) {
-      req.log.error({ err }, 'mcp request failed')
-      if (!reply.raw.headersSent) reply.raw.writeHead(500, { 'content-type': 'application/json' })
-      if (!reply.raw.writableEnded) reply.raw.end(JSON.stringify(rpcError(INTERNAL_ERROR, 'Internal error')))
-    }
+    // a failed load throws here: jsonRpcErrors answers a JSON-RPC internal error (500) and logs it
+    await (await surfaces.mcp()).handle(req, reply, message)
   })
 
   // stateless: no standalone SSE stream to open (GET) and no session to end (DELETE)
