@@ -1,12 +1,20 @@
-import { Redis, type RedisOptions } from 'ioredis'
+import { createRequire } from 'node:module'
+import type { Redis, RedisOptions } from 'ioredis'
 import type { Logger } from '../log/index.js'
 import { reportRedisHealth } from '../metrics/index.js'
 import { channels } from './channels.js'
 import type { BusPath, PathSink } from './path.js'
 
+/**
+ * ioredis, loaded by the first connection: a process without REDIS_URL (the single process by
+ * default, the embedded database always) never loads it, ~5 MB of RSS (docs/benchmarks.md "RSS after load").
+ */
+const require = createRequire(import.meta.url)
+const ioredis = (): typeof Redis => (require('ioredis') as typeof import('ioredis')).Redis
+
 /** A command connection: fails fast while Redis is down instead of queueing (callers fall back). */
 export function redisClient(url: string, log: Logger, extra: RedisOptions = {}): Redis {
-  const r = new Redis(url, {
+  const r = new (ioredis())(url, {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
     retryStrategy: (n) => Math.min(100 * n, 1000),
