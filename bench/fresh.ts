@@ -13,6 +13,7 @@ import { sqlOn } from './lib/sql.js'
 // BENCH_FRESH_DB (postgres | embedded; a reader needs PostgreSQL), BENCH_BEFORE (another built
 // checkout: before and after alternate, start by start), DATABASE_URL, BENCH_MEMORY_DETAIL=1 (where the
 // RSS is: mappings by kind and V8's heap spaces, bench/lib/memory-detail.ts).
+// The roles get this process's environment too: REDIS_URL=… measures them with Redis.
 
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test'
 const ROLES = (process.env.BENCH_FRESH_ROLES ?? 'server,reader').split(',') as Array<'server' | 'reader'>
