@@ -12,5 +12,10 @@ const [{ serveUntilSignal }, { createLogger }, { startReader }, { startIdleGc }]
 const log = createLogger('reader', cfg.logLevel)
 // IDLE_GC_INTERVAL_MS: a memory-reducing GC when the reader goes quiet after a burst (V8's own never starts on Node 24)
 const idleGc = cfg.reader.idleGcIntervalMs > 0 ? startIdleGc({ minIntervalMs: cfg.reader.idleGcIntervalMs, rssBudgetBytes: cfg.reader.idleGcRssBudgetMb * 2 ** 20 }) : null
-await serveUntilSignal(log, cfg, () => startReader(cfg, log)) // close: every waiting long-poll is answered, then the pools
+// close: every waiting long-poll is answered, then the pools
+await serveUntilSignal(log, cfg, async () => {
+  const reader = await startReader(cfg, log)
+  idleGc?.afterStart() // once quiet: what start-up left (docs/benchmarks.md "RSS after load")
+  return reader
+})
 idleGc?.stop()

@@ -19,7 +19,8 @@ import { mallocTrim } from './malloc-trim.js'
  * quiet (CPU below `quietShare` of it), it asks V8 for the collection a low-memory notification
  * makes (HeapProfiler.collectGarbage through node:inspector's in-process session: full GCs that
  * compact, release pooled pages and external memory), and then glibc's malloc_trim for the malloc
- * memory it freed (malloc-trim.ts). At most one per `minIntervalMs`, never
+ * memory it freed (malloc-trim.ts); and once when the process has started (`afterStart`), for
+ * what start-up left. At most one per `minIntervalMs`, never
  * while the process is busy, and nothing at all while RSS does not grow: its CPU is bounded by
  * one collection (a ~70 ms pause and up to ~0.2 s of CPU over V8's threads, for a 60 MB heap) per interval.
  *
@@ -52,6 +53,14 @@ export interface IdleGcOptions {
 export interface IdleGc {
   /** One look (the timer calls it every tickMs): resolves true when it collected. */
   tick(): Promise<boolean>
+  /**
+   * The process has started: the next quiet tick collects however little RSS grew since this
+   * collector started. A role's main starts it after loading its modules, so what start-up left
+   * (the garbage of compiling them and of migrations, V8's new space grown meanwhile, malloc's
+   * freed buffers: ~15 MB of a fresh single process) would otherwise count only when more than
+   * growBytes and a tenth of RSS came on top of it.
+   */
+  afterStart(): void
   /** Collections made so far and the CPU they took (ms, measured around each; also wire_idle_gc_* on /metrics). */
   readonly stats: { collections: number; cpuMs: number }
   stop(): void
@@ -106,6 +115,7 @@ export function startIdleGc(o: IdleGcOptions): IdleGc {
   let base = rssBytes() // RSS right after the last collection (or at start)
   let lastCollect = -Infinity
   let running = false
+  let startUpLeft = false
 
   const tick = async () => {
     const [cpu, t] = [cpuMicros(), now()]
@@ -113,7 +123,7 @@ export function startIdleGc(o: IdleGcOptions): IdleGc {
     ;[lastCpu, lastTick] = [cpu, t]
     if (running || busyShare >= quietShare || t - lastCollect < overBudgetGapMs) return false
     const rss = rssBytes()
-    if (rss < base + Math.max(growBytes, base / 10)) return false
+    if (!startUpLeft && rss < base + Math.max(growBytes, base / 10)) return false
     if (t - lastCollect < o.minIntervalMs && !(budget > 0 && rss > budget)) return false
     running = true
     try {
@@ -126,6 +136,7 @@ export function startIdleGc(o: IdleGcOptions): IdleGc {
       metrics.idleGcCpuSeconds.inc(ms / 1000)
     } finally {
       running = false
+      startUpLeft = false
       lastCollect = now()
       base = rssBytes()
       lastCpu = cpuMicros() // the collection's own CPU does not make the next tick busy
@@ -135,5 +146,5 @@ export function startIdleGc(o: IdleGcOptions): IdleGc {
   }
   const timer = setInterval(() => void tick().catch(() => {}), o.tickMs ?? TICK_MS)
   timer.unref()
-  return { tick, stats, stop: () => clearInterval(timer) }
+  return { tick, stats, afterStart: () => void (startUpLeft = true), stop: () => clearInterval(timer) }
 }

@@ -62,6 +62,24 @@ t.test('over the RSS budget a quiet tick collects once the gap has passed, not t
   t.equal(await plainTick(6000), true, 'until the interval has passed')
 })
 
+t.test('afterStart: the next quiet tick collects without growth, once; never while busy or within the interval', async (t) => {
+  let [cpu, now, collected] = [0, 0, 0]
+  const gc = startIdleGc({ tickMs: 3_600_000, minIntervalMs: 10_000, cpuMicros: () => cpu, rssBytes: () => 100 * MB, now: () => now, collect: async () => void collected++ })
+  t.teardown(() => gc.stop())
+  const tick = (ms: number, cpuShare: number) => ((now += ms), (cpu += ms * 1000 * cpuShare), gc.tick())
+  t.equal(await tick(1000, 0), false, 'no growth since it started: nothing to collect')
+  gc.afterStart()
+  t.equal(await tick(1000, 0.5), false, 'started, but busy')
+  t.equal(await tick(1000, 0), true, 'started and quiet: one collection, though RSS did not grow')
+  t.equal(await tick(30_000, 0), false, 'and only one')
+  gc.afterStart()
+  t.equal(await tick(1000, 0), true, 'again when asked again')
+  gc.afterStart()
+  t.equal(await tick(1000, 0), false, 'but never within the interval of the last one')
+  t.equal(await tick(10_000, 0), true, 'past it')
+  t.equal(collected, 3)
+})
+
 t.test('the collection gives the pages of a freed old generation back (a plain major GC keeps them pooled)', async (t) => {
   let keep: Array<{ i: number; s: string }> | null = Array.from({ length: 600_000 }, (_, i) => ({ i, s: `x${i}` }))
   await lowMemoryCollect() // what is kept is old now
