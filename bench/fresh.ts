@@ -7,7 +7,8 @@ import { sqlOn } from './lib/sql.js'
 
 // npm run bench:fresh: the RSS of a fresh process (issue #20's budget: ≤ 100 MB), read from
 // /proc/<pid>/status (VmRSS) 2 s after /readyz first answered 200, no request in between, and again
-// BENCH_FRESH_LATER_SECONDS (10) after: by then the idle collection (libs/shared/idle-gc.ts) has run.
+// BENCH_FRESH_LATER_SECONDS (10) after. Each figure at 2 s is marked * when the idle collection
+// (libs/shared/idle-gc.ts, which a role asks for once it has started) had run by then.
 // Each start on a schema of its own (PostgreSQL) or a data directory of its own (embedded PGlite).
 // Settings: BENCH_FRESH_ROLES (server,reader: the single process and a reader alone), BENCH_FRESH_STARTS (3),
 // BENCH_FRESH_DB (postgres | embedded; a reader needs PostgreSQL), BENCH_BEFORE (another built
