@@ -5,7 +5,7 @@ import { smapsSummary, heapSpaces } from './lib/memory-detail.js'
 import { freePort, metric, startRole } from './lib/procs.js'
 import { sqlOn } from './lib/sql.js'
 
-// npm run bench:fresh: the RSS of a fresh process (issue #20's budget: ≤ 100 MB), read from
+// npm run bench:fresh: the RSS of a fresh process (the budget: ≤ 100 MB), read from
 // /proc/<pid>/status (VmRSS) 2 s after /readyz first answered 200, no request in between, and again
 // BENCH_FRESH_LATER_SECONDS (10) after. Each figure at 2 s is marked * when the idle collection
 // (libs/shared/idle-gc.ts, which a role asks for once it has started) had run by then.
