@@ -3,7 +3,7 @@ import { percentile, round } from './load.js'
 import type { Front } from './front.js'
 import { holdPollers } from './pollers.js'
 import { memoryDetail } from './memory-detail.js'
-import type { RoleProc } from './procs.js'
+import { metric, type RoleProc } from './procs.js'
 
 /** BENCH_MEMORY_DETAIL=1: also prints where the readers' RSS is (bench/lib/memory-detail.ts), and after a full GC: a diagnosis, whose GC changes the figures after it. */
 const DETAIL = process.env.BENCH_MEMORY_DETAIL === '1'
@@ -63,6 +63,10 @@ export async function steadyFanOut(
   const readers = procs.map((p) => p.url)
   const total = (f: (p: RoleProc) => number) => procs.reduce((s, p) => s + f(p), 0)
   const { nextCursor } = (await (await fetch(`${readers[0]}/sw/signals?limit=1`)).json()) as { nextCursor: number }
+  // the baseline once each reader's start-up collection ran (IdleGc.afterStart, a quiet tick after
+  // start): taken before it, that collection lands while the followers connect and the per-poller
+  // figure comes out too small, or below zero. Up to 5 s; a reader with IDLE_GC_INTERVAL_MS=0 never collects
+  for (let i = 0; i < 100 && (await Promise.all(readers.map((u) => metric(u, 'wire_idle_gc_total')))).some((n) => n < 1); i++) await sleep(50)
   const rss0 = total((p) => p.rssBytes())
   if (DETAIL) await memoryDetail('before the followers', procs, { sample: true })
   const per = Math.ceil(o.pollers / readers.length)
