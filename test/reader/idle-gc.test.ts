@@ -1,6 +1,6 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { readFileSync } from 'node:fs'
-import { lowMemoryCollect, startIdleGc } from '../../libs/shared/idle-gc.js'
+import { lowMemoryCollect, startIdleGc, type IdleGcOptions } from '../../libs/shared/idle-gc.js'
 import { mallocTrim } from '../../libs/shared/malloc-trim.js'
 import { fleetSchema, startRole } from '../helpers/fleet.js'
 import { TEST_DATABASE_URL } from '../helpers/services.js'
@@ -11,62 +11,62 @@ import { TEST_DATABASE_URL } from '../helpers/services.js'
 
 const MB = 2 ** 20
 
-t.test('collects once when the process goes quiet after its RSS grew; never while busy, twice within the interval, or without growth', async (t) => {
-  let [cpu, rss, now, collected] = [0, 100 * MB, 0, 0]
-  const gc = startIdleGc({ tickMs: 3_600_000, minIntervalMs: 10_000, cpuMicros: () => cpu, rssBytes: () => rss, now: () => now, collect: async () => void collected++ })
+/**
+ * A collector with its sources supplied: `p.cpu` (µs used), `p.rss` and `p.now` are the process the
+ * policy sees, `p.collected` counts its collections; `tick(ms, cpuShare)` moves the clock by `ms`
+ * with the process busy that share of a core, then looks once.
+ */
+function fakeProcess(t: Test, o: Partial<IdleGcOptions> = {}) {
+  const p = { cpu: 0, rss: 100 * MB, now: 0, collected: 0 }
+  const gc = startIdleGc({ tickMs: 3_600_000, minIntervalMs: 10_000, ...o, cpuMicros: () => p.cpu, rssBytes: () => p.rss, now: () => p.now, collect: async () => void p.collected++ })
   t.teardown(() => gc.stop())
-  const tick = (ms: number, cpuShare: number) => ((now += ms), (cpu += ms * 1000 * cpuShare), gc.tick())
-  rss = 200 * MB
+  const tick = (ms: number, cpuShare = 0) => ((p.now += ms), (p.cpu += ms * 1000 * cpuShare), gc.tick())
+  return { p, gc, tick }
+}
+
+t.test('collects once when the process goes quiet after its RSS grew; never while busy, twice within the interval, or without growth', async (t) => {
+  const { p, gc, tick } = fakeProcess(t)
+  p.rss = 200 * MB
   t.equal(await tick(1000, 0.5), false, 'grown, but busy (50 % of a core)')
   t.equal(await tick(1000, 0.01), true, 'grown and quiet: one collection')
-  rss = 300 * MB
+  p.rss = 300 * MB
   t.equal(await tick(1000, 0), false, 'grown again, quiet, but within the interval')
   t.equal(await tick(10_000, 0), true, 'past the interval')
   t.equal(await tick(30_000, 0), false, 'no growth since the last collection (RSS read after it)')
-  rss = 320 * MB
+  p.rss = 320 * MB
   t.equal(await tick(1000, 0), false, 'grown by less than a tenth')
-  rss = 340 * MB
+  p.rss = 340 * MB
   t.equal(await tick(1000, 0), true, 'grown by more than a tenth')
-  t.equal(collected, 3)
+  t.equal(p.collected, 3)
   t.equal(gc.stats.collections, 3)
 })
 
 t.test('over the RSS budget a quiet tick collects once the gap has passed, not the whole interval; still never while busy, within the gap or without growth', async (t) => {
-  let [cpu, rss, now, collected] = [0, 100 * MB, 0, 0]
-  const sources = { cpuMicros: () => cpu, rssBytes: () => rss, now: () => now, collect: async () => void collected++ }
-  const gc = startIdleGc({ tickMs: 3_600_000, minIntervalMs: 10_000, rssBudgetBytes: 200 * MB, overBudgetGapMs: 2000, ...sources })
-  t.teardown(() => gc.stop())
-  const tick = (ms: number, cpuShare: number) => ((now += ms), (cpu += ms * 1000 * cpuShare), gc.tick())
-  rss = 150 * MB
+  const { p, tick } = fakeProcess(t, { rssBudgetBytes: 200 * MB, overBudgetGapMs: 2000 })
+  p.rss = 150 * MB
   t.equal(await tick(1000, 0), true, 'grown and quiet: the first collection')
-  rss = 190 * MB
+  p.rss = 190 * MB
   t.equal(await tick(3000, 0), false, 'grown and quiet 3 s later, under the budget: waits for the interval')
-  rss = 230 * MB
+  p.rss = 230 * MB
   t.equal(await tick(500, 0.5), false, 'over the budget, but busy')
   t.equal(await tick(500, 0.01), true, 'over the budget and quiet, 4 s after the last: collects')
-  rss = 260 * MB
+  p.rss = 260 * MB
   t.equal(await tick(1000, 0), false, 'grown again and over the budget, but 1 s after the last (the gap is 2 s)')
   t.equal(await tick(1500, 0), true, 'past the gap')
   t.equal(await tick(3000, 0), false, 'over the budget without growth since the last collection: not again')
-  t.equal(collected, 3)
+  t.equal(p.collected, 3)
 
   // the same process without a budget waits the whole interval
-  ;[cpu, rss, now, collected] = [0, 100 * MB, 0, 0]
-  const plain = startIdleGc({ tickMs: 3_600_000, minIntervalMs: 10_000, rssBudgetBytes: 0, ...sources })
-  t.teardown(() => plain.stop())
-  const plainTick = (ms: number) => ((now += ms), plain.tick())
-  rss = 150 * MB
-  t.equal(await plainTick(1000), true)
-  rss = 300 * MB
-  t.equal(await plainTick(4000), false, 'no budget: 4 s after the last, far over 200 MB, it waits')
-  t.equal(await plainTick(6000), true, 'until the interval has passed')
+  const plain = fakeProcess(t, { rssBudgetBytes: 0 })
+  plain.p.rss = 150 * MB
+  t.equal(await plain.tick(1000), true)
+  plain.p.rss = 300 * MB
+  t.equal(await plain.tick(4000), false, 'no budget: 4 s after the last, far over 200 MB, it waits')
+  t.equal(await plain.tick(6000), true, 'until the interval has passed')
 })
 
 t.test('afterStart: the next quiet tick collects without growth, once; never while busy or within the interval', async (t) => {
-  let [cpu, now, collected] = [0, 0, 0]
-  const gc = startIdleGc({ tickMs: 3_600_000, minIntervalMs: 10_000, cpuMicros: () => cpu, rssBytes: () => 100 * MB, now: () => now, collect: async () => void collected++ })
-  t.teardown(() => gc.stop())
-  const tick = (ms: number, cpuShare: number) => ((now += ms), (cpu += ms * 1000 * cpuShare), gc.tick())
+  const { p, gc, tick } = fakeProcess(t) // RSS stays at 100 MB
   t.equal(await tick(1000, 0), false, 'no growth since it started: nothing to collect')
   gc.afterStart()
   t.equal(await tick(1000, 0.5), false, 'started, but busy')
@@ -77,7 +77,7 @@ t.test('afterStart: the next quiet tick collects without growth, once; never whi
   gc.afterStart()
   t.equal(await tick(1000, 0), false, 'but never within the interval of the last one')
   t.equal(await tick(10_000, 0), true, 'past it')
-  t.equal(collected, 3)
+  t.equal(p.collected, 3)
 })
 
 t.test('the collection gives the pages of a freed old generation back (a plain major GC keeps them pooled)', async (t) => {
