@@ -22,7 +22,8 @@ import { wrk, type WrkResult } from './lib/wrk.js'
 // steady (not in the default run): BENCH_POLLERS followers on BENCH_READERS readers (default 1; 2 is the
 // fleet shape: GETs to the readers, POSTs to the writer, wake-ups through Redis) while BENCH_SIGNALS
 // (default 200) signals are published at BENCH_RATE per second (default 20); missed pairs and
-// per-signal delivery latency (bench/lib/steady.ts). BENCH_READER_NODE_OPTIONS: NODE_OPTIONS for the
+// per-signal delivery latency, and RSS per waiting poller right after the followers connected and
+// held (once each reader's own idle collection ran with them waiting; bench/lib/steady.ts). BENCH_READER_NODE_OPTIONS: NODE_OPTIONS for the
 // fan-out's readers of this build (with BENCH_BEFORE, of the build after only), e.g.
 // --max-semi-space-size=16 to measure a reader with a smaller young generation against one without.
 // BENCH_FRONT=nginx (steady): the followers and the publishes go through nginx with deploy/nginx's fleet
@@ -186,7 +187,7 @@ async function main() {
       results[`steady${n}x${STEADY.readers}${FRONT ? 'nginx' : ''}`] = await each(`steady fan-out, ${n} followers on ${STEADY.readers} reader(s)${FRONT ? ' through nginx' : ''}, ${STEADY.signals} signals at ${STEADY.rate}/s${BUDGETS ? ', per-address budgets on' : ''}`, (b) => steady(b, n), (r) =>
         `${r.waiting}/${r.pollers} waiting; missed ${r.missed} of ${r.waiting * r.signals} pairs, ${r.duplicates} duplicates, ${r.errors} refused (${JSON.stringify(r.refusals)}); delivery p50 ${r.p50} ms p99 ${r.p99} ms max ${r.max} ms (after the first second: p50 ${r.warmP50} ms p99 ${r.warmP99} ms); ` +
         `${r.responses} responses, reader CPU ${r.serverUsPerResponse} µs/response${r.frontUsPerResponse !== undefined ? `, nginx CPU ${r.frontUsPerResponse} µs/response (errors logged: ${JSON.stringify(r.frontErrors)})` : ''}; client ${r.clientUsPerResponse} µs/response, ${r.clientCores} cores over ${r.clientProcesses} processes${r.clientCores > 0.85 * r.clientProcesses ? ' — CLIENT SATURATED' : ''}; ` +
-        `machine idle ${Math.round(r.machineIdle * 100)} %${r.machineIdle < 0.05 ? ' — MACHINE SATURATED' : ''}; ${r.rssPerPollerKB} KB RSS per waiting poller (${r.rssAfterPerPollerKB} KB after the run); load ${loadavg()[0]!.toFixed(1)}`)
+        `machine idle ${Math.round(r.machineIdle * 100)} %${r.machineIdle < 0.05 ? ' — MACHINE SATURATED' : ''}; ${r.rssPerPollerKB} KB RSS per waiting poller (${r.rssHeldPerPollerKB ?? 'no idle collection, so no'} KB held once the reader collected; ${r.rssAfterPerPollerKB} KB after the run); load ${loadavg()[0]!.toFixed(1)}`)
   } finally {
     await sql(`drop schema if exists "${schema}" cascade`)
     await sql(`drop schema if exists "${bossSchemaName(schema)}" cascade`) // the single process's sweeper made it

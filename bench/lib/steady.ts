@@ -4,10 +4,18 @@ import type { Front } from './front.js'
 import { holdPollers } from './pollers.js'
 import { memoryDetail } from './memory-detail.js'
 import { metric, type RoleProc } from './procs.js'
+import { GROW_BYTES } from '../../libs/shared/idle-gc.js'
 
 /** BENCH_MEMORY_DETAIL=1: also prints where the readers' RSS is (bench/lib/memory-detail.ts), and after a full GC: a diagnosis, whose GC changes the figures after it. */
 const DETAIL = process.env.BENCH_MEMORY_DETAIL === '1'
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+/**
+ * How long the held figure waits for each reader's idle collection: its interval (IDLE_GC_INTERVAL_MS,
+ * 10 s) after the start-up one, and a few ticks. Only when every reader's RSS grew enough to arm it.
+ */
+const HELD_WAIT_MS = 15_000
+/** Idle collections each reader has made (wire_idle_gc_total). */
+const collections = (readers: string[]) => Promise.all(readers.map((u) => metric(u, 'wire_idle_gc_total')))
 const idleTicks = () => {
   const f = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number)
   return { idle: f[3]! + (f[4] ?? 0), total: f.reduce((a, b) => a + b, 0) }
@@ -44,6 +52,13 @@ export interface SteadyResult {
   clientCores: number
   machineIdle: number
   rssPerPollerKB: number
+  /**
+   * The same once each reader's own idle collection (libs/shared/idle-gc.ts) has run with the
+   * followers waiting, as the baseline is taken after its start-up one: what the waiting followers
+   * hold, without the connecting burst's garbage and V8's grown young generation. null when a reader's
+   * RSS did not grow enough to arm its collection (GROW_BYTES), or it did not collect within HELD_WAIT_MS.
+   */
+  rssHeldPerPollerKB: number | null
   /** The same when every signal was delivered and the followers wait again (V8 has had time to collect the connect's garbage). */
   rssAfterPerPollerKB: number
 }
@@ -66,8 +81,9 @@ export async function steadyFanOut(
   // the baseline once each reader's start-up collection ran (IdleGc.afterStart, a quiet tick after
   // start): taken before it, that collection lands while the followers connect and the per-poller
   // figure comes out too small, or below zero. Up to 5 s; a reader with IDLE_GC_INTERVAL_MS=0 never collects
-  for (let i = 0; i < 100 && (await Promise.all(readers.map((u) => metric(u, 'wire_idle_gc_total')))).some((n) => n < 1); i++) await sleep(50)
-  const rss0 = total((p) => p.rssBytes())
+  for (let i = 0; i < 100 && (await collections(readers)).some((n) => n < 1); i++) await sleep(50)
+  const rss0s = procs.map((p) => p.rssBytes())
+  const rss0 = rss0s.reduce((a, b) => a + b, 0)
   if (DETAIL) await memoryDetail('before the followers', procs, { sample: true })
   const per = Math.ceil(o.pollers / readers.length)
   const track = { track: TRACK_KEY, trackCount: o.signals }
@@ -80,7 +96,16 @@ export async function steadyFanOut(
   const held = await waiting()
   if (held < o.pollers * 0.95) throw new Error(`only ${held} of ${o.pollers} pollers are waiting`)
   const rss = total((p) => p.rssBytes())
+  const armed = procs.every((p, i) => p.rssBytes() - rss0s[i]! >= Math.max(GROW_BYTES, rss0s[i]! / 10))
+  const gcs = await collections(readers)
   if (DETAIL) await memoryDetail(`with ${held} followers waiting`, procs, { gc: true })
+  // the held figure: once every reader has collected since the followers were all waiting
+  let rssHeld: number | null = null
+  // asked once a second: each ask is a /metrics answer, and a reader asked every 50 ms is never quiet enough to collect
+  for (let i = 0; armed && i < HELD_WAIT_MS / 1000 && rssHeld === null; i++) {
+    await sleep(1000)
+    if ((await collections(readers)).every((n, j) => n > gcs[j]!)) rssHeld = total((p) => p.rssBytes())
+  }
   const report = async () => {
     const all = await Promise.all(clients.map((c) => c.report()))
     const refusals: Record<string, number> = {}
@@ -163,6 +188,7 @@ export async function steadyFanOut(
     clientCores: round((c1.cpuMs - c0.cpuMs) / wall, 2),
     machineIdle: round((m1.idle - m0.idle) / Math.max(1, m1.total - m0.total), 2),
     rssPerPollerKB: round((rss - rss0) / held / 1024, 2),
+    rssHeldPerPollerKB: rssHeld === null ? null : round((rssHeld - rss0) / held / 1024, 2),
     rssAfterPerPollerKB: round((rssAfter - rss0) / held / 1024, 2),
   }
 }

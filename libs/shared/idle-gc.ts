@@ -35,7 +35,7 @@ export interface IdleGcOptions {
   /** How often it looks (TICK_MS): a collection starts within one or two of these after a burst ends. */
   tickMs?: number
   minIntervalMs: number
-  /** RSS growth since the last collection that arms the next one (besides a tenth of that RSS). */
+  /** RSS growth since the last collection that arms the next one (besides a tenth of that RSS; GROW_BYTES). */
   growBytes?: number
   /** RSS past which a quiet tick collects after `overBudgetGapMs` instead of `minIntervalMs` (0: no budget). */
   rssBudgetBytes?: number
@@ -95,6 +95,8 @@ export const OVER_BUDGET_GAP_MS = 2000
  */
 export const TICK_MS = 250
 
+/** RSS growth since the last collection that arms the next one, by default (besides a tenth of that RSS). */
+export const GROW_BYTES = 16 * 2 ** 20
 const cpuNow = () => {
   const u = process.cpuUsage()
   return u.user + u.system
@@ -105,7 +107,7 @@ export function startIdleGc(o: IdleGcOptions): IdleGc {
   const rssBytes = o.rssBytes ?? (() => process.memoryUsage.rss())
   const now = o.now ?? Date.now
   const collect = o.collect ?? lowMemoryCollect
-  const growBytes = o.growBytes ?? 16 * 2 ** 20
+  const growBytes = o.growBytes ?? GROW_BYTES
   const quietShare = o.quietShare ?? 0.05
   const budget = o.rssBudgetBytes ?? 0
   const overBudgetGapMs = Math.min(o.overBudgetGapMs ?? OVER_BUDGET_GAP_MS, o.minIntervalMs)
