@@ -12,6 +12,9 @@ import { startStack } from '../helpers/stack.js'
 import { eventually } from '../helpers/wait.js'
 import { insertSignals } from '../sweeper/support.js'
 import { parse } from 'yaml'
+import { connect, type Socket } from 'node:net'
+import { once } from 'node:events'
+import { PER_HANDLE_METRICS } from '../../libs/shared/metrics/process.js'
 import { loadYaml, EXAMPLES_DIR, LARGE_DIR, parseMetrics, sample } from './support.js'
 
 // The metrics docs/deploy.md lists, read back from /metrics (prom-client's registry, which every role
@@ -29,6 +32,25 @@ t.test('a board without Redis and in local identity mode shows neither health ga
   t.ok(sample(body, 'wire_waiting_pollers') !== undefined, '/metrics answers with Wire metrics')
   t.equal(sample(body, 'wire_redis_up'), undefined, 'no wire_redis_up (an alert on 0 must not fire)')
   t.equal(sample(body, 'wire_identity_network_up'), undefined, 'no wire_identity_network_up')
+})
+
+t.test('wire_open_connections counts the open client connections; nothing walks every handle per scrape', async (t) => {
+  const s = await startStack(t)
+  await s.app.listen({ port: 0, host: '127.0.0.1' })
+  const { port } = s.app.server.address() as { port: number }
+  const open0 = await value('wire_open_connections')
+  const sockets: Socket[] = []
+  for (let i = 0; i < 5; i++) {
+    const c = connect(port, '127.0.0.1')
+    await once(c, 'connect')
+    sockets.push(c)
+  }
+  t.ok(await eventually(async () => (await value('wire_open_connections')) === open0 + 5), 'five more while they are open')
+  for (const c of sockets) c.destroy()
+  t.ok(await eventually(async () => (await value('wire_open_connections')) === open0), 'back once they closed')
+  const body = await scrape()
+  for (const name of PER_HANDLE_METRICS) t.notOk(body.includes(`\n${name} `) || body.includes(`\n${name}{`), `no ${name}: it walks every handle on each scrape`)
+  t.ok(sample(body, 'process_max_fds') !== undefined, 'process_max_fds stays, to compare with')
 })
 
 t.test('wire_tail_reads_total counts reads answered from the tail and from the database', async (t) => {

@@ -4,7 +4,7 @@ import underPressure from '@fastify/under-pressure'
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import { invalid, LIMITS, WireError } from '../domain/index.js'
 import type { Logger } from '../log/index.js'
-import { metrics } from '../metrics/index.js'
+import { metrics, reportConnections } from '../metrics/index.js'
 import fp from 'fastify-plugin'
 import { fenceConnections } from './connection-fence.js'
 import { frameworkError, installErrorHandler, sendError } from './errors.js'
@@ -62,6 +62,8 @@ export function createHttpApp(log: Logger, http: HttpSettings = DEFAULT_HTTP, bu
   })
   installErrorHandler(app)
   if (http.maxConnections > 0) app.server.maxConnections = http.maxConnections
+  const unreported = reportConnections(app.server)
+  app.addHook('onClose', async () => unreported())
   const shedding = http.shedEventLoopDelayMs > 0 || http.shedHeapUsedRatio > 0
   let warnedAt = -Infinity
   const state: HttpState = {

@@ -1,11 +1,13 @@
 import client from 'prom-client'
+import { processMetrics } from './process.js'
 
 /**
  * Process-wide Prometheus metrics (prom-client's default registry), served on /metrics by every
  * role. Names are prefixed `wire_`; labels stay low-cardinality (codes, kinds — never ids).
  */
 export const registry = client.register
-client.collectDefaultMetrics({ register: registry })
+export { reportConnections } from './process.js'
+processMetrics(registry)
 
 /**
  * Counts bumped on every poll and long-poll: plain numbers, read into their metrics when scraped
