@@ -30,7 +30,8 @@ import { wrk, type WrkResult } from './lib/wrk.js'
 // recipe (GETs to the readers, POSTs to the writer; bench/lib/front.ts), as in production; with
 // BENCH_BUDGETS each follower's own X-Forwarded-For is passed through and nginx appends its own, so the
 // readers trust two hops (TRUST_PROXY=2: a load balancer and nginx). BENCH_TAIL_DETAIL=1 (steady): which
-// signals hold the slowest pairs (bench/lib/steady.ts, tailDetail).
+// signals hold the slowest pairs (bench/lib/steady.ts, tailDetail). BENCH_STEADY_SINGLE=1 (steady): one
+// single process (npm start's shape, writer and reader at once) instead of a writer and BENCH_READERS readers.
 
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test'
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'
@@ -51,6 +52,7 @@ const unlimited = { READ_RATE_LIMIT_MAX: '0', LONG_POLLS_PER_ADDRESS_MAX: '0', P
 const env = { DATABASE_URL, REDIS_URL, WIRE_PG_SCHEMA: schema, PUBLISH_RATE_LIMIT_MAX: '1000000', WAKE_FALLBACK_POLL_MS: '60000', ...unlimited }
 const BUDGETS = process.env.BENCH_BUDGETS === '1'
 const FRONT = process.env.BENCH_FRONT === 'nginx'
+const SINGLE = process.env.BENCH_STEADY_SINGLE === '1'
 if (process.env.BENCH_FRONT && !FRONT) throw new Error(`BENCH_FRONT=${process.env.BENCH_FRONT}: only nginx is known`)
 // readers in the fan-out: with BENCH_BUDGETS, every poll spends its follower's read budget and long-poll slot,
 // keyed on the follower's own X-Forwarded-For: one hop trusted, or two behind the front (a load balancer's, then nginx's)
@@ -124,13 +126,15 @@ async function fanOuts(build: string | undefined, n: number): Promise<FanOutResu
     await publish()
     return await fanOut(readers, n, ROUNDS, publish, { forwarded: BUDGETS })
   } finally {
-    await Promise.all([writer.stop(), ...readers.map((r) => r.stop())])
+    await Promise.all([writer.stop(), ...(SINGLE ? [] : readers.map((r) => r.stop()))])
   }
 }
 
 async function steady(build: string | undefined, n: number): Promise<SteadyResult> {
-  const writer = await startRole('writer', port++, FRONT ? { ...env, TRUST_PROXY: '1' } : env, build)
-  const readers = await Promise.all(Array.from({ length: STEADY.readers }, () => startRole('reader', port++, readerEnvOf(build), build)))
+  if (SINGLE && FRONT) throw new Error('BENCH_STEADY_SINGLE: no front')
+  // the single process (npm start's shape) is writer and reader at once, and measured as the reader
+  const writer = await startRole(SINGLE ? 'server' : 'writer', port++, SINGLE ? readerEnvOf(build) : FRONT ? { ...env, TRUST_PROXY: '1' } : env, build)
+  const readers = SINGLE ? [writer] : await Promise.all(Array.from({ length: STEADY.readers }, () => startRole('reader', port++, readerEnvOf(build), build)))
   const front = FRONT ? await startFront(port++, { writers: [Number(new URL(writer.url).port)], readers: readers.map((r) => Number(new URL(r.url).port)), unused: port++ }, { ...(NGINX_KEEPALIVE && { readerKeepalive: Number(NGINX_KEEPALIVE) }) }) : undefined
   const publishTo = front?.url ?? writer.url
   const publish = async (k: number) => {
@@ -143,7 +147,7 @@ async function steady(build: string | undefined, n: number): Promise<SteadyResul
     return await steadyFanOut(readers, { pollers: n, signals: STEADY.signals, rate: STEADY.rate, publish, forwarded: BUDGETS, front })
   } finally {
     await front?.stop()
-    await Promise.all([writer.stop(), ...readers.map((r) => r.stop())])
+    await Promise.all([writer.stop(), ...(SINGLE ? [] : readers.map((r) => r.stop()))])
   }
 }
 
@@ -184,10 +188,11 @@ async function main() {
         `client ${r.clientUsPerResponse} µs/response, ${r.clientCores} cores${r.clientCores > 0.85 * r.clientProcesses ? ' — CLIENT SATURATED' : ''}; machine idle ${Math.round(r.machineIdle * 100)} %` +
         `${r.machineIdle < 0.05 ? ' — MACHINE SATURATED (latency is the machine’s)' : ''}; ack→response p50 ${r.p50} ms p99 ${r.p99} ms; ${r.rssPerPollerKB} KB RSS (${r.heapPerPollerKB} KB heap) per poller; ${r.queriesPerWake} queries per wake`)
     for (const n of part('steady') ? POLLERS : [])
-      results[`steady${n}x${STEADY.readers}${FRONT ? 'nginx' : ''}`] = await each(`steady fan-out, ${n} followers on ${STEADY.readers} reader(s)${FRONT ? ' through nginx' : ''}, ${STEADY.signals} signals at ${STEADY.rate}/s${BUDGETS ? ', per-address budgets on' : ''}`, (b) => steady(b, n), (r) =>
+      results[`steady${n}x${SINGLE ? 'single' : STEADY.readers}${FRONT ? 'nginx' : ''}`] = await each(`steady fan-out, ${n} followers on ${SINGLE ? 'one single process' : `${STEADY.readers} reader(s)`}${FRONT ? ' through nginx' : ''}, ${STEADY.signals} signals at ${STEADY.rate}/s${BUDGETS ? ', per-address budgets on' : ''}`, (b) => steady(b, n), (r) =>
         `${r.waiting}/${r.pollers} waiting; missed ${r.missed} of ${r.waiting * r.signals} pairs, ${r.duplicates} duplicates, ${r.errors} refused (${JSON.stringify(r.refusals)}); delivery p50 ${r.p50} ms p99 ${r.p99} ms max ${r.max} ms (after the first second: p50 ${r.warmP50} ms p99 ${r.warmP99} ms); ` +
         `${r.responses} responses, reader CPU ${r.serverUsPerResponse} µs/response${r.frontUsPerResponse !== undefined ? `, nginx CPU ${r.frontUsPerResponse} µs/response (errors logged: ${JSON.stringify(r.frontErrors)})` : ''}; client ${r.clientUsPerResponse} µs/response, ${r.clientCores} cores over ${r.clientProcesses} processes${r.clientCores > 0.85 * r.clientProcesses ? ' — CLIENT SATURATED' : ''}; ` +
-        `machine idle ${Math.round(r.machineIdle * 100)} %${r.machineIdle < 0.05 ? ' — MACHINE SATURATED' : ''}; ${r.rssPerPollerKB} KB RSS per waiting poller (${r.rssHeldPerPollerKB ?? 'no idle collection, so no'} KB held once the reader collected; ${r.rssAfterPerPollerKB} KB after the run); load ${loadavg()[0]!.toFixed(1)}`)
+        `machine idle ${Math.round(r.machineIdle * 100)} %${r.machineIdle < 0.05 ? ' — MACHINE SATURATED' : ''}; ${r.rssPerPollerKB} KB RSS per waiting poller (${r.rssHeldPerPollerKB ?? 'no idle collection, so no'} KB held once the reader collected; ${r.rssAfterPerPollerKB} KB after the run); ` +
+        `RSS ${r.rssMB.before} MB before, peak ${r.rssMB.peak} MB, ${r.rssMB.after} MB right after, ${r.rssMB.settled ?? '(no collection)'} MB once collected; load ${loadavg()[0]!.toFixed(1)}`)
   } finally {
     await sql(`drop schema if exists "${schema}" cascade`)
     await sql(`drop schema if exists "${bossSchemaName(schema)}" cascade`) // the single process's sweeper made it

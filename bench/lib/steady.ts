@@ -3,19 +3,19 @@ import { percentile, round } from './load.js'
 import type { Front } from './front.js'
 import { holdPollers } from './pollers.js'
 import { memoryDetail } from './memory-detail.js'
-import { metric, type RoleProc } from './procs.js'
-import { GROW_BYTES } from '../../libs/shared/idle-gc.js'
+import type { RoleProc } from './procs.js'
+import { armed, collections, rssOnceCollected, rssPeak } from './rss-watch.js'
 
 /** BENCH_MEMORY_DETAIL=1: also prints where the readers' RSS is (bench/lib/memory-detail.ts), and after a full GC: a diagnosis, whose GC changes the figures after it. */
 const DETAIL = process.env.BENCH_MEMORY_DETAIL === '1'
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+const mb = (bytes: number) => round(bytes / 2 ** 20, 1)
 /**
- * How long the held figure waits for each reader's idle collection: its interval (IDLE_GC_INTERVAL_MS,
- * 10 s) after the start-up one, and a few ticks. Only when every reader's RSS grew enough to arm it.
+ * How long the held and settled figures wait for each reader's idle collection: its interval
+ * (IDLE_GC_INTERVAL_MS, 10 s) after the last one, and a few ticks. Only when every reader's RSS
+ * grew enough to arm it.
  */
-const HELD_WAIT_MS = 15_000
-/** Idle collections each reader has made (wire_idle_gc_total). */
-const collections = (readers: string[]) => Promise.all(readers.map((u) => metric(u, 'wire_idle_gc_total')))
+const COLLECTION_WAIT_MS = 15_000
 const idleTicks = () => {
   const f = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number)
   return { idle: f[3]! + (f[4] ?? 0), total: f.reduce((a, b) => a + b, 0) }
@@ -61,6 +61,12 @@ export interface SteadyResult {
   rssHeldPerPollerKB: number | null
   /** The same when every signal was delivered and the followers wait again (V8 has had time to collect the connect's garbage). */
   rssAfterPerPollerKB: number
+  /**
+   * The readers' RSS together, MB: before the followers, the largest while the signals were
+   * published and delivered (sampled every 250 ms), right after, and settled (once each reader's
+   * idle collection ran after the run; null when none was armed or none came in COLLECTION_WAIT_MS).
+   */
+  rssMB: { before: number; peak: number; after: number; settled: number | null }
 }
 
 /**
@@ -81,7 +87,7 @@ export async function steadyFanOut(
   // the baseline once each reader's start-up collection ran (IdleGc.afterStart, a quiet tick after
   // start): taken before it, that collection lands while the followers connect and the per-poller
   // figure comes out too small, or below zero. Up to 5 s; a reader with IDLE_GC_INTERVAL_MS=0 never collects
-  for (let i = 0; i < 100 && (await collections(readers)).some((n) => n < 1); i++) await sleep(50)
+  for (let i = 0; i < 100 && (await collections(procs)).some((n) => n < 1); i++) await sleep(50)
   const rss0s = procs.map((p) => p.rssBytes())
   const rss0 = rss0s.reduce((a, b) => a + b, 0)
   if (DETAIL) await memoryDetail('before the followers', procs, { sample: true })
@@ -96,16 +102,11 @@ export async function steadyFanOut(
   const held = await waiting()
   if (held < o.pollers * 0.95) throw new Error(`only ${held} of ${o.pollers} pollers are waiting`)
   const rss = total((p) => p.rssBytes())
-  const armed = procs.every((p, i) => p.rssBytes() - rss0s[i]! >= Math.max(GROW_BYTES, rss0s[i]! / 10))
-  const gcs = await collections(readers)
+  const connectArmed = armed(procs, rss0s)
+  const gcs = await collections(procs)
   if (DETAIL) await memoryDetail(`with ${held} followers waiting`, procs, { gc: true })
   // the held figure: once every reader has collected since the followers were all waiting
-  let rssHeld: number | null = null
-  // asked once a second: each ask is a /metrics answer, and a reader asked every 50 ms is never quiet enough to collect
-  for (let i = 0; armed && i < HELD_WAIT_MS / 1000 && rssHeld === null; i++) {
-    await sleep(1000)
-    if ((await collections(readers)).every((n, j) => n > gcs[j]!)) rssHeld = total((p) => p.rssBytes())
-  }
+  const rssHeld = connectArmed ? await rssOnceCollected(procs, gcs, COLLECTION_WAIT_MS) : null
   const report = async () => {
     const all = await Promise.all(clients.map((c) => c.report()))
     const refusals: Record<string, number> = {}
@@ -118,6 +119,7 @@ export async function steadyFanOut(
   const cpu0 = total((p) => p.cpuSeconds())
   const front0 = o.front?.cpuSeconds() ?? 0
   const m0 = idleTicks()
+  const peak = rssPeak(procs)
   const t0 = performance.now()
   // publishes on a fixed schedule, each acknowledged on its own (a slow one does not delay the next)
   const acked = new Map<number, number>()
@@ -149,10 +151,13 @@ export async function steadyFanOut(
   }
   const wall = performance.now() - t0
   const rssAfter = total((p) => p.rssBytes())
+  const rssMax = peak.stop()
   const cpu = total((p) => p.cpuSeconds()) - cpu0
   const frontCpu = (o.front?.cpuSeconds() ?? 0) - front0
   const m1 = idleTicks()
   const c1 = await report()
+  // settled: once every reader has collected after the run, the followers still waiting
+  const rssSettled = armed(procs, rss0s) ? await rssOnceCollected(procs, await collections(procs), COLLECTION_WAIT_MS) : null
   await Promise.all(clients.map((c) => c.stop()))
   const lat: number[] = []
   const warm: number[] = []
@@ -190,6 +195,7 @@ export async function steadyFanOut(
     rssPerPollerKB: round((rss - rss0) / held / 1024, 2),
     rssHeldPerPollerKB: rssHeld === null ? null : round((rssHeld - rss0) / held / 1024, 2),
     rssAfterPerPollerKB: round((rssAfter - rss0) / held / 1024, 2),
+    rssMB: { before: mb(rss0), peak: mb(rssMax), after: mb(rssAfter), settled: rssSettled === null ? null : mb(rssSettled) },
   }
 }
 
