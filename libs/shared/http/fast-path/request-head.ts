@@ -98,8 +98,8 @@ export function parseRequestHead(buf: Buffer, paths: readonly string[]): FastReq
   if (targetEnd <= GET.length || buf[lineEnd + 1] !== LF) return NOT_MINE
   if (buf.compare(VERSION, 0, VERSION.length, targetEnd, lineEnd) !== 0) return NOT_MINE
   if (!plainTarget(buf, GET.length, targetEnd)) return NOT_MINE
-  const qm = buf.indexOf(0x3f, GET.length) // "?"
-  const pathEnd = qm >= 0 && qm < targetEnd ? qm : targetEnd
+  let pathEnd = GET.length
+  while (pathEnd < targetEnd && buf[pathEnd] !== 0x3f) pathEnd++ // up to "?"
   const path = knownPath(buf, GET.length, pathEnd, paths)
   if (path === undefined) return NOT_MINE
 
