@@ -78,8 +78,9 @@ class FastAnswer implements PageSink, Caller {
   take(req: FastRequest, address: string) {
     this.close = req.close
     this.path = req.path
-    this.address = address
-    this.authorization = req.authorization
+    // the same text as the last request's: the string held already is kept (the new one dies young)
+    if (address !== this.address) this.address = address
+    if (req.authorization !== this.authorization) this.authorization = req.authorization
   }
 
   page(page: FeedPage) {
