@@ -1,5 +1,5 @@
 import { WireError } from '../../libs/shared/domain/index.js'
-import { pageBody, pageText, type FeedPage, type PageSink } from '../../libs/shared/feed/index.js'
+import { pageBody, pageText, type Caller, type FeedPage, type Gone, type PageSink } from '../../libs/shared/feed/index.js'
 import { metrics } from '../../libs/shared/metrics/index.js'
 import {
   encodeResponse,
@@ -38,9 +38,10 @@ export function signalsFastPath(ctx: ReaderContext): FastPathRoutes {
       // overloaded: followers reading from the tail are served; anything that would cost a page from
       // the database is refused here, before any budget, presence or query
       if (fast.overloaded && !ctx.readSide.feed.fromTail(q)) return shed(fast, req, conn)
-      const answer = new FastAnswer(ctx, fast, conn, req)
+      const answer = ((conn.kept as FastAnswer | undefined) ??= new FastAnswer(ctx, fast, conn))
+      answer.take(req, fast.address(req, conn))
       try {
-        door.readTo({ address: fast.address(req, conn), authorization: req.authorization, gone: conn }, q, answer)
+        door.readTo(answer, q, answer)
       } catch (err) {
         answer.fail(err)
       }
@@ -50,22 +51,36 @@ export function signalsFastPath(ctx: ReaderContext): FastPathRoutes {
 }
 
 /**
- * The answer of one request on `conn`: the sink its read goes to. While the read waits (a long-poll)
- * this, the waiter and the connection are all that hold it: no suspended async function.
+ * The answer of the request in flight on `conn`, and its caller: the sink its read goes to. One per
+ * connection, taken over by each request in turn (`conn.kept`): the connection takes its next
+ * request only once this one is answered, and a read calls its sink once. While the read waits (a
+ * long-poll) the waiter is the only object of its own: what a scavenge finds waiting is promoted.
  */
-class FastAnswer implements PageSink {
+class FastAnswer implements PageSink, Caller {
   private readonly ctx: ReaderContext
   private readonly fast: FastPath
   private readonly conn: FastConnection
-  private readonly close: boolean
-  private readonly path: string
+  /** The caller leaves when the connection closes. */
+  readonly gone: Gone
+  private close = false
+  private path = ''
+  address = ''
+  authorization: string | undefined = undefined
 
-  constructor(ctx: ReaderContext, fast: FastPath, conn: FastConnection, req: FastRequest) {
+  constructor(ctx: ReaderContext, fast: FastPath, conn: FastConnection) {
     this.ctx = ctx
     this.fast = fast
     this.conn = conn
+    this.gone = conn
+  }
+
+  /** `req` (from `address`) is the connection's request in flight now. */
+  take(req: FastRequest, address: string) {
     this.close = req.close
     this.path = req.path
+    // the same text as the last request's: the string held already is kept (the new one dies young)
+    if (address !== this.address) this.address = address
+    if (req.authorization !== this.authorization) this.authorization = req.authorization
   }
 
   page(page: FeedPage) {

@@ -30,6 +30,7 @@ t.test('two processes on one Redis never hold more than the limit for a key; a g
   a.give('1.2.3.4')
   t.equal(await outcome(b.take('1.2.3.4')), 'refused', 'a slot given back stays parked with its process for a moment')
   t.equal(await outcome(a.take('1.2.3.4')), 'ok', "where the key's next take reuses it")
+  t.equal(await outcome(a.take('1.2.3.4')), 'refused', 'a key whose parked slot was taken again has none left to hand out')
   a.give('1.2.3.4')
   await until(async () => (await outcome(b.take('1.2.3.4'))) === 'ok', 5000, 'the other process gets the slot once it is unparked')
   t.equal(await outcome(b.take('1.2.3.4')), 'refused', 'and only that one')

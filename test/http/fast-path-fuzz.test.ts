@@ -12,7 +12,7 @@ import { parseRequestHead } from '../../libs/shared/http/fast-path/request-head.
 
 const CASES = Number(process.env.FUZZ_CASES ?? 3000)
 const SEED = Number(process.env.FUZZ_SEED ?? Date.now() % 1_000_000)
-const PATHS = new Set(['/sw/signals', '/sw/v1/signals'])
+const PATHS = ['/sw/signals', '/sw/v1/signals']
 const PROBE = 'GET /probe HTTP/1.1\r\nHost: probe\r\n\r\n'
 
 /** mulberry32: a small seeded generator, so a failing case can be replayed with FUZZ_SEED. */

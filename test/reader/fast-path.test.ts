@@ -182,3 +182,19 @@ t.test('TRUST_PROXY: the fast path counts a forwarded client against its own bud
   t.equal(await status('203.0.113.8'), 200, 'another client behind the same proxy is not')
 })
 
+
+t.test('one connection, several forwarded clients (a front keeps its connections): each request is its own caller', async (t) => {
+  // the fast path keeps one answer object per connection and each request takes it over: a request
+  // must not be counted as the client of the one before it on the same connection
+  const { s, open } = await listening(t, { READ_RATE_LIMIT_MAX: '2', TRUST_PROXY: '1' })
+  await until(() => s.infra.redis?.status === 'ready', 5000, 'Redis ready')
+  const cursor = (await s.read()).nextCursor as number
+  const c = open()
+  const statuses: number[] = []
+  for (const client of ['203.0.113.21', '203.0.113.22', '203.0.113.22', '203.0.113.21', '203.0.113.21']) {
+    c.get(`/sw/signals?cursor=${cursor}`, `X-Forwarded-For: ${client}\r\n`)
+    await answered(c, statuses.length + 1)
+    statuses.push(statusOf(c.answers[statuses.length]!))
+  }
+  t.same(statuses, [200, 200, 200, 200, 429], 'two reads each, counted against the client that sent them')
+})

@@ -57,3 +57,26 @@ t.test('a wake-up that gives the loop turns: followers polling again meanwhile, 
   t.equal(wrong.length, 0, `every follower got s1 then s2, once each${wrong.length ? ` (e.g. ${JSON.stringify(wrong[0])})` : ''}`)
   t.equal(w.size, 0)
 })
+
+t.test('waits end once, in any order, and a wake-up answers the ones left in the order they began', async (t) => {
+  const ended: number[] = []
+  const w = new Waiters((_q, cursor, sink) => sink.page({ signals: [], nextCursor: cursor }))
+  const answered: number[] = []
+  const leaving = Array.from({ length: 6 }, () => new AbortController())
+  // cursor i marks waiter i (every waiter is in its own group: one page each)
+  for (let i = 0; i < 6; i++)
+    w.add(q, i, 25_000, leaving[i]!.signal, { page: (p) => (p.signals.length ? answered.push(i) : ended.push(i)), fail: () => t.fail('no failure') })
+  t.equal(w.size, 6)
+  for (const i of [0, 3, 5, 3]) leaving[i]!.abort() // the first, one in the middle, the last, and one twice
+  t.same(ended, [0, 3, 5], 'each client that left is answered once, from its cursor')
+  t.equal(w.size, 3)
+  w.add(q, 6, 25_000, undefined, { page: () => answered.push(6), fail: () => t.fail('no failure') })
+  await w.wake((_q, cursor) => ({ signals: ['"s"'], nextCursor: cursor + 1 }))
+  t.same(answered, [1, 2, 4, 6], 'the rest, oldest first, the one that began after the others left last')
+  t.equal(w.size, 0)
+  for (const c of leaving) c.abort() // after their answers: nothing more happens
+  t.same(ended, [0, 3, 5])
+  w.add(q, 7, 25_000, undefined, { page: () => ended.push(7), fail: () => t.fail('no failure') })
+  w.releaseAll()
+  t.same(ended, [0, 3, 5, 7], 'and the list takes new waits once emptied')
+})

@@ -35,7 +35,11 @@ const YIELD_EVERY = 500
 /** Retry-After of a long-poll refused because the process is full: its waiters turn over within a wait. */
 const FULL_RETRY_AFTER_SECONDS = 2
 
-/** One waiting request: its deadline is a slot in the shared wheel, its disconnect a listener object. */
+/**
+ * One waiting request: its deadline is a slot in the shared wheel, its disconnect a listener object,
+ * and its place among the waiters two links of its own (no Set: its table was rebuilt as a wake-up
+ * emptied it and the followers' next polls filled it, and what a scavenge found of it was promoted).
+ */
 class Waiter implements Due {
   readonly q: ReadQuery
   /** Everything up to here was considered and did not match. */
@@ -44,6 +48,10 @@ class Waiter implements Due {
   readonly gone: Gone | undefined
   readonly sink: PageSink
   dueBucket: number | undefined = undefined
+  /** The owner's waiters in the order they began (null at either end); unlinked for good when the wait ends. */
+  prev: Waiter | null = null
+  next: Waiter | null = null
+  waiting = true
 
   constructor(owner: Waiters, q: ReadQuery, cursor: number, gone: Gone | undefined, sink: PageSink) {
     this.owner = owner
@@ -67,7 +75,10 @@ class Waiter implements Due {
  * no database work. The waiters know nothing of the tail or the database: `wake` is handed the check to run.
  */
 export class Waiters {
-  private readonly all = new Set<Waiter>()
+  /** The waiting requests, oldest first (a wake-up answers them in that order). */
+  private first: Waiter | null = null
+  private last: Waiter | null = null
+  private count = 0
   private readonly deadlines = new Deadlines<Waiter>()
   /** At most this many wait at once (READER_MAX_WAITERS; 0: no cap). */
   private readonly max: number
@@ -81,7 +92,7 @@ export class Waiters {
   }
 
   get size() {
-    return this.all.size
+    return this.count
   }
 
   /**
@@ -90,7 +101,7 @@ export class Waiters {
    * at once when the process already holds `max` waits. Registers now, in this turn.
    */
   add(q: ReadQuery, cursor: number, waitMs: number, gone: Gone | undefined, sink: PageSink): void {
-    if (this.max > 0 && this.all.size >= this.max) {
+    if (this.max > 0 && this.count >= this.max) {
       metrics.waitersRefused.inc()
       const full = new WireError('unavailable', 'too many long-polls are waiting on this server; try again shortly', undefined, {
         retryAfter: FULL_RETRY_AFTER_SECONDS,
@@ -100,7 +111,11 @@ export class Waiters {
     }
     if (gone?.aborted) return this.ended(q, cursor, sink)
     const w = new Waiter(this, q, cursor, gone, sink)
-    this.all.add(w)
+    w.prev = this.last
+    if (this.last) this.last.next = w
+    else this.first = w
+    this.last = w
+    this.count++
     this.deadlines.add(w, Date.now() + waitMs)
     gone?.addEventListener('abort', w)
     hotCounts.waiting++
@@ -108,7 +123,14 @@ export class Waiters {
 
   /** Ends `w`'s wait (once): with `page` when woken, else answered from its cursor by `ended`. */
   end(w: Waiter, page?: FeedPage) {
-    if (!this.all.delete(w)) return
+    if (!w.waiting) return
+    w.waiting = false
+    if (w.prev) w.prev.next = w.next
+    else this.first = w.next
+    if (w.next) w.next.prev = w.prev
+    else this.last = w.prev
+    w.prev = w.next = null
+    this.count--
     this.deadlines.cancel(w)
     w.gone?.removeEventListener('abort', w)
     hotCounts.waiting--
@@ -122,7 +144,7 @@ export class Waiters {
    */
   async wake(check: Check) {
     const groups = new Map<string, Map<number, Waiter[]>>()
-    for (const w of this.all) {
+    for (let w = this.first; w; w = w.next) {
       const k = keyOf(w.q)
       let byCursor = groups.get(k)
       if (!byCursor) groups.set(k, (byCursor = new Map()))
@@ -165,6 +187,8 @@ export class Waiters {
 
   /** Ends every wait now (shutdown); each caller answers from its cursor. */
   releaseAll() {
-    for (const w of [...this.all]) this.end(w)
+    const all: Waiter[] = []
+    for (let w = this.first; w; w = w.next) all.push(w)
+    for (const w of all) this.end(w)
   }
 }

@@ -91,7 +91,12 @@ export class SlotLimiter {
   private scheduled = false
   /** Script calls sent and not answered yet. */
   private inFlight = 0
-  /** Slots this process holds in Redis for no poll, by key: the key's next take uses one. */
+  /**
+   * Slots this process holds in Redis for no poll, by key: the key's next take uses one. A key whose
+   * slots are all taken again keeps its entry (n = 0) until unpark: a follower gives its slot back
+   * and takes it again on every answer, and an entry made and dropped each time (with the map's
+   * table grown and shrunk under it) was what a scavenge promoted most with the budgets on.
+   */
   private readonly parked = new Map<string, { n: number; at: number }>()
   private parkTimer: NodeJS.Timeout | undefined
 
@@ -107,10 +112,7 @@ export class SlotLimiter {
   take(key: string): Promise<void> {
     if (!this.redis || this.redis.status !== 'ready') return this.takeInMemory(key)
     const p = this.parked.get(key)
-    if (p) {
-      if (--p.n === 0) this.parked.delete(key)
-      return GRANTED
-    }
+    if (p && p.n > 0) return (p.n--, GRANTED)
     return new Promise<void>((resolve, reject) => this.ask(key).waiting.push({ resolve, reject }))
   }
 
@@ -121,8 +123,8 @@ export class SlotLimiter {
   takeTo(key: string, w: BudgetWaiter): void {
     if (!this.redis || this.redis.status !== 'ready') return void this.takeInMemory(key).then(() => w.resolve(), (res: unknown) => w.reject(res))
     const p = this.parked.get(key)
-    if (!p) return void this.ask(key).waiting.push(w)
-    if (--p.n === 0) this.parked.delete(key)
+    if (!p || p.n === 0) return void this.ask(key).waiting.push(w)
+    p.n--
     w.resolve()
   }
 
@@ -136,13 +138,13 @@ export class SlotLimiter {
     this.parkTimer ??= setInterval(() => this.unpark(), PARK_MS / 2).unref()
   }
 
-  /** Gives Redis back the slots parked longer than PARK_MS. */
+  /** Gives Redis back the slots parked longer than PARK_MS; forgets the keys whose last give-back is that old. */
   private unpark() {
     const cutoff = Date.now() - PARK_MS
     for (const [key, p] of this.parked)
       if (p.at <= cutoff) {
         this.parked.delete(key)
-        this.ask(key).released += p.n
+        if (p.n > 0) this.ask(key).released += p.n
       }
     if (!this.parked.size) (clearInterval(this.parkTimer), (this.parkTimer = undefined))
   }

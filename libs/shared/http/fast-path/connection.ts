@@ -12,7 +12,7 @@ export const MAX_QUEUED_BYTES = 4 * 1024 * 1024
 
 /** What a connection needs from its fast path (install.ts). */
 export interface FastPathHost {
-  readonly paths: ReadonlySet<string>
+  readonly paths: readonly string[]
   /** A whole request head arrived: the connection's first-request deadline is met. */
   headed(conn: FastConnection): void
   /** Serves `req` (true: it will call `respond` once), or false: node's server takes the connection. */
@@ -63,6 +63,12 @@ export class FastConnection implements Due {
   dueBucket: number | undefined = undefined
   /** The peer's address, read once (each read of socket.remoteAddress is a system call). */
   readonly remoteAddress: string
+  /**
+   * What the route keeps for this connection across its requests (the reader: the answer its
+   * requests share), so that a request, which waits here while a long-poll does, costs no object of
+   * its own. One request is in flight at a time: the next is taken only after `respond`.
+   */
+  kept: unknown = undefined
 
   constructor(socket: Socket, host: FastPathHost) {
     this.socket = socket

@@ -82,7 +82,7 @@ export function installFastPath(app: FastifyInstance, routes: FastPathRoutes): v
     },
   }
   const host: FastPathHost = {
-    paths: new Set(routes.paths),
+    paths: [...routes.paths],
     headed: (conn) => state.requestArrived(conn.socket),
     serve: (req, conn) => headers !== null && !state.closing && routes.serve(req, conn, fast) && (hotCounts.fastPathServed++, true),
     handOver: (socket) => (hotCounts.fastPathHandedOver++, nodeListener.call(server, socket)),

@@ -2,6 +2,7 @@
 export interface FastRequest {
   /** Bytes of the head (request line to blank line): what the request took from the connection. */
   readonly length: number
+  /** One of the fast path's own path strings (the request's bytes are compared, not copied). */
   readonly path: string
   /** After `?`, undecoded ('' when none). */
   readonly query: string
@@ -62,6 +63,16 @@ function plainTarget(buf: Buffer, from: number, to: number): boolean {
   return true
 }
 
+/** The entry of `paths` that `buf[from, to)` spells exactly, if any. */
+function knownPath(buf: Buffer, from: number, to: number, paths: readonly string[]): string | undefined {
+  next: for (const p of paths) {
+    if (p.length !== to - from) continue
+    for (let i = 0; i < p.length; i++) if (buf[from + i] !== p.charCodeAt(i)) continue next
+    return p
+  }
+  return undefined
+}
+
 /** A field value without control characters (HTAB and obs-text allowed, as node allows them). */
 function plainValue(buf: Buffer, from: number, to: number): boolean {
   for (let i = from; i < to; i++) {
@@ -78,7 +89,7 @@ function plainValue(buf: Buffer, from: number, to: number): boolean {
  * including a head not complete in `buf`, is NOT_MINE: node's server parses it with its own rules.
  * One linear pass over at most MAX_HEAD_BYTES; no regular expressions.
  */
-export function parseRequestHead(buf: Buffer, paths: ReadonlySet<string>): FastRequest | typeof NOT_MINE {
+export function parseRequestHead(buf: Buffer, paths: readonly string[]): FastRequest | typeof NOT_MINE {
   const end = buf.indexOf(HEAD_END)
   if (end < 0 || end + 4 > MAX_HEAD_BYTES) return NOT_MINE
   if (buf.compare(GET, 0, GET.length, 0, GET.length) !== 0) return NOT_MINE
@@ -87,10 +98,10 @@ export function parseRequestHead(buf: Buffer, paths: ReadonlySet<string>): FastR
   if (targetEnd <= GET.length || buf[lineEnd + 1] !== LF) return NOT_MINE
   if (buf.compare(VERSION, 0, VERSION.length, targetEnd, lineEnd) !== 0) return NOT_MINE
   if (!plainTarget(buf, GET.length, targetEnd)) return NOT_MINE
-  const target = buf.toString('latin1', GET.length, targetEnd)
-  const qm = target.indexOf('?')
-  const path = qm < 0 ? target : target.slice(0, qm)
-  if (!paths.has(path)) return NOT_MINE
+  let pathEnd = GET.length
+  while (pathEnd < targetEnd && buf[pathEnd] !== 0x3f) pathEnd++ // up to "?"
+  const path = knownPath(buf, GET.length, pathEnd, paths)
+  if (path === undefined) return NOT_MINE
 
   let hosts = 0
   let authorization: string | undefined
@@ -128,5 +139,6 @@ export function parseRequestHead(buf: Buffer, paths: ReadonlySet<string>): FastR
     at = eol + 2
   }
   if (hosts !== 1) return NOT_MINE
-  return { length: end + 4, path, query: qm < 0 ? '' : target.slice(qm + 1), authorization, forwardedFor, close }
+  const query = pathEnd < targetEnd ? buf.toString('latin1', pathEnd + 1, targetEnd) : ''
+  return { length: end + 4, path, query, authorization, forwardedFor, close }
 }
