@@ -1,7 +1,7 @@
-import { capYoungGeneration, loadConfigOrExit } from '../../libs/shared/config/index.js'
+import { loadConfigOrExit, runAgainWith } from '../../libs/shared/config/index.js'
 
 const cfg = loadConfigOrExit()
-capYoungGeneration(cfg.reader.semiSpaceMb) // READER_SEMI_SPACE_MB: runs this process again with its young generation capped
+runAgainWith({ semiSpaceMb: cfg.reader.semiSpaceMb }) // READER_SEMI_SPACE_MB: runs this process again with its young generation capped
 // loaded only now: a process that runs itself again has not loaded them for nothing
 const [{ serveUntilSignal }, { createLogger }, { startReader }, { startIdleGc }] = await Promise.all([
   import('../../libs/shared/lifecycle.js'),

@@ -1,7 +1,7 @@
-import { capYoungGeneration, loadConfigOrExit } from '../../libs/shared/config/index.js'
+import { loadConfigOrExit, runAgainWith } from '../../libs/shared/config/index.js'
 
 const cfg = loadConfigOrExit()
-capYoungGeneration(cfg.reader.semiSpaceMb) // the board's one process holds a read side too: READER_SEMI_SPACE_MB
+runAgainWith({ semiSpaceMb: cfg.reader.semiSpaceMb, mallocArenas: cfg.db.kind === 'embedded' ? cfg.db.mallocArenas : 0 }) // the board's one process holds a read side too (READER_SEMI_SPACE_MB); on the embedded database, WIRE_EMBEDDED_MALLOC_ARENAS
 // loaded only now: a process that runs itself again has not loaded them for nothing
 const [{ runUntilSignal }, { createLogger }, { inCheckout }, { startBoard }, { welcome }, { startIdleGc }] = await Promise.all([
   import('../../libs/shared/lifecycle.js'),

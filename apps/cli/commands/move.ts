@@ -21,7 +21,7 @@ async function openBoardDb(cfg: Config): Promise<BoardDb> {
     const db = postgresDb(cfg.db.directUrl, { max: 2, applicationName: 'wire-move' })
     return { db, migrateWith: cfg.db.directUrl, schema: cfg.db.schema, where: `PostgreSQL (schema ${cfg.db.schema})` }
   }
-  const db = await pgliteDb(cfg.db.dataDir)
+  const db = await pgliteDb(cfg.db.dataDir, { sharedBuffersMb: cfg.db.sharedBuffersMb })
   return { db, migrateWith: db, schema: cfg.db.schema, where: `the embedded database in ${cfg.db.dataDir} (schema ${cfg.db.schema})` }
 }
 

@@ -39,7 +39,7 @@ export function opsCommands(io: Io): (program: Command) => void {
       .action(async () => {
         const cfg = loadConfig(io.env)
         const db: Db =
-          cfg.db.kind === 'postgres' ? postgresDb(cfg.db.directUrl, { max: 1, applicationName: 'wire-migrate' }) : await pgliteDb(cfg.db.dataDir)
+          cfg.db.kind === 'postgres' ? postgresDb(cfg.db.directUrl, { max: 1, applicationName: 'wire-migrate' }) : await pgliteDb(cfg.db.dataDir, { sharedBuffersMb: cfg.db.sharedBuffersMb })
         try {
           const { applied } = await migrate(db, cfg.db.schema)
           io.out(applied.length ? `applied ${applied.join(', ')} to schema ${cfg.db.schema}` : `schema ${cfg.db.schema} is up to date`)

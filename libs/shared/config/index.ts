@@ -9,7 +9,7 @@ export { ConfigError }
 export { loadBoardFile, type BoardFile } from './board-file.js'
 export { formatUnsetForPublicHost, unsetForPublicHost, type UnsetSetting } from './public-host.js'
 export type { TracingSettings } from './tracing.js'
-export { capYoungGeneration, semiSpaceChosen } from './young-generation.js'
+export { runAgainWith, semiSpaceChosen } from './run-again.js'
 
 // Messages say what a setting expects in plain words; zod's own ("expected number, received NaN") name types, not settings.
 const flag = (d: '0' | '1') => z.enum(['0', '1'], { message: 'must be 0 or 1' }).default(d).transform((v) => v === '1')
@@ -35,6 +35,8 @@ const Env = z.object({
   WIRE_AUTO_MIGRATE: z.string().default('1').transform((v) => v.trim() !== '0'), // the spec: `0` disables, anything else migrates
   WIRE_CONFIG: z.string().min(1).default('./subwire.config.json'),
   WIRE_DATA_DIR: z.string().min(1).default('./.wire'),
+  WIRE_EMBEDDED_SHARED_BUFFERS_MB: int(1, 65_536, 16), // ours: the embedded database's shared_buffers, resident from its start (db/pglite.ts)
+  WIRE_EMBEDDED_MALLOC_ARENAS: int(0, 64, 1), // ours: MALLOC_ARENA_MAX the embedded single process runs itself with (0: glibc's default; MALLOC_ARENA_MAX's own wins)
   SERVER_PORT: int(0, 65535, 4000),
   SERVER_HOST: z.string().min(1).default('0.0.0.0'),
   PUBLIC_WIRE_HOST: z.string().trim().regex(/^[A-Za-z0-9.-]+(:\d{1,5})?$/, 'must be host or host:port').optional(),
@@ -183,7 +185,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
           replicaUrl: e.DATABASE_REPLICA_URL ?? e.DATABASE_URL,
           schema: e.WIRE_PG_SCHEMA,
         } as const)
-      : ({ kind: 'embedded', dataDir: e.WIRE_DATA_DIR, schema: e.WIRE_PG_SCHEMA } as const),
+      : ({ kind: 'embedded', dataDir: e.WIRE_DATA_DIR, schema: e.WIRE_PG_SCHEMA, sharedBuffersMb: e.WIRE_EMBEDDED_SHARED_BUFFERS_MB, mallocArenas: e.WIRE_EMBEDDED_MALLOC_ARENAS } as const),
     redisUrl: e.REDIS_URL,
     pgNotify: e.WIRE_PG_NOTIFY,
     identity: e.IDENTITY_URL

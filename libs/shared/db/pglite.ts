@@ -3,11 +3,19 @@ import { join } from 'node:path'
 import type { PGlite } from '@electric-sql/pglite'
 import type { Db, QueryResult } from './types.js'
 
+/** shared_buffers of the embedded database, MB: WIRE_EMBEDDED_SHARED_BUFFERS_MB's default. */
+export const EMBEDDED_SHARED_BUFFERS_MB = 16
+
+export interface PgliteOptions {
+  /** PostgreSQL's shared_buffers, MB (WIRE_EMBEDDED_SHARED_BUFFERS_MB). */
+  sharedBuffersMb?: number
+}
+
 /**
  * Embedded PostgreSQL (PGlite, WASM) in a local directory, behind the same Db interface as `pg`.
  * One backend session: PGlite runs one statement at a time and a transaction holds it exclusively.
  */
-export async function pgliteDb(dataDir: string): Promise<Db & { readonly pglite: PGlite }> {
+export async function pgliteDb(dataDir: string, opts: PgliteOptions = {}): Promise<Db & { readonly pglite: PGlite }> {
   let unlock = () => {}
   if (!dataDir.startsWith('memory://')) {
     mkdirSync(dataDir, { recursive: true })
@@ -15,7 +23,12 @@ export async function pgliteDb(dataDir: string): Promise<Db & { readonly pglite:
   }
   // loaded here, not at the top: a process on PostgreSQL never loads PGlite (some 7 MB of RSS)
   const { PGlite } = await import('@electric-sql/pglite')
-  const db = await PGlite.create(dataDir).catch((err: unknown) => {
+  // @NOTE PGlite's postgres takes its shared memory from the WASM heap and zeroes it at start, so
+  // all of shared_buffers is resident from the first second: initdb's 128 MB were ~150 of a fresh
+  // process's ~200 MB of WASM memory (docs/benchmarks.md, "The embedded database"). On the command
+  // line, after PGlite's own parameters, it wins over postgresql.conf.
+  const shared = `shared_buffers=${opts.sharedBuffersMb ?? EMBEDDED_SHARED_BUFFERS_MB}MB`
+  const db = await PGlite.create(dataDir, { startParams: [...PGlite.defaultStartParams, '-c', shared] }).catch((err: unknown) => {
     unlock()
     throw err
   })

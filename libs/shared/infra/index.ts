@@ -51,7 +51,7 @@ export async function openInfra(cfg: Config, log: Logger, opts: InfraOptions = {
     let readPrimary: Db | undefined
     if (cfg.db.kind === 'embedded') {
       if (cfg.redisUrl) log.warn('REDIS_URL is ignored by the embedded database: run the fleet on PostgreSQL')
-      primary = await pgliteDb(cfg.db.dataDir)
+      primary = await pgliteDb(cfg.db.dataDir, { sharedBuffersMb: cfg.db.sharedBuffersMb })
       opened.push(() => primary.close())
       readDb = primary
       if (opts.migrate) await runMigrations(primary, cfg, log)

@@ -1,0 +1,51 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import t from 'tap'
+import { loadConfig } from '../../libs/shared/config/index.js'
+import { EMBEDDED_SHARED_BUFFERS_MB, pgliteDb } from '../../libs/shared/db/index.js'
+import { openInfra } from '../../libs/shared/infra/index.js'
+import { createLogger } from '../../libs/shared/log/index.js'
+import { projectPath } from '../../libs/shared/paths.js'
+import { freePort, startProcess } from '../helpers/process.js'
+import { dropSchema, TEST_DATABASE_URL, uniqueSchema } from '../helpers/services.js'
+
+// The embedded database's memory settings reach where they act (docs/benchmarks.md, "The embedded
+// database"): shared_buffers (WIRE_EMBEDDED_SHARED_BUFFERS_MB) the database itself, and
+// MALLOC_ARENA_MAX (WIRE_EMBEDDED_MALLOC_ARENAS) the environment the single process runs with.
+
+const sharedBuffers = async (q: { query: (sql: string) => Promise<{ rows: unknown[] }> }) => ((await q.query('show shared_buffers')).rows[0] as { shared_buffers: string }).shared_buffers
+
+t.test('shared_buffers: pgliteDb’s default is the setting’s, and the setting reaches the board’s database', async (t) => {
+  const db = await pgliteDb('memory://')
+  t.equal(await sharedBuffers(db), `${EMBEDDED_SHARED_BUFFERS_MB}MB`, 'not initdb’s 128MB')
+  await db.close()
+  const defaults = loadConfig({}).db
+  t.equal(defaults.kind === 'embedded' && defaults.sharedBuffersMb, EMBEDDED_SHARED_BUFFERS_MB)
+  const cfg = loadConfig({ WIRE_DATA_DIR: 'memory://', WIRE_EMBEDDED_SHARED_BUFFERS_MB: '24' })
+  const infra = await openInfra(cfg, createLogger('server', 'silent'), { migrate: true })
+  t.teardown(() => infra.close())
+  t.equal(await sharedBuffers(infra.primary), '24MB')
+})
+
+t.test('the embedded single process runs itself with MALLOC_ARENA_MAX, same pid; the operator’s own or 0 is kept', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'wire-arenas-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const environ = (pid: number) => readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').filter((v) => v.startsWith('MALLOC_ARENA_MAX='))
+  const run = async (extra: Record<string, string>) => {
+    const env: Record<string, string | undefined> = { ...process.env, LOG_LEVEL: 'info', WIRE_CONFIG: '/nonexistent/board.json', WIRE_DATA_DIR: dir, SERVER_PORT: String(await freePort()), ...extra }
+    for (const k of ['DATABASE_URL', 'REDIS_URL', 'MALLOC_ARENA_MAX']) if (!(k in extra)) delete env[k]
+    const p = await startProcess(t, process.execPath, [projectPath('dist/apps/server/main.js')], env, /is live at/)
+    const seen = environ(p.child.pid!)
+    p.signal('SIGTERM')
+    await p.exited
+    return seen
+  }
+  t.same(await run({}), ['MALLOC_ARENA_MAX=1'], 'the default: one arena')
+  t.same(await run({ WIRE_EMBEDDED_MALLOC_ARENAS: '3' }), ['MALLOC_ARENA_MAX=3'], 'the setting')
+  t.same(await run({ MALLOC_ARENA_MAX: '4' }), ['MALLOC_ARENA_MAX=4'], 'the operator’s own')
+  t.same(await run({ WIRE_EMBEDDED_MALLOC_ARENAS: '0' }), [], '0: glibc’s default')
+  const schema = uniqueSchema()
+  t.teardown(() => dropSchema(schema))
+  t.same(await run({ DATABASE_URL: TEST_DATABASE_URL, WIRE_PG_SCHEMA: schema }), [], 'on PostgreSQL: not asked')
+})
