@@ -1,7 +1,10 @@
 import { loadConfigOrExit, runAgainWith } from '../../libs/shared/config/index.js'
 
 const cfg = loadConfigOrExit()
-runAgainWith({ semiSpaceMb: cfg.reader.semiSpaceMb, mallocArenas: cfg.db.kind === 'embedded' ? cfg.db.mallocArenas : 0 }) // the board's one process holds a read side too (READER_SEMI_SPACE_MB); on the embedded database, WIRE_EMBEDDED_MALLOC_ARENAS
+// the board's one process holds a read side too (READER_SEMI_SPACE_MB); on the embedded database,
+// WIRE_EMBEDDED_MALLOC_ARENAS and WIRE_EMBEDDED_WASM_OPTIMIZE
+const embedded = cfg.db.kind === 'embedded' ? cfg.db : null
+runAgainWith({ semiSpaceMb: cfg.reader.semiSpaceMb, mallocArenas: embedded?.mallocArenas ?? 0, wasmBaselineOnly: embedded ? !embedded.wasmOptimize : false })
 // loaded only now: a process that runs itself again has not loaded them for nothing
 const [{ runUntilSignal }, { createLogger }, { inCheckout }, { startBoard }, { welcome }, { startIdleGc }] = await Promise.all([
   import('../../libs/shared/lifecycle.js'),

@@ -49,3 +49,22 @@ t.test('the embedded single process runs itself with MALLOC_ARENA_MAX, same pid;
   t.teardown(() => dropSchema(schema))
   t.same(await run({ DATABASE_URL: TEST_DATABASE_URL, WIRE_PG_SCHEMA: schema }), [], 'on PostgreSQL: not asked')
 })
+
+t.test('WIRE_EMBEDDED_WASM_OPTIMIZE=0 runs the embedded single process with V8’s baseline WebAssembly compiler only, same pid', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'wire-liftoff-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const flags = async (extra: Record<string, string>) => {
+    const env: Record<string, string | undefined> = { ...process.env, LOG_LEVEL: 'info', WIRE_CONFIG: '/nonexistent/board.json', WIRE_DATA_DIR: dir, SERVER_PORT: String(await freePort()), ...extra }
+    for (const k of ['DATABASE_URL', 'REDIS_URL']) if (!(k in extra)) delete env[k]
+    const p = await startProcess(t, process.execPath, [projectPath('dist/apps/server/main.js')], env, /is live at/)
+    const argv = readFileSync(`/proc/${p.child.pid!}/cmdline`, 'utf8').split('\0')
+    p.signal('SIGTERM')
+    await p.exited
+    return argv.filter((a) => a === '--liftoff-only')
+  }
+  t.same(await flags({}), [], 'the default: V8 optimizes the database’s hottest functions')
+  t.same(await flags({ WIRE_EMBEDDED_WASM_OPTIMIZE: '0' }), ['--liftoff-only'], '0: the baseline compiler only')
+  const schema = uniqueSchema()
+  t.teardown(() => dropSchema(schema))
+  t.same(await flags({ DATABASE_URL: TEST_DATABASE_URL, WIRE_PG_SCHEMA: schema, WIRE_EMBEDDED_WASM_OPTIMIZE: '0' }), [], 'on PostgreSQL: not asked')
+})

@@ -37,6 +37,7 @@ const Env = z.object({
   WIRE_DATA_DIR: z.string().min(1).default('./.wire'),
   WIRE_EMBEDDED_SHARED_BUFFERS_MB: int(1, 65_536, 16), // ours: the embedded database's shared_buffers, resident from its start (db/pglite.ts)
   WIRE_EMBEDDED_MALLOC_ARENAS: int(0, 64, 1), // ours: MALLOC_ARENA_MAX the embedded single process runs itself with (0: glibc's default; MALLOC_ARENA_MAX's own wins)
+  WIRE_EMBEDDED_WASM_OPTIMIZE: flag('1'), // ours: 0 runs the embedded single process with V8's baseline WebAssembly compiler only (--liftoff-only): no start-up peak, slower scans
   SERVER_PORT: int(0, 65535, 4000),
   SERVER_HOST: z.string().min(1).default('0.0.0.0'),
   PUBLIC_WIRE_HOST: z.string().trim().regex(/^[A-Za-z0-9.-]+(:\d{1,5})?$/, 'must be host or host:port').optional(),
@@ -185,7 +186,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
           replicaUrl: e.DATABASE_REPLICA_URL ?? e.DATABASE_URL,
           schema: e.WIRE_PG_SCHEMA,
         } as const)
-      : ({ kind: 'embedded', dataDir: e.WIRE_DATA_DIR, schema: e.WIRE_PG_SCHEMA, sharedBuffersMb: e.WIRE_EMBEDDED_SHARED_BUFFERS_MB, mallocArenas: e.WIRE_EMBEDDED_MALLOC_ARENAS } as const),
+      : ({ kind: 'embedded', dataDir: e.WIRE_DATA_DIR, schema: e.WIRE_PG_SCHEMA, sharedBuffersMb: e.WIRE_EMBEDDED_SHARED_BUFFERS_MB, mallocArenas: e.WIRE_EMBEDDED_MALLOC_ARENAS, wasmOptimize: e.WIRE_EMBEDDED_WASM_OPTIMIZE } as const),
     redisUrl: e.REDIS_URL,
     pgNotify: e.WIRE_PG_NOTIFY,
     identity: e.IDENTITY_URL
