@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { loadConfig } from '../../libs/shared/config/index.js'
 import { EMBEDDED_SHARED_BUFFERS_MB, pgliteDb } from '../../libs/shared/db/index.js'
 import { openInfra } from '../../libs/shared/infra/index.js'
@@ -28,19 +28,25 @@ t.test('shared_buffers: pgliteDb’s default is the setting’s, and the setting
   t.equal(await sharedBuffers(infra.primary), '24MB')
 })
 
-t.test('the embedded single process runs itself with MALLOC_ARENA_MAX, same pid; the operator’s own or 0 is kept', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'wire-arenas-'))
+/**
+ * Starts the real single process on a data directory of `t`'s own with `extra` on top of this
+ * environment (no DATABASE_URL, REDIS_URL or MALLOC_ARENA_MAX unless `extra` has them), reads
+ * `/proc/<pid>/<file>` once it is live, then stops it: what the process runs with after it ran itself again.
+ */
+async function readOfLiveServer(t: Test, extra: Record<string, string>, file: 'environ' | 'cmdline'): Promise<string[]> {
+  const dir = mkdtempSync(join(tmpdir(), 'wire-run-again-'))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
-  const environ = (pid: number) => readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').filter((v) => v.startsWith('MALLOC_ARENA_MAX='))
-  const run = async (extra: Record<string, string>) => {
-    const env: Record<string, string | undefined> = { ...process.env, LOG_LEVEL: 'info', WIRE_CONFIG: '/nonexistent/board.json', WIRE_DATA_DIR: dir, SERVER_PORT: String(await freePort()), ...extra }
-    for (const k of ['DATABASE_URL', 'REDIS_URL', 'MALLOC_ARENA_MAX']) if (!(k in extra)) delete env[k]
-    const p = await startProcess(t, process.execPath, [projectPath('dist/apps/server/main.js')], env, /is live at/)
-    const seen = environ(p.child.pid!)
-    p.signal('SIGTERM')
-    await p.exited
-    return seen
-  }
+  const env: Record<string, string | undefined> = { ...process.env, LOG_LEVEL: 'info', WIRE_CONFIG: '/nonexistent/board.json', WIRE_DATA_DIR: dir, SERVER_PORT: String(await freePort()), ...extra }
+  for (const k of ['DATABASE_URL', 'REDIS_URL', 'MALLOC_ARENA_MAX']) if (!(k in extra)) delete env[k]
+  const p = await startProcess(t, process.execPath, [projectPath('dist/apps/server/main.js')], env, /is live at/)
+  const seen = readFileSync(`/proc/${p.child.pid!}/${file}`, 'utf8').split('\0')
+  p.signal('SIGTERM')
+  await p.exited
+  return seen
+}
+
+t.test('the embedded single process runs itself with MALLOC_ARENA_MAX, same pid; the operator’s own or 0 is kept', async (t) => {
+  const run = async (extra: Record<string, string>) => (await readOfLiveServer(t, extra, 'environ')).filter((v) => v.startsWith('MALLOC_ARENA_MAX='))
   t.same(await run({}), ['MALLOC_ARENA_MAX=1'], 'the default: one arena')
   t.same(await run({ WIRE_EMBEDDED_MALLOC_ARENAS: '3' }), ['MALLOC_ARENA_MAX=3'], 'the setting')
   t.same(await run({ MALLOC_ARENA_MAX: '4' }), ['MALLOC_ARENA_MAX=4'], 'the operator’s own')
@@ -51,17 +57,7 @@ t.test('the embedded single process runs itself with MALLOC_ARENA_MAX, same pid;
 })
 
 t.test('WIRE_EMBEDDED_WASM_OPTIMIZE=0 runs the embedded single process with V8’s baseline WebAssembly compiler only, same pid', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'wire-liftoff-'))
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
-  const flags = async (extra: Record<string, string>) => {
-    const env: Record<string, string | undefined> = { ...process.env, LOG_LEVEL: 'info', WIRE_CONFIG: '/nonexistent/board.json', WIRE_DATA_DIR: dir, SERVER_PORT: String(await freePort()), ...extra }
-    for (const k of ['DATABASE_URL', 'REDIS_URL']) if (!(k in extra)) delete env[k]
-    const p = await startProcess(t, process.execPath, [projectPath('dist/apps/server/main.js')], env, /is live at/)
-    const argv = readFileSync(`/proc/${p.child.pid!}/cmdline`, 'utf8').split('\0')
-    p.signal('SIGTERM')
-    await p.exited
-    return argv.filter((a) => a === '--liftoff-only')
-  }
+  const flags = async (extra: Record<string, string>) => (await readOfLiveServer(t, extra, 'cmdline')).filter((a) => a === '--liftoff-only')
   t.same(await flags({}), [], 'the default: V8 optimizes the database’s hottest functions')
   t.same(await flags({ WIRE_EMBEDDED_WASM_OPTIMIZE: '0' }), ['--liftoff-only'], '0: the baseline compiler only')
   const schema = uniqueSchema()
