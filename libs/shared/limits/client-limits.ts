@@ -140,16 +140,13 @@ export function clientLimits(o: ClientLimitSettings & { keyPrefix: string }, red
     /** A publish about to be stored. */
     publish: (address: string) =>
       take(publishes, key(address), `${o.publishMax} publishes per ${seconds(o.publishWindowMs)} s from one address`, 'publishes'),
-    /** Before an admin token is compared: refused while the address is over its failure budget. */
-    adminAllowed(address: string): void {
-      if (adminFailures && blocked.has(key(address))) {
+    /** After a wrong admin token: counts it; past the budget the address's further failures are refused (429) until the window ends. */
+    async adminFailed(address: string): Promise<void> {
+      const k = key(address)
+      if (blocked.has(k)) {
         metrics.refused.inc({ reason: 'admin_failures' })
         throw adminRefusal()
       }
-    },
-    /** After a wrong admin token: counts it; over the budget, the address is refused for the window. */
-    async adminFailed(address: string): Promise<void> {
-      const k = key(address)
       try {
         await take(adminFailures, k, '', 'admin_failures')
       } catch (err) {
