@@ -1,10 +1,11 @@
+import type { AgentsContext } from './context.js'
 import { randomUUID } from 'node:crypto'
 import { Role, TaskState, type Message, type Part } from '@a2a-js/sdk'
 import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext } from '@a2a-js/sdk/server'
 import { invalid, serializeSignal } from '../../libs/shared/domain/index.js'
 import { errorBody, logFailure, toWireError } from '../../libs/shared/http/index.js'
 import { publishSignal } from '../../libs/shared/publish/index.js'
-import { readPage, type AgentDeps, type Caller } from './deps.js'
+import { readPage, type Caller } from './deps.js'
 import { StrictReadArgs, toReadQuery } from './read-args.js'
 
 /** Where a2a.ts leaves the request's Caller in the SDK's ServerCallContext state. */
@@ -20,8 +21,8 @@ const USAGE =
  * (`{error:{code,message}}` in its status message). It never throws: the SDK would log the error.
  */
 export class WireAgentExecutor implements AgentExecutor {
-  private readonly deps: AgentDeps
-  constructor(deps: AgentDeps) {
+  private readonly deps: AgentsContext
+  constructor(deps: AgentsContext) {
     this.deps = deps
   }
 
@@ -68,7 +69,7 @@ export class WireAgentExecutor implements AgentExecutor {
   cancelTask = async (): Promise<void> => {}
 }
 
-async function runSkill(deps: AgentDeps, caller: Caller, msg: Message): Promise<{ skill: string; json: string }> {
+async function runSkill(deps: AgentsContext, caller: Caller, msg: Message): Promise<{ skill: string; json: string }> {
   const data = msg.parts.find((p) => p.content?.$case === 'data')?.content?.value as unknown
   if (data === null || typeof data !== 'object' || Array.isArray(data)) throw invalid(USAGE)
   if ('$type' in data) {

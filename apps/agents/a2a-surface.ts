@@ -1,3 +1,4 @@
+import type { AgentsContext } from './context.js'
 import { createHash, randomUUID } from 'node:crypto'
 import { A2A_VERSION_HEADER } from '@a2a-js/sdk'
 import { LegacyJsonRpcTransportHandler } from '@a2a-js/sdk/compat/v0_3/server'
@@ -13,7 +14,7 @@ import { bearerToken } from '../../libs/shared/auth/index.js'
 import { sendJsonText } from '../../libs/shared/http/index.js'
 import { agentCard, cardJson, isLegacyVersion, legacyCardJson } from './agent-card.js'
 import { CALLER_KEY, WireAgentExecutor } from './a2a-executor.js'
-import { callerOf, type AgentDeps } from './deps.js'
+import { callerOf } from './deps.js'
 import { INTERNAL_ERROR } from './json-rpc.js'
 import { WireRequestHandler } from './request-handler.js'
 import { BoundedTaskStore } from './task-store.js'
@@ -32,7 +33,7 @@ export interface A2aSurface {
  * The SDK's request handler and JSON-RPC transport handlers (1.0, and 0.3 for clients that send
  * no A2A-Version), on fastify without express. One task store per process.
  */
-export function a2aSurface(deps: AgentDeps): A2aSurface {
+export function a2aSurface(deps: AgentsContext): A2aSurface {
   const card = agentCard(deps.cfg)
   // an anonymous caller's task belongs to its request alone (TokenUser): nobody can get or list it later
   const store = new BoundedTaskStore(TASKS, (ctx) => ctx.user?.userName ?? '', undefined, (ctx) => ctx.user?.isAuthenticated === true)

@@ -1,11 +1,11 @@
 import type { FastifyInstance } from 'fastify'
 import type { Config } from '../../libs/shared/config/index.js'
 import { createHttpApp, healthRoutes } from '../../libs/shared/http/index.js'
-import { openInfra, type Infra } from '../../libs/shared/infra/index.js'
+import { createAppContext, type AppContext } from '../../libs/shared/context/index.js'
 import type { StartedApp } from '../../libs/shared/lifecycle.js'
 import type { Logger } from '../../libs/shared/log/index.js'
 import { a2aRoutes } from './a2a.js'
-import { createAgentsContext, type AgentsContext } from './context.js'
+import { agentsContext, type AgentsContext } from './context.js'
 import { mcpRoutes } from './mcp.js'
 import { agentSurfaces } from './surfaces.js'
 
@@ -30,16 +30,16 @@ export async function agentRoutes(app: FastifyInstance, { ctx, eager = false }: 
 }
 
 /** The agents process: reads on the replica, publishes on the primary. It never migrates (writers do). */
-export async function startAgents(cfg: Config, log: Logger): Promise<StartedApp & { app: FastifyInstance; ctx: AgentsContext; infra: Infra }> {
-  const infra = await openInfra(cfg, log, { replica: true })
+export async function startAgents(cfg: Config, log: Logger): Promise<StartedApp & { app: FastifyInstance; ctx: AgentsContext; root: AppContext }> {
+  const root = await createAppContext(cfg, log, { roles: ['agents'] })
   try {
-    const ctx = await createAgentsContext(cfg, log, infra)
-    const app = createHttpApp(log, cfg.http, infra.limits)
+    const ctx = agentsContext(root)
+    const app = createHttpApp(log, cfg.http, root.infra.limits)
     app.register(healthRoutes, { ready: () => ctx.ready() })
     app.register(agentRoutes, { ctx, eager: true })
-    return { app, ctx, infra, close: async () => (await app.close(), await infra.close()) }
+    return { app, ctx, root, close: async () => (await app.close(), await root.close()) }
   } catch (err) {
-    await infra.close()
+    await root.close()
     throw err
   }
 }

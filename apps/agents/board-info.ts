@@ -1,13 +1,14 @@
 import { LIMITS } from '../../libs/shared/domain/index.js'
 import { toWireError } from '../../libs/shared/http/index.js'
 import { describeBoard } from '../../libs/shared/views/index.js'
-import type { AgentDeps, Caller } from './deps.js'
+import type { AgentsContext } from './context.js'
+import type { Caller } from './deps.js'
 
 /**
  * MCP wire_info: the board as GET /sw/wire describes it, the discovery document's addresses and
  * limits, and who the caller's token makes them (so an agent can recognise its own signals).
  */
-export async function boardInfo(deps: AgentDeps, caller: Caller): Promise<string> {
+export async function boardInfo(deps: AgentsContext, caller: Caller): Promise<string> {
   const { cfg } = deps
   const board = await describeBoard(cfg.authority, deps.readSide.board, deps.readSide.presence)
   let you: Record<string, unknown> | null = null

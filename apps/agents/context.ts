@@ -1,41 +1,34 @@
 import type { IdentityResolver } from '../../libs/shared/auth/index.js'
 import type { Config } from '../../libs/shared/config/index.js'
-import { createReadSide, type ReadSide } from '../../libs/shared/feed/index.js'
-import type { Infra } from '../../libs/shared/infra/index.js'
+import type { AppContext } from '../../libs/shared/context/index.js'
+import type { ReadSide } from '../../libs/shared/feed/index.js'
 import type { ClientLimits } from '../../libs/shared/limits/index.js'
-import type { Logger } from '../../libs/shared/log/index.js'
-import { createPublisher, type PublishDeps } from '../../libs/shared/publish/index.js'
+import type { PublishDeps } from '../../libs/shared/publish/index.js'
 
 /**
- * What MCP and A2A need: the one publish path (on the primary, as a writer) and a read side (on the
- * replica, as a reader), both in-process: no HTTP to ourselves.
+ * What MCP and A2A need, a view of the root: the one publish path (on the primary, as a writer)
+ * and the read side (on the replica, as a reader), both in-process: no HTTP to ourselves.
  */
 export interface AgentsContext {
   readonly cfg: Config
   readonly publish: PublishDeps
   readonly identity: IdentityResolver
   readonly readSide: ReadSide
-  /** Per-client-address budgets, the same as the reader's and writer's routes spend. */
-  readonly limits: ClientLimits
+  /** The budget of register_identity (the read and publish doors spend their own). */
+  readonly limits: Pick<ClientLimits, 'register'>
   ready(): Promise<{ ok: boolean }>
-  /** Answers waiting long-polls and lets in-flight publishes commit. Connections belong to Infra. */
+  /** Stops serving: waiting long-polls are answered and in-flight publishes commit. */
   close(): Promise<void>
 }
 
-export interface AgentsOptions {
-  /** The single process: the read side and publish path its reader and writer already hold. */
-  shared?: { readSide: ReadSide; publish: PublishDeps; identity: IdentityResolver }
-}
-
-export async function createAgentsContext(cfg: Config, log: Logger, infra: Infra, opts: AgentsOptions = {}): Promise<AgentsContext> {
-  if (opts.shared) return { cfg, ...opts.shared, limits: infra.limits, ready: async () => ({ ok: true }), close: async () => {} }
-  const publisher = createPublisher(cfg, log, infra)
-  const readSide = await createReadSide(cfg, log, infra, { tailSize: Math.min(cfg.reader.tailSize, 1000), identity: publisher.identity })
+export function agentsContext(root: AppContext): AgentsContext {
+  const { readSide, publisher, infra } = root
+  if (!readSide || !publisher) throw new Error('the agent surfaces need a root with the agents role')
   let stopping = false
   return {
-    cfg,
+    cfg: root.cfg,
     publish: publisher.deps,
-    identity: publisher.identity,
+    identity: root.identity,
     readSide,
     limits: infra.limits,
     async ready() {

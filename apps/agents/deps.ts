@@ -1,22 +1,10 @@
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify'
-import type { IdentityResolver } from '../../libs/shared/auth/index.js'
-import type { Config } from '../../libs/shared/config/index.js'
-import { pageBody, type Caller as ReadCaller, type ReadSide } from '../../libs/shared/feed/index.js'
-import type { ClientLimits } from '../../libs/shared/limits/index.js'
-import type { PublishDeps, PublishRequest } from '../../libs/shared/publish/index.js'
+import { pageBody, type Caller as ReadCaller } from '../../libs/shared/feed/index.js'
+import type { PublishRequest } from '../../libs/shared/publish/index.js'
+import type { AgentsContext } from './context.js'
 
 /** The version the MCP server info and the A2A card give for this agent surface. */
 export const SERVER_VERSION = '1.0.0'
-
-/** What MCP and A2A need: the one publish path and a read side, both in-process (no HTTP to ourselves). */
-export interface AgentDeps {
-  readonly cfg: Config
-  readonly publish: PublishDeps
-  readonly identity: IdentityResolver
-  readonly readSide: ReadSide
-  /** The budget of register_identity (the read and publish doors spend their own). */
-  readonly limits: Pick<ClientLimits, 'register'>
-}
 
 /** One HTTP request to /mcp or /a2a: whose it is, for the read door, the publish door and the log. */
 export interface Caller {
@@ -43,6 +31,6 @@ function untilClosed(reply: FastifyReply): AbortSignal {
 }
 
 /** read_signals and read-signals: GET /sw/signals' page through the read side's door, as JSON text. */
-export async function readPage(deps: AgentDeps, caller: Caller, raw: Record<string, unknown>): Promise<string> {
+export async function readPage(deps: AgentsContext, caller: Caller, raw: Record<string, unknown>): Promise<string> {
   return pageBody(await deps.readSide.read(caller.reads, deps.readSide.query(raw))).toString()
 }

@@ -1,6 +1,7 @@
+import type { AgentsContext } from './context.js'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { callerOf, type AgentDeps } from './deps.js'
+import { callerOf } from './deps.js'
 import { hijack, INTERNAL_ERROR, rpcError } from './json-rpc.js'
 import { createMcpServer } from './mcp-tools.js'
 
@@ -15,7 +16,7 @@ export interface McpSurface {
  * requests, so any writer can answer any request). Responses are plain JSON, not SSE: the tools
  * send no progress, and a long-poll is one response.
  */
-export function mcpSurface(deps: AgentDeps): McpSurface {
+export function mcpSurface(deps: AgentsContext): McpSurface {
   return {
     async handle(req, reply, message) {
       const server = createMcpServer(deps, callerOf(req, reply))

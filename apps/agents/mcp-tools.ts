@@ -1,3 +1,4 @@
+import type { AgentsContext } from './context.js'
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { z } from 'zod'
@@ -5,7 +6,7 @@ import { serializeSignal } from '../../libs/shared/domain/index.js'
 import { errorBody, logFailure, toWireError } from '../../libs/shared/http/index.js'
 import { publishSignal } from '../../libs/shared/publish/index.js'
 import { boardInfo } from './board-info.js'
-import { readPage, SERVER_VERSION, type AgentDeps, type Caller } from './deps.js'
+import { readPage, SERVER_VERSION, type Caller } from './deps.js'
 import { readArgsShape, toReadQuery } from './read-args.js'
 
 const INSTRUCTIONS =
@@ -39,7 +40,7 @@ const SignalRef = z.string().min(1).max(1024).describe('A signal id (20 letters 
  * A fresh MCP server for one request (stateless, per the SDK's guidance): every tool calls the same
  * in-process functions as the HTTP routes and answers with the same JSON.
  */
-export function createMcpServer(deps: AgentDeps, caller: Caller): McpServer {
+export function createMcpServer(deps: AgentsContext, caller: Caller): McpServer {
   const server = new McpServer({ name: 'wire', title: 'Wire message board', version: SERVER_VERSION }, { instructions: INSTRUCTIONS })
   const read = { readOnlyHint: true, openWorldHint: false } as const
   const tool = (name: string, run: () => Promise<string>) => answer(caller, name, run)

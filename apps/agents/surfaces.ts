@@ -1,5 +1,5 @@
 import type { A2aSurface } from './a2a-surface.js'
-import type { AgentDeps } from './deps.js'
+import type { AgentsContext } from './context.js'
 import type { McpSurface } from './mcp-surface.js'
 
 /**
@@ -15,7 +15,7 @@ export interface AgentSurfaces {
   a2a(): Promise<A2aSurface>
 }
 
-export function agentSurfaces(deps: AgentDeps): AgentSurfaces {
+export function agentSurfaces(deps: AgentsContext): AgentSurfaces {
   return {
     mcp: once(async () => (await import('./mcp-surface.js')).mcpSurface(deps)),
     a2a: once(async () => (await import('./a2a-surface.js')).a2aSurface(deps)),

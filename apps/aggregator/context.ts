@@ -1,12 +1,11 @@
 import type { Redis } from 'ioredis'
 import { fetch as undiciFetch, type Agent } from 'undici'
 import type { FetchLike } from '../../client/src/index.js'
-import { redisClient } from '../../libs/shared/bus/index.js'
 import type { Config } from '../../libs/shared/config/index.js'
-import { ident, migrate, postgresDb, type Db, type Ident } from '../../libs/shared/db/index.js'
-import { clientLimits, type ClientLimits } from '../../libs/shared/limits/index.js'
+import { createAggregatorRoot } from '../../libs/shared/context/index.js'
+import type { Db, Ident } from '../../libs/shared/db/index.js'
+import type { ClientLimits } from '../../libs/shared/limits/index.js'
 import type { Logger } from '../../libs/shared/log/index.js'
-import { projectPath } from '../../libs/shared/paths.js'
 import { addressPolicy, type AddressPolicy } from './outbound/address-policy.js'
 import { checkHost, outboundAgent } from './outbound/agent.js'
 import type { FetchJsonOptions } from './outbound/fetch-json.js'
@@ -43,56 +42,39 @@ export interface AggregatorOptions {
   followSyncMs?: number
 }
 
-/** Where the aggregator's migrations live: a folder of their own, applied to AGGREGATOR_PG_SCHEMA. */
-export const AGGREGATOR_MIGRATIONS = 'migrations/aggregator'
-
-/** The aggregator's connections and parts; what was opened is closed in reverse, also after a partial start. */
+/** The aggregator's parts on its root (libs/shared/context): each is deferred onto the root's close stack, so all close in reverse, also after a partial start. */
 export async function createAggregatorContext(cfg: Config, log: Logger, o: AggregatorOptions = {}): Promise<AggregatorContext> {
-  if (cfg.db.kind !== 'postgres') throw new Error('the aggregator needs PostgreSQL: set DATABASE_URL')
-  const a = cfg.aggregator
-  const opened: Array<() => Promise<void>> = []
-  const close = async () => {
-    for (const c of opened.reverse()) await c().catch((err: unknown) => log.warn({ err }, 'error while closing'))
-    opened.length = 0
-  }
+  const root = await createAggregatorRoot(cfg, log)
   try {
-    if (cfg.autoMigrate) {
-      const { applied } = await migrate(cfg.db.directUrl, a.schema, { dir: projectPath(AGGREGATOR_MIGRATIONS) })
-      log.info({ applied, schema: a.schema }, 'aggregator migrations checked')
-    }
-    const db = postgresDb(cfg.db.url, { applicationName: 'wire-aggregator', max: 10 })
-    opened.push(() => db.close())
-    const schema = ident(a.schema)
-    const redis = cfg.redisUrl ? redisClient(cfg.redisUrl, log.child({ mod: 'redis' })) : undefined
-    if (redis) opened.push(async () => void redis.disconnect())
+    const a = cfg.aggregator
+    const { primary: db, schema, redis, limits } = root.connections
     const policy = addressPolicy(a.allowHosts)
     const agent = outboundAgent(policy, { connections: a.connectionsPerBoard, connectTimeoutMs: a.fetchTimeoutMs })
-    opened.push(() => agent.close())
+    root.defer(() => agent.close())
     const fetchOpts: FetchJsonOptions = { dispatcher: agent, policy, timeoutMs: a.fetchTimeoutMs, maxBytes: a.discoveryMaxBytes }
     const store = registryStore(db, schema)
     const index = indexStore(db, schema)
     const reg = registry(cfg, store, fetchOpts, log.child({ mod: 'registry' }), redis)
-    const limits = clientLimits({ ...cfg.clientLimits, keyPrefix: `wire:${a.schema}:client` }, redis)
     const proxy = boardProxy(store, agent, policy, { maxInFlight: cfg.reader.maxWaiters, retryAfterSeconds: Math.min(60, a.recheckSeconds), limits, sharePolls: a.sharedPolls })
     const search = searchSide(index, { maxWaiters: cfg.reader.maxWaiters, pollMs: cfg.reader.fallbackPollMs })
-    opened.push(async () => search.close())
+    root.defer(() => search.close())
     // the client library's fetch, through the guarded agent; a redirect is refused, not followed unchecked
     const fetch: FetchLike = async (input, init) => {
       checkHost(policy, new URL(input))
       return (await undiciFetch(input, { ...(init as object), dispatcher: agent, redirect: 'error' })) as unknown as Response
     }
     const followers = boardFollowers(store, index, log.child({ mod: 'follow' }), {
-      lockUrl: cfg.db.directUrl,
+      lockUrl: cfg.db.kind === 'postgres' ? cfg.db.directUrl : '',
       lockKey: `wire:aggregator-follow:${a.schema}`,
       syncMs: o.followSyncMs ?? 2000,
       fetch,
       onIndexed: () => search.wake(),
       enabled: o.follow !== false,
     })
-    opened.push(() => followers.stop())
-    return { cfg, log, db, schema, redis, policy, agent, fetchOpts, store, registry: reg, index, proxy, search, followers, limits, close }
+    root.defer(() => followers.stop())
+    return { cfg, log, db, schema, redis, policy, agent, fetchOpts, store, registry: reg, index, proxy, search, followers, limits, close: root.close }
   } catch (err) {
-    await close()
+    await root.close()
     throw err
   }
 }

@@ -1,10 +1,10 @@
 import type { FastifyInstance } from 'fastify'
 import type { Config } from '../../libs/shared/config/index.js'
 import { createHttpApp, healthRoutes, installFastPath } from '../../libs/shared/http/index.js'
-import { openInfra, type Infra } from '../../libs/shared/infra/index.js'
+import { createAppContext, type AppContext, type Overrides } from '../../libs/shared/context/index.js'
 import type { StartedApp } from '../../libs/shared/lifecycle.js'
 import type { Logger } from '../../libs/shared/log/index.js'
-import { createReaderContext, type ReaderContext, type ReaderOptions } from './context.js'
+import { readerContext, type ReaderContext } from './context.js'
 import { boardRoutes } from './routes/board.js'
 import { discoveryRoutes } from './routes/discovery.js'
 import { onboardingRoutes } from './routes/onboarding.js'
@@ -36,16 +36,16 @@ export async function readerRoutes(app: FastifyInstance, { ctx, features = FEATU
 }
 
 /** The reader process: health, reads, long-polls, discovery and the viewer page, on the replica. Readers never migrate. */
-export async function startReader(cfg: Config, log: Logger, opts: ReaderOptions = {}): Promise<StartedApp & { app: FastifyInstance; ctx: ReaderContext; infra: Infra }> {
-  const infra = await openInfra(cfg, log, { replica: true })
+export async function startReader(cfg: Config, log: Logger, overrides: Overrides = {}): Promise<StartedApp & { app: FastifyInstance; ctx: ReaderContext; root: AppContext }> {
+  const root = await createAppContext(cfg, log, { roles: ['reader'], overrides })
   try {
-    const ctx = await createReaderContext(cfg, log, infra, opts)
-    const app = createHttpApp(log, cfg.http, infra.limits)
+    const ctx = readerContext(root)
+    const app = createHttpApp(log, cfg.http, root.infra.limits)
     app.register(healthRoutes, { ready: () => ctx.ready() })
     app.register(readerRoutes, { ctx })
-    return { app, ctx, infra, close: async () => (await app.close(), await infra.close()) }
+    return { app, ctx, root, close: async () => (await app.close(), await root.close()) }
   } catch (err) {
-    await infra.close()
+    await root.close()
     throw err
   }
 }

@@ -1,34 +1,20 @@
-import { localIdentity, networkIdentity, type IdentityResolver } from '../../libs/shared/auth/index.js'
-import type { Presence } from '../../libs/shared/bus/index.js'
+import { STATS_MAX_BUCKETS, statsReader, type StatsReader } from '../../libs/shared/db/index.js'
+import type { AppContext } from '../../libs/shared/context/index.js'
 import type { Config } from '../../libs/shared/config/index.js'
-import { STATS_MAX_BUCKETS, statsReader, type BoardReader, type SignalReader, type StatsReader } from '../../libs/shared/db/index.js'
-import type { Infra } from '../../libs/shared/infra/index.js'
 import type { Logger } from '../../libs/shared/log/index.js'
-import { createReadSide, singleFlight, type Feed, type ReadSide } from '../../libs/shared/feed/index.js'
+import { singleFlight, type ReadSide } from '../../libs/shared/feed/index.js'
 
-/** What the reader's routes need. Everything here reads; nothing writes (CQRS: readers hold the replica). */
+/** What the reader's routes need: a view of the root. Everything here reads; nothing writes (CQRS: readers hold the replica). */
 export interface ReaderContext {
   readonly cfg: Config
   readonly log: Logger
-  readonly feed: Feed
-  readonly signals: SignalReader
-  readonly board: BoardReader
-  readonly presence: Presence
+  /** The door every read goes through (budgets, presence), with the feed, signals, board and presence behind it. */
+  readonly readSide: ReadSide
   /** GET /sw/stats: the sweeper's rollup plus what it has not reached yet. */
   readonly stats: StatsReader
-  /** Names pollers for recentPollers from their bearer token (the read side's door asks it); never waits on the identity network. */
-  readonly identity: Pick<IdentityResolver, 'peek'>
-  /** The door every read goes through (budgets, presence), and the feed, signals, board and presence above as one piece. */
-  readonly readSide: ReadSide
   ready(): Promise<{ ok: boolean; head?: number; waiting?: number }>
+  /** Stops serving: readiness turns false and every waiting long-poll is answered now. */
   close(): Promise<void>
-}
-
-export interface ReaderOptions {
-  tailSize?: number
-  fallbackPollMs?: number
-  /** Network mode: the single process shares the writer's resolver, so reads see its verify cache. */
-  identity?: Pick<IdentityResolver, 'peek'>
 }
 
 /**
@@ -44,36 +30,20 @@ function sharedStats(stats: StatsReader): StatsReader {
   return { ...stats, activity: async (bucketSeconds, count) => (await widest(bucketSeconds)).slice(-count) }
 }
 
-export async function createReaderContext(cfg: Config, log: Logger, infra: Infra, opts: ReaderOptions = {}): Promise<ReaderContext> {
-  // local mode: the fingerprint needs no network; network mode peeks at its verify cache and, for a
-  // token it has not seen, verifies in the background while this read goes on (docs/identity.md)
-  const identity =
-    opts.identity ??
-    (cfg.identity.mode === 'network'
-      ? networkIdentity({ url: cfg.identity.url, authority: cfg.authority, log })
-      : localIdentity({
-          authority: cfg.authority,
-          fingerprintKey: infra.fingerprintKey,
-          verifiedByDefault: true,
-          isAllowListed: async () => false,
-        }))
-  const readSide = await createReadSide(cfg, log, infra, { ...opts, identity })
-  const { feed, signals, board } = readSide
+export function readerContext(root: AppContext): ReaderContext {
+  const readSide = root.readSide
+  if (!readSide) throw new Error('the reader needs a root with the reader role')
+  const { infra } = root
   let stopping = false
   return {
-    cfg,
-    log,
-    feed,
-    signals,
-    board,
-    presence: infra.presence,
-    stats: sharedStats(statsReader(infra.readDb, infra.schema)),
+    cfg: root.cfg,
+    log: root.log,
     readSide,
-    identity,
+    stats: sharedStats(statsReader(infra.readDb, infra.schema)),
     async ready() {
       if (stopping) return { ok: false }
       await infra.readDb.query('select 1')
-      return { ok: true, head: feed.head, waiting: feed.waiting }
+      return { ok: true, head: readSide.feed.head, waiting: readSide.feed.waiting }
     },
     async close() {
       stopping = true

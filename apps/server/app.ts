@@ -1,21 +1,20 @@
 import type { FastifyInstance } from 'fastify'
 import { agentRoutes } from '../agents/app.js'
-import { createAgentsContext, type AgentsContext } from '../agents/context.js'
+import { agentsContext, type AgentsContext } from '../agents/context.js'
 import { readerRoutes } from '../reader/app.js'
-import { createReaderContext, type ReaderContext, type ReaderOptions } from '../reader/context.js'
+import { readerContext, type ReaderContext } from '../reader/context.js'
 import { createSweeper, type Sweeper } from '../sweeper/sweeper.js'
 import { writerRoutes } from '../writer/app.js'
-import { createWriterContext, type WriterContext, type WriterOptions } from '../writer/context.js'
-import { networkIdentity } from '../../libs/shared/auth/index.js'
+import { createWriterContext, type WriterContext } from '../writer/context.js'
 import type { Config } from '../../libs/shared/config/index.js'
+import { createAppContext, type AppContext, type Overrides } from '../../libs/shared/context/index.js'
 import { createHttpApp, healthRoutes } from '../../libs/shared/http/index.js'
-import { openInfra, type Infra } from '../../libs/shared/infra/index.js'
 import type { StartedApp } from '../../libs/shared/lifecycle.js'
 import type { Logger } from '../../libs/shared/log/index.js'
 
 export interface Board extends StartedApp {
   app: FastifyInstance
-  infra: Infra
+  root: AppContext
   writer: WriterContext
   reader: ReaderContext
   agents: AgentsContext
@@ -24,34 +23,26 @@ export interface Board extends StartedApp {
 }
 
 export interface BoardOptions {
-  writer?: WriterOptions
-  reader?: ReaderOptions
+  /** Parts handed in instead of built (tests): connections already open, a smaller tail. */
+  overrides?: Overrides
   sweeper?: boolean
-  /** Connections already open (tests that seed the database first); otherwise opened here, migrating. */
-  infra?: Infra
   /** Sees every route as it is registered (tests that list what the board serves). */
   onRoute?: (route: { method: string | string[]; url: string }) => void
 }
 
 /**
- * Every role in one process on one port (`npm start`): the writer's, the reader's and the agents'
- * routes on one fastify instance over one database, one read side and one publish path. The fleet
- * runs the same pieces as separate processes.
+ * Every role in one process on one port (`npm start`): one root serving the writer, the reader,
+ * the agents and the sweeper, so their routes share one database, one identity resolver, one read
+ * side and one publish path. The fleet runs the same roles as separate processes.
  */
 export async function startBoard(cfg: Config, log: Logger, opts: BoardOptions = {}): Promise<Board> {
-  const infra = opts.infra ?? (await openInfra(cfg, log, { migrate: cfg.autoMigrate }))
+  const sweeps = opts.sweeper !== false
+  const root = await createAppContext(cfg, log, { roles: ['writer', 'reader', 'agents', ...(sweeps ? (['sweeper'] as const) : [])], overrides: opts.overrides ?? {} })
   try {
-    // network mode: one verify cache per process, so a token a publish verified counts at once on reads
-    const identity = cfg.identity.mode === 'network' ? networkIdentity({ url: cfg.identity.url, authority: cfg.authority, log }) : undefined
-    const reader = await createReaderContext(cfg, log, infra, { ...opts.reader, ...(identity && { identity }) })
-    const writer = await createWriterContext(cfg, log, infra, {
-      ...opts.writer,
-      ...(identity && { identity }),
-    })
-    const agents = await createAgentsContext(cfg, log, infra, {
-      shared: { readSide: reader.readSide, publish: writer.publisher.deps, identity: writer.identity },
-    })
-    const app = createHttpApp(log, cfg.http, infra.limits)
+    const reader = readerContext(root)
+    const writer = await createWriterContext(root)
+    const agents = agentsContext(root)
+    const app = createHttpApp(log, cfg.http, root.infra.limits)
     if (opts.onRoute) app.addHook('onRoute', opts.onRoute)
     app.register(healthRoutes, {
       ready: async () => {
@@ -59,16 +50,19 @@ export async function startBoard(cfg: Config, log: Logger, opts: BoardOptions = 
         return { ...r, ...w, ok: w.ok && r.ok }
       },
     })
-    app.register(writerRoutes, { ctx: writer, presence: infra.presence })
+    app.register(writerRoutes, { ctx: writer, presence: root.infra.presence })
     app.register(readerRoutes, { ctx: reader })
     app.register(agentRoutes, { ctx: agents })
     // the sweeper runs here too (embedded or PostgreSQL); app.close() stops it before the database closes
-    const sweeper = opts.sweeper === false ? null : await createSweeper(cfg, log, infra)
-    if (sweeper) app.addHook('preClose', async () => await sweeper.stop())
+    const sweeper = sweeps ? await createSweeper(cfg, log, root.infra) : null
+    if (sweeper) {
+      root.defer(() => sweeper.stop())
+      app.addHook('preClose', async () => await sweeper.stop())
+    }
     await app.ready()
-    return { app, infra, writer, reader, agents, sweeper, close: async () => (await app.close(), await infra.close()) }
+    return { app, root, writer, reader, agents, sweeper, close: async () => (await app.close(), await root.close()) }
   } catch (err) {
-    if (!opts.infra) await infra.close()
+    await root.close()
     throw err
   }
 }

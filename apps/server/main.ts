@@ -24,7 +24,7 @@ await runUntilSignal(log, async () => {
     throw err
   })
   log.info({ address, database: cfg.db.kind, bus: cfg.redisUrl && cfg.db.kind === 'postgres' ? 'redis' : 'in-process' }, 'wire board ready')
-  process.stdout.write(welcome(cfg, address, (await board.reader.board.meta()).name, inCheckout()))
+  process.stdout.write(welcome(cfg, address, (await board.reader.readSide.board.meta()).name, inCheckout()))
   idleGc?.afterStart() // once quiet: what start-up left (docs/benchmarks.md "RSS after load")
   return () => board.close() // long-polls answered, publishes committed, sweeper stopped; then the database (PGlite flushes)
 })

@@ -2,10 +2,10 @@ import type { FastifyInstance } from 'fastify'
 import type { Presence } from '../../libs/shared/bus/index.js'
 import type { Config } from '../../libs/shared/config/index.js'
 import { createHttpApp, healthRoutes } from '../../libs/shared/http/index.js'
-import { openInfra, type Infra } from '../../libs/shared/infra/index.js'
+import { createAppContext, type AppContext } from '../../libs/shared/context/index.js'
 import type { StartedApp } from '../../libs/shared/lifecycle.js'
 import type { Logger } from '../../libs/shared/log/index.js'
-import { createWriterContext, type WriterContext, type WriterOptions } from './context.js'
+import { createWriterContext, type WriterContext } from './context.js'
 import { adminBoardRoutes } from './routes/admin-board.js'
 import { adminRuleRoutes } from './routes/admin-rules.js'
 import { adminSignalRoutes } from './routes/admin-signals.js'
@@ -25,16 +25,16 @@ export async function writerRoutes(app: FastifyInstance, { ctx, presence }: { ct
 }
 
 /** The writer process: migrations (unless WIRE_AUTO_MIGRATE=0), health, publish and admin, on the primary. */
-export async function startWriter(cfg: Config, log: Logger, opts: WriterOptions = {}): Promise<StartedApp & { app: FastifyInstance; ctx: WriterContext; infra: Infra }> {
-  const infra = await openInfra(cfg, log, { migrate: cfg.autoMigrate })
+export async function startWriter(cfg: Config, log: Logger): Promise<StartedApp & { app: FastifyInstance; ctx: WriterContext; root: AppContext }> {
+  const root = await createAppContext(cfg, log, { roles: ['writer'] })
   try {
-    const ctx = await createWriterContext(cfg, log, infra, opts)
-    const app = createHttpApp(log, cfg.http, infra.limits)
+    const ctx = await createWriterContext(root)
+    const app = createHttpApp(log, cfg.http, root.infra.limits)
     app.register(healthRoutes, { ready: () => ctx.ready() })
-    app.register(writerRoutes, { ctx, presence: infra.presence })
-    return { app, ctx, infra, close: async () => (await app.close(), await infra.close()) }
+    app.register(writerRoutes, { ctx, presence: root.infra.presence })
+    return { app, ctx, root, close: async () => (await app.close(), await root.close()) }
   } catch (err) {
-    await infra.close()
+    await root.close()
     throw err
   }
 }

@@ -1,13 +1,13 @@
-import { adminGuard, type AdminCheck, type IdentityResolver } from '../../libs/shared/auth/index.js'
-import type { Invalidation, WakeBus } from '../../libs/shared/bus/index.js'
+import { adminGuard, type AdminCheck } from '../../libs/shared/auth/index.js'
+import type { Invalidation } from '../../libs/shared/bus/index.js'
 import { loadBoardFile, type Config } from '../../libs/shared/config/index.js'
+import type { AppContext } from '../../libs/shared/context/index.js'
 import { boardReader, boardWriter, signalWriter, type BoardReader, type BoardWriter, type SignalWriter } from '../../libs/shared/db/index.js'
-import type { Infra } from '../../libs/shared/infra/index.js'
 import type { Logger } from '../../libs/shared/log/index.js'
-import { createPublisher, type BoardPolicy, type Publisher, type PublisherOptions } from '../../libs/shared/publish/index.js'
+import type { Publisher } from '../../libs/shared/publish/index.js'
 import { watchDurability, type DurabilityWatch } from './durability.js'
 
-/** What the writer's routes need. Everything here talks to the primary. */
+/** What the writer's routes need: a view of the root. Everything here talks to the primary. */
 export interface WriterContext {
   readonly cfg: Config
   readonly log: Logger
@@ -15,9 +15,6 @@ export interface WriterContext {
   readonly signals: SignalWriter
   readonly board: BoardReader
   readonly boardWrite: BoardWriter
-  readonly policy: BoardPolicy
-  readonly bus: WakeBus
-  readonly identity: IdentityResolver
   /** The admin API's door: token, and the address's budget of failed attempts. */
   readonly checkAdmin: AdminCheck
   /** Whether a synchronous standby confirms commits (read at start, then periodically). */
@@ -25,19 +22,20 @@ export interface WriterContext {
   /** After an admin change: this process's own read side first (awaited), then every other process over the bus. */
   invalidate(m: Invalidation): Promise<void>
   ready(): Promise<{ ok: boolean; durability?: DurabilityWatch['current'] }>
-  /** Lets in-flight publishes commit. Connections belong to Infra and are closed by main. */
+  /** Stops serving: readiness turns false and in-flight publishes commit. */
   close(): Promise<void>
 }
 
-export type WriterOptions = PublisherOptions
-
-export async function createWriterContext(cfg: Config, log: Logger, infra: Infra, opts: WriterOptions = {}): Promise<WriterContext> {
+/** The writer's view of the root: seeds the board file (WIRE_CONFIG) once, and watches durability until the root closes. */
+export async function createWriterContext(root: AppContext): Promise<WriterContext> {
+  const { cfg, log, infra, publisher, policy } = root
+  if (!publisher) throw new Error('the writer needs a root with the writer role')
   const { primary, schema, bus } = infra
   const boardWrite = boardWriter(primary, schema)
   const seed = loadBoardFile(cfg.boardFile)
   if (seed) await boardWrite.seed(seed)
-  const publisher = createPublisher(cfg, log, infra, opts)
   const durability = await watchDurability(primary, log.child({ mod: 'durability' }))
+  root.defer(() => durability.stop())
   let stopping = false
   return {
     cfg,
@@ -46,13 +44,10 @@ export async function createWriterContext(cfg: Config, log: Logger, infra: Infra
     signals: signalWriter(primary, schema),
     board: boardReader(primary, schema),
     boardWrite,
-    policy: publisher.policy,
-    bus,
-    identity: publisher.identity,
     checkAdmin: adminGuard(cfg.secrets.adminToken, infra.limits),
     durability,
     async invalidate(m) {
-      if (m.kind !== 'signal') publisher.policy.invalidate()
+      if (m.kind !== 'signal') policy.invalidate()
       await bus.publishInvalidation(m) // resolves once this process's own read side has applied it
     },
     async ready() {
@@ -62,7 +57,6 @@ export async function createWriterContext(cfg: Config, log: Logger, infra: Infra
     },
     async close() {
       stopping = true
-      durability.stop()
       await publisher.flush()
     },
   }

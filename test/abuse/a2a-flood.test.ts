@@ -38,12 +38,12 @@ t.test('200 non-blocking reads: each waits inside its own request, none after it
     )
     return { abort, res }
   })
-  await until(() => s.reader.feed.waiting === 200, 10_000, 'every read to wait inside its request')
+  await until(() => s.reader.readSide.feed.waiting === 200, 10_000, 'every read to wait inside its request')
   for (const x of sends.slice(0, 100)) x.abort.abort()
-  await until(() => s.reader.feed.waiting === 100, 5000, 'the reads of closed requests to end')
+  await until(() => s.reader.readSide.feed.waiting === 100, 5000, 'the reads of closed requests to end')
   const sig = (await s.publish({ $type: 'broadcast', $tags: ['flood'], text: 'wake' })).json().signal
   const answers = await Promise.all(sends.slice(100).map((x) => x.res))
-  await until(() => s.reader.feed.waiting === 0, 5000, 'no read left waiting')
+  await until(() => s.reader.readSide.feed.waiting === 0, 5000, 'no read left waiting')
   for (const a of answers) {
     const task = a.result.task ?? a.result
     const state = task.status.state

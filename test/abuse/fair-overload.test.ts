@@ -58,10 +58,10 @@ t.test('overloaded: followers at the head are served every signal; a flood of da
   // over the heap bound from the start: the process counts as overloaded all along
   const { s, get } = await bigBoard(t, { SHED_HEAP_USED_RATIO: '0.000001', SHED_EVENT_LOOP_DELAY_MS: '0' })
   await until(async () => (await get('/sw/signals?cursor=1', '203.0.113.250')).status === 503, 10_000, 'the process to count as overloaded')
-  const head = s.reader.feed.head
+  const head = s.reader.readSide.feed.head
   let published = false
   const followers = follow(get, head, () => published)
-  await until(() => s.reader.feed.waiting >= FOLLOWERS, 10_000, 'every follower waiting')
+  await until(() => s.reader.readSide.feed.waiting >= FOLLOWERS, 10_000, 'every follower waiting')
   // the flood: deep reads and filtered newest pages from 100 addresses, none of them from the tail
   const flood = await Promise.all(
     Array.from({ length: 100 }, (_, i) => get(i % 2 ? `/sw/signals?cursor=${i}&limit=7` : `/sw/signals?tag=t${i}`, `203.0.113.${i + 1}`)),
@@ -74,7 +74,7 @@ t.test('overloaded: followers at the head are served every signal; a flood of da
     t.same(f.seen, Array.from({ length: SIGNALS }, (_, n) => String(n)), `follower ${i}: every signal, once, in order`)
   }
   t.ok(flood.every((r) => r.status === 503 && r.json.error.code === 'unavailable' && Number(r.retryAfter) >= 1), 'every flood read: 503 with Retry-After')
-  t.equal(s.reader.feed.waiting, 0)
+  t.equal(s.reader.readSide.feed.waiting, 0)
 })
 
 t.test('more reads below the tail than the gate admits: the excess gets 503 at once, followers keep receiving', async (t) => {
@@ -83,10 +83,10 @@ t.test('more reads below the tail than the gate admits: the excess gets 503 at o
   const lock = new pg.Client({ connectionString: TEST_DATABASE_URL })
   await lock.connect()
   t.teardown(() => lock.end())
-  const head = s.reader.feed.head
+  const head = s.reader.readSide.feed.head
   let published = false
   const followers = follow(get, head, () => published)
-  await until(() => s.reader.feed.waiting >= FOLLOWERS, 10_000, 'every follower waiting')
+  await until(() => s.reader.readSide.feed.waiting >= FOLLOWERS, 10_000, 'every follower waiting')
   await lock.query('begin')
   await lock.query(`lock table "${s.schema}".signals in access exclusive mode`)
   const deep = Array.from({ length: 10 }, (_, i) => get(`/sw/signals?cursor=${i + 1}&limit=7`, `203.0.113.${i + 1}`))
@@ -94,7 +94,7 @@ t.test('more reads below the tail than the gate admits: the excess gets 503 at o
   for (const d of deep) void d.then((r) => settled.push(r))
   await until(() => settled.length >= 6, 10_000, 'the reads past the gate and its queue to be refused')
   t.ok(settled.every((r) => r.status === 503 && Number(r.retryAfter) >= 1), '2 running, 2 waiting: the other 6 refused at once with Retry-After')
-  t.equal(s.reader.feed.waiting, FOLLOWERS, 'the followers still wait, none refused')
+  t.equal(s.reader.readSide.feed.waiting, FOLLOWERS, 'the followers still wait, none refused')
   await lock.query('rollback')
   await publishAll(s)
   published = true

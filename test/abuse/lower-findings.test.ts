@@ -55,7 +55,7 @@ t.test('GET /sw/tags with random prefixes shares one aggregate; GET /sw/stats on
   const st = await Promise.all(stats)
   t.same(st.map((r) => r.json().buckets.length), Array.from({ length: 20 }, (_, i) => 6 + i), 'each answer has the buckets it asked for')
   const pub = await s.publish({ $type: 'offer', $tags: ['alpine'] })
-  await until(() => s.reader.feed.head >= pub.json().cursor, 5000, 'the feed to show the publish')
+  await until(() => s.reader.readSide.feed.head >= pub.json().cursor, 5000, 'the feed to show the publish')
   t.same((await s.app.inject({ url: '/sw/tags?q=alp' })).json().tags, [{ tag: 'alpha', count: 1 }, { tag: 'alpine', count: 1 }], 'what the feed shows, tags show at once')
 })
 

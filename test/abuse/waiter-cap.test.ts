@@ -11,7 +11,7 @@ t.test('past READER_MAX_WAITERS a long-poll gets 503 at once; the waiting ones a
   const head = (await s.read()).nextCursor
   const poll = (cursor = head) => s.app.inject({ url: `/sw/signals?cursor=${cursor}&wait=20` }).then((r) => r) // .then() sends it now
   const waiting = [poll(), poll(), poll()]
-  await until(() => s.reader.feed.waiting === 3, 5000, 'three waiting long-polls')
+  await until(() => s.reader.readSide.feed.waiting === 3, 5000, 'three waiting long-polls')
 
   const t0 = Date.now()
   const over = await poll()
@@ -33,9 +33,9 @@ t.test('past READER_MAX_WAITERS a long-poll gets 503 at once; the waiting ones a
   const sig = (await s.publish({ $type: 'broadcast', text: 'wake' })).json().signal
   const answers = await Promise.all(waiting)
   for (const r of answers) t.same(r.json().signals.map((x: { id: string }) => x.id), [sig.id], 'a waiting poll gets the signal')
-  t.equal(s.reader.feed.waiting, 0)
+  t.equal(s.reader.readSide.feed.waiting, 0)
   const again = poll(answers[0]!.json().nextCursor)
-  await until(() => s.reader.feed.waiting === 1, 5000, 'a slot to be free again')
+  await until(() => s.reader.readSide.feed.waiting === 1, 5000, 'a slot to be free again')
   const sig2 = (await s.publish({ $type: 'broadcast', text: 'again' })).json().signal
   t.equal((await again).json().signals[0].id, sig2.id)
   t.notOk(s.logs.some((l) => l.includes('"level":50')), 'a full process is no fault: nothing at error level')

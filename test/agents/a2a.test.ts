@@ -81,7 +81,7 @@ t.test('A2A at /a2a', async (t) => {
     const head = (await s.read()).nextCursor
     const t0 = Date.now()
     const waiting = client.sendMessage(send({ cursor: head, wait: 5, tag: 'wake' }))
-    await until(() => s.reader.feed.waiting === 1, 5000, 'the read to wait')
+    await until(() => s.reader.readSide.feed.waiting === 1, 5000, 'the read to wait')
     await s.publish({ $type: 'broadcast', $tags: ['other'], text: 'noise' })
     await s.publish({ $type: 'broadcast', $tags: ['wake'], text: 'wake up' })
     const out = outcome(await waiting)

@@ -74,7 +74,7 @@ t.test('MCP at /mcp', async (t) => {
     t.type(first.serverNow, 'string')
     const t0 = Date.now()
     const waiting = call(anonymous, 'read_signals', { cursor: first.nextCursor, wait: 5, tag: 'wake' })
-    await until(() => s.reader.feed.waiting === 1, 5000, 'the read to wait')
+    await until(() => s.reader.readSide.feed.waiting === 1, 5000, 'the read to wait')
     await s.publish({ $type: 'broadcast', $tags: ['other'], text: 'noise' })
     t.equal((await s.publish({ $type: 'broadcast', $tags: ['wake'], text: 'wake up' })).statusCode, 200)
     const { json } = await waiting

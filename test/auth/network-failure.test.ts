@@ -2,7 +2,7 @@ import t, { type Test } from 'tap'
 import { startReader } from '../../apps/reader/app.js'
 import { startWriter } from '../../apps/writer/app.js'
 import { loadConfig } from '../../libs/shared/config/index.js'
-import { openInfra } from '../../libs/shared/infra/index.js'
+import { openInfra } from '../../libs/shared/context/index.js'
 import { createLogger } from '../../libs/shared/log/index.js'
 import { startFakeIdentity } from '../helpers/fake-identity.js'
 import { assertServicesUp, dropSchema, TEST_DATABASE_URL, TEST_REDIS_URL, uniqueSchema } from '../helpers/services.js'
@@ -125,7 +125,7 @@ async function startFleet(t: Test, env: Record<string, string>) {
     await w.close()
     await dropSchema(schema)
   })
-  return { writer: w.app, reader: r.app, readerCtx: r.ctx }
+  return { writer: w.app, reader: r.app, readerCtx: r.root }
 }
 
 t.test('network mode in the fleet: separate writer and reader processes', async (t) => {

@@ -66,7 +66,7 @@ t.test('a trial board moves to PostgreSQL: cursors, identities, pins, metadata, 
   await admin('PATCH', '/sw/admin/wire', { name: 'trial', description: 'a board that moved', allowedSignalTypes: ['broadcast', 'reply', 'notice'] })
   const rule = (await admin('POST', '/sw/admin/rules', { ruleType: 'deny', identityId: fromC.origin })).rule
   // some signals counted into the stats history, the rest still past the rollup's cursor
-  await statsWriter(board.infra.primary, ident('public')).rollUp(3)
+  await statsWriter(board.root.infra.primary, ident('public')).rollUp(3)
   const stats = async (inject: typeof app.inject) => {
     const r = (await inject({ url: '/sw/stats?bucketSeconds=3600&buckets=6' })).json()
     return { buckets: r.buckets, activeSignals: r.current.activeSignals, activeIdentities: r.current.activeIdentities }

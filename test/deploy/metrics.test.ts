@@ -55,7 +55,7 @@ t.test('wire_open_connections counts the open client connections; nothing walks 
 
 t.test('wire_tail_reads_total counts reads answered from the tail and from the database', async (t) => {
   // the chunk cache off: a read older than the tail would ask for its chunk, and whether a later read finds it is a race
-  const s = await startStack(t, { reader: { tailSize: 3 }, env: { READER_CHUNK_CACHE_MAX_BYTES: '0' } })
+  const s = await startStack(t, { overrides: { tailSize: 3 }, env: { READER_CHUNK_CACHE_MAX_BYTES: '0' } })
   const { nextCursor: c0 } = await s.read() // seqs are dense: the six publishes take c0+1 … c0+6
   for (let n = 1; n <= 6; n++) t.equal((await s.publish({ $type: 'note', n })).statusCode, 200)
   t.ok(await eventually(async () => (await s.read(`cursor=${c0 + 4}`)).signals.length === 2), 'all six in the feed')

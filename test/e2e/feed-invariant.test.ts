@@ -1,10 +1,9 @@
 import t from 'tap'
-import { createReaderContext } from '../../apps/reader/context.js'
-import { createWriterContext } from '../../apps/writer/context.js'
-import { openInfra } from '../../libs/shared/infra/index.js'
+import { openInfra } from '../../libs/shared/context/index.js'
 import { createLogger } from '../../libs/shared/log/index.js'
 import { publishSignal } from '../../libs/shared/publish/index.js'
 import { startStack } from '../helpers/stack.js'
+import { readerOn, writerOn } from '../helpers/roles.js'
 
 // docs/architecture.md "The feed invariant": many concurrent publishers whose insert transactions
 // stall for random times (a trigger in the test's schema sleeps 0–4 ms before each commit), spread
@@ -27,8 +26,8 @@ t.test('followers see every acknowledged signal exactly once and in seq order', 
     for (const i of extra) await i.close()
   })
   for (const infra of extra.slice(0, LANES - 1))
-    lanes.push(await createWriterContext(s.cfg, log, infra))
-  const reader2 = await createReaderContext(s.cfg, log, extra[LANES - 1]!, { fallbackPollMs: 200 })
+    lanes.push(await writerOn(s.cfg, log, infra))
+  const reader2 = await readerOn(s.cfg, log, extra[LANES - 1]!, { fallbackPollMs: 200 })
   t.teardown(() => reader2.close())
 
   const acked: string[] = []
@@ -68,7 +67,7 @@ t.test('followers see every acknowledged signal exactly once and in seq order', 
     (await s.app.inject({ url: cursor < 0 ? '/sw/signals?limit=1' : `/sw/signals?cursor=${cursor}&limit=37&wait=${wait}` })).json()
   const viaReader2 = async (cursor: number) => {
     const q = { cursor: cursor < 0 ? null : cursor, limit: 23, waitMs: 1000, type: null, tags: [], origin: null, q: null, sinceMs: null, includeExpired: false, refId: null }
-    const page = await reader2.feed.read(q)
+    const page = await reader2.readSide.feed.read(q)
     return { signals: page.signals.map((j) => JSON.parse(j) as { id: string }), nextCursor: page.nextCursor }
   }
   const kinds: Array<[string, Read]> = [['long-poll follower', viaHttp(2)], ['wait=0 follower', viaHttp(0)], ['second reader', viaReader2]]

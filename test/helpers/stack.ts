@@ -1,10 +1,8 @@
 import { Writable } from 'node:stream'
 import type { Test } from 'tap'
 import { startBoard, type Board } from '../../apps/server/app.js'
-import type { ReaderOptions } from '../../apps/reader/context.js'
-import type { WriterOptions } from '../../apps/writer/context.js'
 import { loadConfig, type Config } from '../../libs/shared/config/index.js'
-import { openInfra, type Infra } from '../../libs/shared/infra/index.js'
+import { openInfra, type Infra, type Overrides } from '../../libs/shared/context/index.js'
 import { createLogger } from '../../libs/shared/log/index.js'
 import { injectOverSockets } from './socket-inject.js'
 import { assertServicesUp, dropSchema, TEST_DATABASE_URL, TEST_REDIS_URL, uniqueSchema } from './services.js'
@@ -13,8 +11,8 @@ export interface StackOptions {
   env?: Record<string, string>
   /** Use the in-process bus instead of Redis. */
   noRedis?: boolean
-  writer?: WriterOptions
-  reader?: ReaderOptions
+  /** The read side's tail size and fallback poll (the root's overrides; the stack opens the connections itself). */
+  overrides?: Omit<Overrides, 'infra'>
   /** Run the sweeper (pg-boss) in the stack, as `npm start` does. Off by default: it slows every start. */
   sweeper?: boolean
   /** Sees every route as it is registered (fastify's onRoute hook), e.g. to list what the board serves. */
@@ -64,12 +62,16 @@ export async function startStack(t: Test, o: StackOptions = {}): Promise<Stack> 
       await infra.close()
       throw err
     })
-  const board = await startBoard(cfg, log, { infra, writer: o.writer ?? {}, reader: o.reader ?? {}, sweeper: o.sweeper ?? false, ...(o.onRoute && { onRoute: o.onRoute }) })
+  const board = await startBoard(cfg, log, { overrides: { ...o.overrides, infra }, sweeper: o.sweeper ?? false, ...(o.onRoute && { onRoute: o.onRoute }) }).catch(async (err: unknown) => {
+    await infra.close()
+    throw err
+  })
   // WIRE_TEST_TRANSPORT=socket: the suite's requests go over real sockets (the fast path), not inject
   const sockets = process.env.WIRE_TEST_TRANSPORT === 'socket' ? await injectOverSockets(board.app) : null
   t.teardown(async () => {
     sockets?.()
     await board.close()
+    await infra.close() // handed in: the root closes only what it opened
     await dropSchema(schema) // and its pg-boss schema
   })
   const bearer = (token = 'agent-one-token') => ({ authorization: `Bearer ${token}` })

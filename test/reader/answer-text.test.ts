@@ -13,7 +13,7 @@ import { until } from '../helpers/wait.js'
 const TEXT = 'é ü € 😀 ✓' // two, three and four bytes a character in UTF-8: the content-length must count bytes
 
 t.test('a page answered once is written as text, a woken page many share from its bytes encoded once; the same bytes as fastify', async (t) => {
-  const s = await startStack(t, { reader: { fallbackPollMs: 60_000 } })
+  const s = await startStack(t, { overrides: { fallbackPollMs: 60_000 } })
   const writes: Array<'text' | 'bytes'> = []
   s.app.server.on('connection', (socket: net.Socket) => {
     const write = socket.write.bind(socket) as (chunk: unknown, ...rest: unknown[]) => boolean
@@ -46,7 +46,7 @@ t.test('a page answered once is written as text, a woken page many share from it
   writes.length = 0
   a.get(`/sw/signals?cursor=${head}&wait=20`)
   b.get(`/sw/signals?cursor=${head}&wait=20`)
-  await until(() => s.reader.feed.waiting === 2, 5000, 'two long-polls wait')
+  await until(() => s.reader.readSide.feed.waiting === 2, 5000, 'two long-polls wait')
   await s.publish({ $type: 'broadcast', text: TEXT })
   await until(() => a.answers.length === 1 && b.answers.length === 1, 5000, 'both woken')
   t.same(writes, ['text', 'bytes'], 'the first answer with the woken page as text, the second from its shared bytes')

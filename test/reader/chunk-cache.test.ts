@@ -40,10 +40,10 @@ const dbPages = async () => (await metrics.feedQueries.get()).values.filter((v) 
 async function board(t: Test, env: Record<string, string> = {}) {
   const s = await startStack(t, {
     env: { READER_CHUNK_CACHE_MAX_BYTES: String(64 * 2 ** 20), WAKE_FALLBACK_POLL_MS: '60000', ...env },
-    reader: { tailSize: 20 },
+    overrides: { tailSize: 20 },
     seed: (infra, schema) => seed(infra.primary, schema),
   })
-  const feed = s.reader.feed
+  const feed = s.reader.readSide.feed
   const sql = s.reader.readSide.signals
   /** What the database answers now for `q` (the page statements themselves, no cache). */
   const truth = async (q: ReadQuery) => {

@@ -1,12 +1,12 @@
 import t, { type Test } from 'tap'
 import { startReader } from '../../apps/reader/app.js'
-import { createReaderContext } from '../../apps/reader/context.js'
 import { loadConfig } from '../../libs/shared/config/index.js'
 import type { Db } from '../../libs/shared/db/index.js'
 import { createLogger } from '../../libs/shared/log/index.js'
 import { startStack, type Stack } from '../helpers/stack.js'
 import { TEST_DATABASE_URL } from '../helpers/services.js'
 import { until } from '../helpers/wait.js'
+import { readerOn } from '../helpers/roles.js'
 
 // The cursor promise at its sharpest edge: a long-poll whose first page comes from the database
 // while a matching signal is published and taken into the tail. The interleaving is forced, not
@@ -37,7 +37,7 @@ function holdQueriesWith(db: Db, marker: string) {
 /** A second reader on the stack's database, with a small tail and its page queries for TOKEN held. */
 async function heldReader(t: Test, s: Stack) {
   const hold = holdQueriesWith(s.infra.readDb, TOKEN.toLowerCase())
-  const ctx = await createReaderContext(s.cfg, createLogger('reader', 'silent'), { ...s.infra, readDb: hold.db }, { tailSize: 20, fallbackPollMs: 10_000 })
+  const ctx = await readerOn(s.cfg, createLogger('reader', 'silent'), { ...s.infra, readDb: hold.db }, { tailSize: 20, fallbackPollMs: 10_000 })
   t.teardown(() => ctx.close())
   return { ctx, hold }
 }
@@ -59,11 +59,11 @@ for (const by of ['q', 'tag'] as const) {
     // a wait long enough that a slow machine's publish and tail pull never outlast it (it answers as soon as
     // the held query is released with the signal in the tail)
     const q = { limit: 100, waitMs: 20_000, type: null, origin: null, sinceMs: null, includeExpired: false, refId: null, ...filter }
-    const poll = ctx.feed.read({ ...q, cursor: variant.startsWith('no') ? null : 1 })
+    const poll = ctx.readSide.feed.read({ ...q, cursor: variant.startsWith('no') ? null : 1 })
     await until(() => hold.held() === 1, 15_000, 'the page query to be held')
 
     const pub = (await s.publish({ $type: 'reply-wanted', $tags: [TOKEN], text: `answer for ${TOKEN}` })).json()
-    await until(() => ctx.feed.head >= pub.cursor, 15_000, 'the reader to pull the new signal into its tail')
+    await until(() => ctx.readSide.feed.head >= pub.cursor, 15_000, 'the reader to pull the new signal into its tail')
     hold.release()
 
     const page = await poll
@@ -77,13 +77,13 @@ t.test('a poll that times out answers from what the tail holds at its deadline',
   const s = await startStack(t)
   await seedNoise(s)
   const { ctx } = await heldReader(t, s)
-  const head = ctx.feed.head
-  const page = await ctx.feed.read({ cursor: head, limit: 100, waitMs: 300, type: null, tags: [], origin: null, q: TOKEN, sinceMs: null, includeExpired: false, refId: null })
+  const head = ctx.readSide.feed.head
+  const page = await ctx.readSide.feed.read({ cursor: head, limit: 100, waitMs: 300, type: null, tags: [], origin: null, q: TOKEN, sinceMs: null, includeExpired: false, refId: null })
   t.same(page.signals, [])
   t.equal(page.nextCursor, head, 'nothing new: the cursor stays where everything was considered')
   const later = (await s.publish({ $type: 'broadcast', text: TOKEN })).json()
-  await until(() => ctx.feed.head >= later.cursor, 15_000, 'the reader to pull the later signal into its tail')
-  const next = await ctx.feed.read({ cursor: page.nextCursor, limit: 100, waitMs: 0, type: null, tags: [], origin: null, q: TOKEN, sinceMs: null, includeExpired: false, refId: null })
+  await until(() => ctx.readSide.feed.head >= later.cursor, 15_000, 'the reader to pull the later signal into its tail')
+  const next = await ctx.readSide.feed.read({ cursor: page.nextCursor, limit: 100, waitMs: 0, type: null, tags: [], origin: null, q: TOKEN, sinceMs: null, includeExpired: false, refId: null })
   t.same(next.signals.map((j) => (JSON.parse(j) as { id: string }).id), [later.signal.id], 'the follower sees the next match from that cursor')
 })
 
@@ -108,7 +108,7 @@ t.test('a follower that switches to a reader which has not heard of its cursor y
   for (let i = 0; i < 3; i++) pubs.push((await s.publish({ $type: 'broadcast', n: i })).json())
   const first = await s.read(`cursor=${start}&limit=2`) // the first reader serves two of three
   t.equal(first.nextCursor, pubs[1].cursor)
-  t.ok(deaf.ctx.feed.head < first.nextCursor, 'the second reader has not loaded them: its tail is behind the cursor')
+  t.ok(deaf.ctx.readSide.feed.head < first.nextCursor, 'the second reader has not loaded them: its tail is behind the cursor')
   const next = (await deaf.app.inject({ url: `/sw/signals?cursor=${first.nextCursor}&wait=2` })).json()
   t.ok(next.nextCursor >= first.nextCursor, `nextCursor never goes back (${first.nextCursor} → ${next.nextCursor})`)
   t.same(next.signals.map((x: { id: string }) => x.id), [pubs[2].signal.id], 'and the third signal is delivered, once')

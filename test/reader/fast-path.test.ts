@@ -10,7 +10,7 @@ import { until } from '../helpers/wait.js'
 // answer (but the Date header's second and serverNow).
 
 async function listening(t: Parameters<typeof startStack>[0], env: Record<string, string> = {}) {
-  const s = await startStack(t, { env, reader: { fallbackPollMs: 60_000 } })
+  const s = await startStack(t, { env, overrides: { fallbackPollMs: 60_000 } })
   await s.app.listen({ port: 0, host: '127.0.0.1' })
   const port = (s.app.server.address() as net.AddressInfo).port
   const open = (): RawConnection => {
@@ -69,7 +69,7 @@ t.test('a long-poll refused because the process is full: the same 503 from the f
   const cursor = (await s.read()).nextCursor as number
   const holder = open()
   holder.get(`/sw/signals?cursor=${cursor}&wait=20`)
-  await until(() => s.reader.feed.waiting === 1, 5000, 'one long-poll waits')
+  await until(() => s.reader.readSide.feed.waiting === 1, 5000, 'one long-poll waits')
   const lane = open()
   const fastify = await viaFastify()
   lane.get(`/sw/signals?cursor=${cursor}&wait=20`)
@@ -127,16 +127,16 @@ t.test('a lane long-poll stops waiting when its client leaves; a client that sen
   const cursor = (await s.read()).nextCursor as number
   const c = open()
   c.get(`/sw/signals?cursor=${cursor}&wait=20`)
-  await until(() => s.reader.feed.waiting === 1, 5000, 'waiting')
+  await until(() => s.reader.readSide.feed.waiting === 1, 5000, 'waiting')
   c.end()
-  await until(() => s.reader.feed.waiting === 0, 5000, 'the wait ended with its connection')
+  await until(() => s.reader.readSide.feed.waiting === 0, 5000, 'the wait ended with its connection')
 
   const greedy = open()
   greedy.get(`/sw/signals?cursor=${cursor}&wait=20`)
-  await until(() => s.reader.feed.waiting === 1, 5000, 'waiting')
+  await until(() => s.reader.readSide.feed.waiting === 1, 5000, 'waiting')
   greedy.write('X'.repeat(20_000)) // no answer is owed yet: this is not a request queue
   await until(() => greedy.closed, 5000, 'cut off')
-  await until(() => s.reader.feed.waiting === 0, 5000, 'and its wait ended')
+  await until(() => s.reader.readSide.feed.waiting === 0, 5000, 'and its wait ended')
 })
 
 t.test('idle lane connections close after HTTP_KEEP_ALIVE_TIMEOUT_MS, as node closes its own', async (t) => {
@@ -158,7 +158,7 @@ t.test('shutdown: waiting lane long-polls are answered with Connection: close, i
   idle.get(`/sw/signals?cursor=${cursor}`)
   await answered(idle, 1)
   waiting.get(`/sw/signals?cursor=${cursor}&wait=20`)
-  await until(() => s.reader.feed.waiting === 1, 5000, 'waiting')
+  await until(() => s.reader.readSide.feed.waiting === 1, 5000, 'waiting')
   await s.app.close() // resolves only once every connection is gone
   await answered(waiting, 1) // the answer was written before its socket closed; the client reads it now
   t.equal(waiting.answers.length, 1, 'the long-poll was answered')

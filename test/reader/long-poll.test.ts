@@ -1,16 +1,16 @@
 import t from 'tap'
-import { createWriterContext } from '../../apps/writer/context.js'
-import { openInfra } from '../../libs/shared/infra/index.js'
+import { openInfra } from '../../libs/shared/context/index.js'
 import { createLogger } from '../../libs/shared/log/index.js'
 import { publishSignal } from '../../libs/shared/publish/index.js'
 import { startStack } from '../helpers/stack.js'
 import { until } from '../helpers/wait.js'
+import { writerOn } from '../helpers/roles.js'
 
 t.test('long-polls', async (t) => {
   // a 10 s fallback timer: a prompt answer can only come from the wake-up
-  const s = await startStack(t, { reader: { fallbackPollMs: 10_000 } })
+  const s = await startStack(t, { overrides: { fallbackPollMs: 10_000 } })
   const head = async () => (await s.read()).nextCursor as number
-  const waiting = (n: number) => until(() => s.reader.feed.waiting === n, 5000, `${n} waiting long-poll(s)`)
+  const waiting = (n: number) => until(() => s.reader.readSide.feed.waiting === n, 5000, `${n} waiting long-poll(s)`)
 
   t.test('a publish wakes a waiting long-poll promptly', async (t) => {
     const cursor = await head()
@@ -29,8 +29,8 @@ t.test('long-polls', async (t) => {
     const poll = s.app.inject({ url: `/sw/signals?cursor=${cursor}&wait=5&tag=wanted` }).then((r) => r.json())
     await waiting(1)
     await s.publish({ $type: 'broadcast', $tags: ['other'], text: 'noise' })
-    await until(() => s.reader.feed.head === cursor + 1, 5000, 'the tail to take in the noise')
-    t.equal(s.reader.feed.waiting, 1, 'the noise did not answer the long-poll')
+    await until(() => s.reader.readSide.feed.head === cursor + 1, 5000, 'the tail to take in the noise')
+    t.equal(s.reader.readSide.feed.waiting, 1, 'the noise did not answer the long-poll')
     await s.publish({ $type: 'broadcast', $tags: ['Wanted'], text: 'match' })
     const page = await poll
     t.equal(page.signals.length, 1, 'only the matching signal')
@@ -70,7 +70,7 @@ t.test('long-polls', async (t) => {
     const log = createLogger('writer', 'silent')
     const infra = await openInfra(s.cfg, log)
     t.teardown(() => infra.close())
-    const other = await createWriterContext(s.cfg, log, infra)
+    const other = await writerOn(s.cfg, log, infra)
     const cursor = await head()
     const t0 = Date.now()
     const poll = s.app.inject({ url: `/sw/signals?cursor=${cursor}&wait=5` }).then((r) => r.json())
@@ -86,7 +86,7 @@ t.test('closing the server answers waiting long-polls at once', async (t) => {
   const s = await startStack(t)
   const { nextCursor } = await s.read()
   const polls = [1, 2, 3].map(() => s.app.inject({ url: `/sw/signals?cursor=${nextCursor}&wait=20` }).then((r) => r.json()))
-  await until(() => s.reader.feed.waiting === 3)
+  await until(() => s.reader.readSide.feed.waiting === 3)
   const t0 = Date.now()
   await s.app.close()
   const pages = await Promise.all(polls)

@@ -1,15 +1,15 @@
 import t, { type Test } from 'tap'
 import { startBoard, type Board } from '../../apps/server/app.js'
 import { startWriter } from '../../apps/writer/app.js'
-import { createReaderContext } from '../../apps/reader/context.js'
 import { loadConfig, type Config } from '../../libs/shared/config/index.js'
 import { signalReader, type Db } from '../../libs/shared/db/index.js'
 import { serializeSignal, type ReadQuery } from '../../libs/shared/domain/index.js'
-import { openInfra } from '../../libs/shared/infra/index.js'
+import { openInfra } from '../../libs/shared/context/index.js'
 import { createLogger } from '../../libs/shared/log/index.js'
 import { metrics } from '../../libs/shared/metrics/index.js'
 import { assertServicesUp, dropSchema, TEST_DATABASE_URL, TEST_REDIS_URL, uniqueSchema } from '../helpers/services.js'
 import { until } from '../helpers/wait.js'
+import { readerOn } from '../helpers/roles.js'
 
 // The single process's read side takes its own writer's commits as they are, without reading them
 // back: checked against what the database serves, and at the edges where it must read them back
@@ -57,10 +57,11 @@ async function boardOf(t: Test, o: { env?: Record<string, string>; hold?: string
   const cfg = configOf(schema, o.env)
   const infra = await openInfra(cfg, quiet, { migrate: true })
   const gate = o.hold ? holdWritesWith(infra.primary, o.hold) : null
-  const board: Board = await startBoard(cfg, quiet, { infra: gate ? { ...infra, primary: gate.db } : infra, sweeper: false })
+  const board: Board = await startBoard(cfg, quiet, { overrides: { infra: gate ? { ...infra, primary: gate.db } : infra }, sweeper: false })
   t.teardown(async () => {
     gate?.release()
     await board.close()
+    await infra.close()
     await dropSchema(schema)
   })
   const post = (app: Board['app'], body: unknown, token = 'agent-one-token') =>
@@ -71,11 +72,11 @@ async function boardOf(t: Test, o: { env?: Record<string, string>; hold?: string
     return res.json() as { signal: { id: string; uri: string }; cursor: number }
   }
   const admin = (method: 'POST' | 'DELETE', path: string) => board.app.inject({ method, url: `/sw/admin${path}`, headers: { authorization: `Bearer ${ADMIN}` } })
-  return { board, cfg, schema, gate, post, publish, admin, feed: board.reader.feed }
+  return { board, cfg, schema, gate, post, publish, admin, feed: board.reader.readSide.feed }
 }
 
 /** A follower: long-polls from `cursor` with its nextCursor until it holds `n` signals; every id it was given, in order. */
-async function follow(feed: Board['reader']['feed'], cursor: number, n: number, limit = 100) {
+async function follow(feed: Board['reader']['readSide']['feed'], cursor: number, n: number, limit = 100) {
   const got: string[] = []
   for (let c = cursor; got.length < n; ) {
     const page = await feed.read({ ...everything(c), limit, waitMs: 5000, includeExpired: false })
@@ -97,7 +98,7 @@ t.test('a commit of this process goes into its tail as it is: no feed query, the
   t.ok(s.feed.head >= Math.max(reply.cursor, ...burst.map((b) => b.cursor)), 'and a burst of publishes, batched, too')
   t.equal(await pulls(), before, 'none of them was read back from the database')
 
-  const sql = signalReader(s.board.infra.readDb, s.board.infra.schema, { graceSeconds: s.cfg.sweep.graceSeconds })
+  const sql = signalReader(s.board.root.infra.readDb, s.board.root.infra.schema, { graceSeconds: s.cfg.sweep.graceSeconds })
   const fromDb = async () => (await sql.pageAfter(start, 100, everything(start), Date.now())).signals.map((x) => serializeSignal(x, s.cfg.authority))
   const fromTail = async () => (await s.feed.read(everything(start))).signals
   const db = await fromDb()
@@ -108,9 +109,9 @@ t.test('a commit of this process goes into its tail as it is: no feed query, the
   t.match((await fromTail()).find((j) => j.includes(reply.signal.id)), /"pinned":true/, 'a pin reaches the tail through the change log')
   t.same(await fromTail(), await fromDb(), 'and the tail still matches the database')
 
-  const fresh = await createReaderContext(s.cfg, quiet, s.board.infra, { fallbackPollMs: 60_000 })
+  const fresh = await readerOn(s.cfg, quiet, s.board.root.infra, { fallbackPollMs: 60_000 })
   t.teardown(() => fresh.close())
-  t.same((await fresh.feed.read(everything(start))).signals, await fromTail(), 'a reader that loaded its tail from the database serves the same bytes')
+  t.same((await fresh.readSide.feed.read(everything(start))).signals, await fromTail(), 'a reader that loaded its tail from the database serves the same bytes')
 })
 
 t.test('a later commit handled before an earlier one is read back: followers neither skip nor repeat', async (t) => {
@@ -156,7 +157,7 @@ t.test('a removal that arrives before the commit it removes is taken in is not u
   const from = s.feed.head
   const a = s.post(s.board.app, { $type: 'broadcast', text: 'to-be-removed' })
   await until(() => s.gate!.held() !== null, 5000, 'the signal to commit and its answer to be held')
-  const stored = await s.board.infra.readDb.query<{ id: string }>(`select id from ${s.board.infra.schema}.signals where payload like $1`, ['%to-be-removed%'])
+  const stored = await s.board.root.infra.readDb.query<{ id: string }>(`select id from ${s.board.root.infra.schema}.signals where payload like $1`, ['%to-be-removed%'])
   const id = stored.rows[0]!.id // committed: its id can be known elsewhere before this process handles the answer
   t.equal((await s.admin('DELETE', `/signals/${id}`)).statusCode, 200, 'removed while its commit is not yet handled')
   s.gate!.release()

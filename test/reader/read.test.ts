@@ -174,7 +174,7 @@ async function freshReader(t: Test, s: Stack) {
 }
 
 t.test('reading from the database path (tail of 0)', async (t) => {
-  const s = await startStack(t, { reader: { tailSize: 0 } })
+  const s = await startStack(t, { overrides: { tailSize: 0 } })
   await filterSuite(t, s, 'database')
 })
 
@@ -413,10 +413,10 @@ t.test('reading from the in-memory tail', async (t) => {
       const head = (await s.read()).nextCursor
       const t0 = Date.now()
       const poll = s.app.inject({ url: `/sw/signals?cursor=${head}&wait=5&tag=wakeme` }).then((r) => r)
-      await until(() => s.reader.feed.waiting === 1)
+      await until(() => s.reader.readSide.feed.waiting === 1)
       await s.publish({ $type: 'broadcast', $tags: ['other'] })
-      await until(() => s.reader.feed.head === head + 1)
-      t.equal(s.reader.feed.waiting, 1, 'the other tag did not answer it')
+      await until(() => s.reader.readSide.feed.head === head + 1)
+      t.equal(s.reader.readSide.feed.waiting, 1, 'the other tag did not answer it')
       const sig = (await s.publish({ $type: 'broadcast', $tags: ['wakeme'] })).json().signal
       const res = await poll
       t.ok(Date.now() - t0 < 2500, 'woken, not timed out')
@@ -466,7 +466,7 @@ t.test('a waiting long-poll is answered at once when the board shuts down', asyn
   t.equal(await pollers(), 1, 'an anonymous reader counts by its address')
   const t0 = Date.now()
   const poll = s.app.inject({ url: `/sw/signals?cursor=${head}&wait=5` }).then((r) => r)
-  await until(() => s.reader.feed.waiting === 1)
+  await until(() => s.reader.readSide.feed.waiting === 1)
   await s.app.close()
   const res = await poll
   t.ok(Date.now() - t0 < 2000, `answered in ${Date.now() - t0} ms, not at the deadline`)

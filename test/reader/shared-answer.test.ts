@@ -11,14 +11,14 @@ import { until } from '../helpers/wait.js'
 const withoutDate = (b: Buffer) => b.toString('latin1').replace(/\r\nDate: [^\r]*/, '\r\nDate: -')
 
 t.test('waiters woken together get the same bytes as fastify answers, and their connections live on', async (t) => {
-  const s = await startStack(t, { reader: { fallbackPollMs: 60_000 } })
+  const s = await startStack(t, { overrides: { fallbackPollMs: 60_000 } })
   await s.app.listen({ port: 0, host: '127.0.0.1' })
   const port = (s.app.server.address() as net.AddressInfo).port
   const cursor = (await s.read()).nextCursor as number
   const conns = Array.from({ length: 4 }, () => connection(port))
   t.teardown(() => conns.forEach((c) => c.end()))
   for (const c of conns) c.get(`/sw/signals?cursor=${cursor}&wait=20`)
-  await until(() => s.reader.feed.waiting === 4, 5000, 'four waiting long-polls')
+  await until(() => s.reader.readSide.feed.waiting === 4, 5000, 'four waiting long-polls')
   t.equal((await s.publish({ $type: 'broadcast', text: 'to all' })).statusCode, 200)
   await until(() => conns.every((c) => c.answers.length === 1), 5000, 'four answers')
 
@@ -57,14 +57,14 @@ t.test('waiters woken together get the same bytes as fastify answers, and their 
 })
 
 t.test('a waiter whose request asked to close gets Connection: close with the shared bytes', async (t) => {
-  const s = await startStack(t, { reader: { fallbackPollMs: 60_000 } })
+  const s = await startStack(t, { overrides: { fallbackPollMs: 60_000 } })
   await s.app.listen({ port: 0, host: '127.0.0.1' })
   const port = (s.app.server.address() as net.AddressInfo).port
   const cursor = (await s.read()).nextCursor as number
   const conns = Array.from({ length: 3 }, () => connection(port))
   t.teardown(() => conns.forEach((c) => c.end()))
   conns.forEach((c, i) => c.get(`/sw/signals?cursor=${cursor}&wait=20`, i > 0 ? 'Connection: close\r\n' : ''))
-  await until(() => s.reader.feed.waiting === 3, 5000, 'three waiting long-polls')
+  await until(() => s.reader.readSide.feed.waiting === 3, 5000, 'three waiting long-polls')
   await s.publish({ $type: 'broadcast', text: 'bye' })
   await until(() => conns.every((c) => c.answers.length === 1), 5000, 'three answers')
   for (const c of conns.slice(1)) {

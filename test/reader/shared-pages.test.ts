@@ -81,7 +81,7 @@ t.test('bounded: past 256 pages every kept one goes', async (t) => {
 })
 
 t.test('followers who come back after the tail moved get the shared bytes, and every signal once', async (t) => {
-  const s = await startStack(t, { reader: { fallbackPollMs: 60_000 } })
+  const s = await startStack(t, { overrides: { fallbackPollMs: 60_000 } })
   await s.app.listen({ port: 0, host: '127.0.0.1' })
   const port = (s.app.server.address() as net.AddressInfo).port
   const cursor = (await s.read()).nextCursor as number

@@ -46,7 +46,7 @@ t.test('a board with a small byte bound still serves every signal, from the tail
   const text = 'y'.repeat(15_000)
   const ids: string[] = []
   for (let i = 0; i < 40; i++) ids.push((await s.publish({ $type: 'broadcast', i, text })).json().signal.id)
-  t.ok(s.reader.feed.head >= 40)
+  t.ok(s.reader.readSide.feed.head >= 40)
   const page = await s.read('cursor=0&limit=100')
   t.same(page.signals.map((x: { id: string }) => x.id), ids, 'a read from before the tail: every signal, in order')
 })

@@ -3,7 +3,7 @@ import t from 'tap'
 import { startBoard } from '../../apps/server/app.js'
 import { JOBS } from '../../apps/sweeper/sweeper.js'
 import { loadConfig } from '../../libs/shared/config/index.js'
-import { openInfra } from '../../libs/shared/infra/index.js'
+import { openInfra } from '../../libs/shared/context/index.js'
 import { createLogger } from '../../libs/shared/log/index.js'
 import { eventually } from '../helpers/wait.js'
 import { countByType, directBuckets, insertSignals } from './support.js'
@@ -28,7 +28,7 @@ t.test('the embedded board (PGlite) runs the same sweeper jobs, and stops them b
   t.teardown(async () => {
     if (!closed) await infra.close()
   })
-  const board = await startBoard(cfg, log, { infra }) // the sweeper is on unless asked otherwise, as in `npm start`
+  const board = await startBoard(cfg, log, { overrides: { infra } }) // the sweeper is on unless asked otherwise, as in `npm start`
   const { app } = board
   const db = infra.primary
   const schema = cfg.db.schema

@@ -33,7 +33,7 @@ async function measure(s: Stack, running: () => boolean) {
         answeredAt = performance.now()
         return r.json()
       })
-      await until(() => s.reader.feed.waiting === 1, 5000, 'the poll to wait')
+      await until(() => s.reader.readSide.feed.waiting === 1, 5000, 'the poll to wait')
       const res = await s.publish({ $type: 'wake', text: 'wake up' }, 'poller-token')
       const ackedAt = performance.now()
       const page = await poll
@@ -64,7 +64,7 @@ t.test('a purge of 100 000 expired rows does not stall publishing or long-polls'
   })
   const db = s.infra.primary
   t.comment(`inserted ${N} expired rows in ${inserted} ms`)
-  t.equal(s.reader.feed.head, N, 'the feed starts at the head')
+  t.equal(s.reader.readSide.feed.head, N, 'the feed starts at the head')
 
   let t0 = Date.now()
   const wire = await s.app.inject({ url: '/sw/wire' })

@@ -1,4 +1,4 @@
-import type { Infra } from '../../libs/shared/infra/index.js'
+import type { Infra } from '../../libs/shared/context/index.js'
 import type { Stack } from '../helpers/stack.js'
 
 /** Identities for a board that looks lived-in: names and verified badges come from the fake identity network. */

@@ -3,15 +3,14 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
 import { startReader } from '../../apps/reader/app.js'
-import { createReaderContext } from '../../apps/reader/context.js'
-import { createWriterContext } from '../../apps/writer/context.js'
 import { fingerprint } from '../../libs/shared/auth/index.js'
 import { loadConfig } from '../../libs/shared/config/index.js'
-import { openInfra } from '../../libs/shared/infra/index.js'
+import { openInfra } from '../../libs/shared/context/index.js'
 import { createLogger } from '../../libs/shared/log/index.js'
 import { TEST_DATABASE_URL } from '../helpers/services.js'
 import { startStack, type Stack } from '../helpers/stack.js'
 import { eventually } from '../helpers/wait.js'
+import { writerOn } from '../helpers/roles.js'
 
 // The admin API on /sw/admin and /sw/v1/admin (docs/protocol.md "Lifecycle and operators") and the
 // board file (WIRE_CONFIG).
@@ -269,7 +268,7 @@ t.test('the admin API', async (t) => {
  */
 for (const [label, tailSize] of [['from the in-memory tail', undefined], ['from the database', 0]] as const) {
   t.test(`admin changes show in the next read of the feed ${label}`, async (t) => {
-    const s = await startStack(t, { reader: tailSize === undefined ? {} : { tailSize } })
+    const s = await startStack(t, { overrides: tailSize === undefined ? {} : { tailSize } })
     const inFeed = async (id: string) => ((await s.read()).signals as Array<{ id: string; pinned: boolean }>).find((x) => x.id === id)
 
     t.test('a removed signal leaves the feed at once', async (t) => {
@@ -367,7 +366,7 @@ t.test('the board file (WIRE_CONFIG)', async (t) => {
       }),
     )
     const log = createLogger('writer', 'silent')
-    const second = await createWriterContext({ ...s.cfg, boardFile: file }, log, s.infra)
+    const second = await writerOn({ ...s.cfg, boardFile: file }, log, s.infra)
     await second.close()
     t.same(await rulePairs(), [
       `allow ${idOf('allowed-agent-1')}`,
@@ -383,9 +382,9 @@ t.test('the board file (WIRE_CONFIG)', async (t) => {
   t.test('an invalid board file stops the boot', async (t) => {
     const bad = join(dir, 'bad.json')
     writeFileSync(bad, JSON.stringify({ name: 'x', channels: ['a'] }))
-    await t.rejects(createWriterContext({ ...s.cfg, boardFile: bad }, createLogger('writer', 'silent'), s.infra), { name: 'ConfigError' })
+    await t.rejects(writerOn({ ...s.cfg, boardFile: bad }, createLogger('writer', 'silent'), s.infra), { name: 'ConfigError' })
     writeFileSync(bad, '{ not json')
-    await t.rejects(createWriterContext({ ...s.cfg, boardFile: bad }, createLogger('writer', 'silent'), s.infra), { name: 'ConfigError' })
+    await t.rejects(writerOn({ ...s.cfg, boardFile: bad }, createLogger('writer', 'silent'), s.infra), { name: 'ConfigError' })
   })
 })
 

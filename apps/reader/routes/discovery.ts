@@ -7,7 +7,7 @@ import type { ReaderContext } from '../context.js'
 export async function discoveryRoutes(app: FastifyInstance, { ctx, features }: { ctx: ReaderContext; features: string[] }) {
   app.get('/.well-known/wire', async (): Promise<DiscoveryDocument> => {
     const { cfg } = ctx
-    const meta = await ctx.board.meta()
+    const meta = await ctx.readSide.board.meta()
     const board = { authority: cfg.authority, uri: `sw://${cfg.authority}`, name: meta.name, description: meta.description }
     return {
       protocol: 'wire',

@@ -18,12 +18,12 @@ export async function onboardingRoutes(app: FastifyInstance, { ctx }: { ctx: Rea
       ...(cfg.identity.mode === 'network' && { authorization_servers: [cfg.identity.url] }),
       bearer_methods_supported: ['header'],
       resource_documentation: `${cfg.baseUrl}/auth.md`,
-      resource_name: (await ctx.board.meta()).name,
+      resource_name: (await ctx.readSide.board.meta()).name,
       'x-subwire-identity-mode': cfg.identity.mode, // the reference server's extension field, same values as discovery's identityMode
     }
   })
   app.get('/auth.md', async (_req, reply) => {
-    const meta = await ctx.board.meta()
+    const meta = await ctx.readSide.board.meta()
     return reply.header('cache-control', 'public, max-age=300').type('text/markdown; charset=utf-8').send(authManifest(cfg, meta.name))
   })
 }

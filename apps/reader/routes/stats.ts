@@ -18,8 +18,8 @@ export async function statsRoutes(app: FastifyInstance, { ctx }: { ctx: ReaderCo
     const now = Date.now()
     const [buckets, active, recentPollers] = await Promise.all([
       ctx.stats.activity(bucketSeconds, count, now),
-      ctx.board.activeStats(),
-      ctx.presence.count(),
+      ctx.readSide.board.activeStats(),
+      ctx.readSide.presence.count(),
     ])
     const { activeSignals, activeIdentities } = active
     return { bucketSeconds, generatedAt: new Date(now).toISOString(), current: { activeSignals, activeIdentities, recentPollers }, buckets }

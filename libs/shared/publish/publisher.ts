@@ -1,45 +1,33 @@
-import { localIdentity, networkIdentity, type IdentityResolver } from '../auth/index.js'
+import type { IdentityResolver } from '../auth/index.js'
 import { channels } from '../bus/index.js'
 import type { Config } from '../config/index.js'
-import { boardReader, idempotencyKeys, originsOf, signalReader, signalWriter } from '../db/index.js'
-import type { Infra } from '../infra/index.js'
+import { idempotencyKeys, originsOf, signalReader, signalWriter } from '../db/index.js'
+import type { Infra } from '../context/index.js'
 import { publishRateLimits } from '../limits/index.js'
 import type { Logger } from '../log/index.js'
 import { createBatcher, type Batcher } from './batcher.js'
-import { boardPolicy, type BoardPolicy } from './board-policy.js'
+import type { BoardPolicy } from './board-policy.js'
 import { newIdentityGate } from './new-identities.js'
 import type { PublishDeps } from './publish.js'
 
 /** The one publish path's parts, on the primary: what the writer's routes and the agent surfaces publish through. */
 export interface Publisher {
   readonly deps: PublishDeps
-  readonly identity: IdentityResolver
-  readonly policy: BoardPolicy
   readonly batcher: Batcher
   /** Lets every publish submitted so far commit (shutdown). */
   flush(): Promise<void>
 }
 
 export interface PublisherOptions {
-  /** Network mode: a resolver (and verify cache) shared with the process's other parts. */
-  identity?: IdentityResolver
+  /** The process's one identity resolver (the root's). */
+  identity: IdentityResolver
+  /** The board's rules (the root's, which admin changes invalidate). */
+  policy: BoardPolicy
 }
 
-export function createPublisher(cfg: Config, log: Logger, infra: Infra, opts: PublisherOptions = {}): Publisher {
+export function createPublisher(cfg: Config, log: Logger, infra: Infra, { identity, policy }: PublisherOptions): Publisher {
   const { primary, schema, bus } = infra
   const signals = signalReader(primary, schema, { graceSeconds: cfg.sweep.graceSeconds })
-  const policy = boardPolicy(boardReader(primary, schema))
-  bus.onInvalidation((m) => (m.kind === 'rules' || m.kind === 'board') && policy.invalidate())
-  const identity =
-    opts.identity ??
-    (cfg.identity.mode === 'local'
-      ? localIdentity({
-          authority: cfg.authority,
-          fingerprintKey: infra.fingerprintKey,
-          verifiedByDefault: cfg.identity.verifiedByDefault,
-          isAllowListed: (id) => policy.isAllowListed(id),
-        })
-      : networkIdentity({ url: cfg.identity.url, authority: cfg.authority, log }))
   const batcher = createBatcher(signalWriter(primary, schema), log.child({ mod: 'batcher' }), {
     maxBatch: cfg.signals.maxBatch,
     onCommit: (head, batch) => bus.publishWake(head, batch), // this process's own feed first (with the rows), then every other process
@@ -59,5 +47,5 @@ export function createPublisher(cfg: Config, log: Logger, infra: Infra, opts: Pu
     keys: idempotencyKeys(primary, schema),
     batcher,
   }
-  return { deps, identity, policy, batcher, flush: () => batcher.flush() }
+  return { deps, batcher, flush: () => batcher.flush() }
 }

@@ -5,26 +5,33 @@ import type { Config } from '../config/index.js'
 import { failoverDb, ident, migrate, pgliteDb, postgresDb, readBoardId, readStoredFingerprintKey, type Db, type Ident } from '../db/index.js'
 import { clientLimits, type ClientLimits } from '../limits/index.js'
 import type { Logger } from '../log/index.js'
+import { projectPath } from '../paths.js'
 import { startTracing } from '../tracing/index.js'
+import { closeStack } from './close-stack.js'
 
-/** The connections a process holds. Each role's context takes what it needs from here. */
-export interface Infra {
+/** What every process holds: a pool on its schema, Redis when there is one, the per-address budgets. */
+export interface Connections {
+  /** Writes, and reads that must see them. */
   primary: Db
+  schema: Ident
+  /** A Redis command connection (rate limits), when REDIS_URL is set. */
+  redis: Redis | undefined
+  /** Per-client-address budgets (and local mode's new-identity budget), through Redis when there is one. */
+  limits: ClientLimits
+  close(): Promise<void>
+}
+
+/** A board's connections: the primary, where reads go, the wake-up bus and presence. */
+export interface Infra extends Connections {
   /** Where reads go: the replica for readers in the fleet (falling back to the primary while it is down), else the primary itself. */
   readDb: Db
   /** Reads that must see the primary (what a replica has not replayed yet): with the read pools' statement timeout when this process has them. */
   readPrimary: Db
-  schema: Ident
   /** The board's random id (migrations/0005_board_id.sql): names wake-up channels and Redis keys. */
   boardId: string
   bus: WakeBus
   presence: Presence
-  /** A Redis command connection (rate limits), when REDIS_URL is set. */
-  redis: Redis | undefined
   fingerprintKey: string
-  /** Per-client-address budgets (and local mode's new-identity budget), through Redis when there is one. */
-  limits: ClientLimits
-  close(): Promise<void>
 }
 
 export interface InfraOptions {
@@ -36,40 +43,40 @@ export interface InfraOptions {
   wakeUps?: boolean
 }
 
+/** Where the aggregator's migrations live: a folder of their own, applied to AGGREGATOR_PG_SCHEMA. */
+export const AGGREGATOR_MIGRATIONS = 'migrations/aggregator'
+
+/** A board's connections; what was opened is closed in reverse, also after a partial start. */
 export async function openInfra(cfg: Config, log: Logger, opts: InfraOptions = {}): Promise<Infra> {
-  const opened: Array<() => Promise<void>> = []
-  const close = async () => {
-    for (const c of opened.reverse()) await c().catch((err: unknown) => log.warn({ err }, 'error while closing'))
-    opened.length = 0
-  }
+  const stack = closeStack(log)
   try {
     // traces (OTEL_* settings): off by default; the SDK loads only when on. Named after the logger's role.
-    opened.push(await startTracing(cfg.tracing, String(log.bindings().app ?? 'wire'), log))
+    stack.defer(await startTracing(cfg.tracing, String(log.bindings().app ?? 'wire'), log))
     const schema = ident(cfg.db.schema)
     let primary: Db
     let readDb: Db
     let readPrimary: Db | undefined
     if (cfg.db.kind === 'embedded') {
       if (cfg.redisUrl) log.warn('REDIS_URL is ignored by the embedded database: run the fleet on PostgreSQL')
-      primary = await pgliteDb(cfg.db.dataDir, { sharedBuffersMb: cfg.db.sharedBuffersMb })
-      opened.push(() => primary.close())
-      readDb = primary
-      if (opts.migrate) await runMigrations(primary, cfg, log)
+      const db = await pgliteDb(cfg.db.dataDir, { sharedBuffersMb: cfg.db.sharedBuffersMb })
+      stack.defer(() => db.close())
+      primary = readDb = db
+      if (opts.migrate) await runMigrations(primary, cfg.db.schema, log)
     } else {
-      if (opts.migrate) await runMigrations(cfg.db.directUrl, cfg, log) // one session, never a pooler
-      primary = postgresDb(cfg.db.url, { applicationName: 'wire', max: opts.replica ? 3 : 10 }) // writes (and the agents' publishes)
-      opened.push(() => primary.close())
+      if (opts.migrate) await runMigrations(cfg.db.directUrl, cfg.db.schema, log) // one session, never a pooler
+      const writes = postgresDb(cfg.db.url, { applicationName: 'wire', max: opts.replica ? 3 : 10 }) // writes (and the agents' publishes)
+      stack.defer(() => writes.close())
+      primary = writes
       // reads on pools of their own, each statement within READ_STATEMENT_TIMEOUT_MS (writes never are);
       // pg opens connections on demand, so a role that never reads here holds none
       const reads = { applicationName: 'wire-reader', statementTimeoutMs: cfg.reader.statementTimeoutMs }
       const standbyUrl = opts.replica && cfg.db.replicaUrl !== cfg.db.url ? cfg.db.replicaUrl : undefined
       const onPrimary = postgresDb(cfg.db.url, { ...reads, max: standbyUrl ? 3 : 10 })
-      opened.push(() => onPrimary.close())
-      readPrimary = onPrimary
-      readDb = onPrimary
+      stack.defer(() => onPrimary.close())
+      readPrimary = readDb = onPrimary
       if (standbyUrl) {
         const standby = postgresDb(standbyUrl, reads)
-        opened.push(() => standby.close())
+        stack.defer(() => standby.close())
         // a down replica sends reads to the primary until it answers again
         readDb = failoverDb(standby, onPrimary, log.child({ mod: 'replica' }))
       }
@@ -85,26 +92,51 @@ export async function openInfra(cfg: Config, log: Logger, opts: InfraOptions = {
       redisUrl: network ? redisUrl : undefined,
       listenUrl: network && pg && cfg.pgNotify ? cfg.db.directUrl : undefined,
     })
-    opened.push(() => bus.close())
-    const redis = redisUrl ? redisClient(redisUrl, log.child({ mod: 'redis' })) : undefined
-    if (redis) opened.push(async () => void redis.disconnect())
+    stack.defer(() => bus.close())
+    const redis = openRedis(redisUrl, log, stack.defer)
     const presence = redis ? redisPresence(redis, boardId, log) : localPresence()
-    opened.push(() => presence.close())
+    stack.defer(() => presence.close())
     const key = fingerprintKey({
       secret: cfg.secrets.fingerprintSecret,
       stored: await readStoredFingerprintKey(primary, schema),
       ...(cfg.db.kind === 'postgres' ? { databaseUrl: cfg.db.url } : { dataDir: cfg.db.dataDir }),
     })
     const limits = clientLimits({ ...cfg.clientLimits, keyPrefix: `${channels(boardId).rateLimitPrefix}:client` }, redis)
-    return { primary, readDb, readPrimary: readPrimary ?? primary, schema, boardId, bus, presence, redis, fingerprintKey: key, limits, close }
+    return { primary, readDb, readPrimary: readPrimary ?? primary, schema, boardId, bus, presence, redis, fingerprintKey: key, limits, close: stack.close }
   } catch (err) {
-    await close()
+    await stack.close()
     throw err
   }
 }
 
-async function runMigrations(db: Db | string, cfg: Config, log: Logger) {
+/** The aggregator's connections: a pool on AGGREGATOR_PG_SCHEMA (migrated unless WIRE_AUTO_MIGRATE=0), Redis, budgets. */
+export async function openAggregatorConnections(cfg: Config, log: Logger): Promise<Connections> {
+  if (cfg.db.kind !== 'postgres') throw new Error('the aggregator needs PostgreSQL: set DATABASE_URL')
+  const a = cfg.aggregator
+  const stack = closeStack(log)
+  try {
+    stack.defer(await startTracing(cfg.tracing, String(log.bindings().app ?? 'wire'), log))
+    if (cfg.autoMigrate) await runMigrations(cfg.db.directUrl, a.schema, log, AGGREGATOR_MIGRATIONS)
+    const primary = postgresDb(cfg.db.url, { applicationName: 'wire-aggregator', max: 10 })
+    stack.defer(() => primary.close())
+    const redis = openRedis(cfg.redisUrl, log, stack.defer)
+    const limits = clientLimits({ ...cfg.clientLimits, keyPrefix: `wire:${a.schema}:client` }, redis)
+    return { primary, schema: ident(a.schema), redis, limits, close: stack.close }
+  } catch (err) {
+    await stack.close()
+    throw err
+  }
+}
+
+function openRedis(url: string | undefined, log: Logger, defer: (c: () => unknown) => void): Redis | undefined {
+  if (!url) return undefined
+  const redis = redisClient(url, log.child({ mod: 'redis' }))
+  defer(() => redis.disconnect())
+  return redis
+}
+
+async function runMigrations(db: Db | string, schema: string, log: Logger, dir?: string) {
   const t0 = Date.now()
-  const { applied } = await migrate(db, cfg.db.schema)
-  log.info({ applied, schema: cfg.db.schema, ms: Date.now() - t0 }, 'migrations checked')
+  const { applied } = await migrate(db, schema, dir ? { dir: projectPath(dir) } : {})
+  log.info({ applied, schema, ms: Date.now() - t0 }, 'migrations checked')
 }

@@ -1,0 +1,118 @@
+import { localIdentity, networkIdentity, type IdentityResolver } from '../auth/index.js'
+import type { Config } from '../config/index.js'
+import { boardReader } from '../db/index.js'
+import { createReadSide, type ReadSide } from '../feed/index.js'
+import type { Logger } from '../log/index.js'
+import { boardPolicy, createPublisher, type BoardPolicy, type Publisher } from '../publish/index.js'
+import { closeStack } from './close-stack.js'
+import { openAggregatorConnections, openInfra, type Connections, type Infra } from './connections.js'
+
+export { closeStack, type CloseStack } from './close-stack.js'
+export { AGGREGATOR_MIGRATIONS, openAggregatorConnections, openInfra, type Connections, type Infra, type InfraOptions } from './connections.js'
+
+/** The roles a process serves; the single process (`npm start`) serves every board role at once. */
+export type BoardRole = 'writer' | 'reader' | 'agents' | 'sweeper'
+
+/** Parts a test (or a tool) hands in instead of the ones the root would build. */
+export interface Overrides {
+  /** Connections already open (tests that seed the database first, or wrap a pool): not closed by the root. */
+  infra?: Infra
+  /** The read side's tail and its fallback poll (tests that force an interleaving). */
+  tailSize?: number
+  fallbackPollMs?: number
+}
+
+/**
+ * A board process's one root (docs/architecture.md "One root"): its connections, the one identity
+ * resolver, the board's publish rules, the read side and the publish path for the roles it serves,
+ * and the one close stack. Every role's context is a view of it; what a role adds (the sweeper,
+ * the writer's durability watch) it defers here, so everything closes in reverse order of opening.
+ */
+export interface AppContext {
+  readonly cfg: Config
+  readonly log: Logger
+  readonly roles: ReadonlySet<BoardRole>
+  readonly infra: Infra
+  /** Who a token is: built once per process, so a token a publish verified counts at once on reads. */
+  readonly identity: IdentityResolver
+  /** The board's rules and metadata on the primary, cached a second; admin changes invalidate it everywhere. */
+  readonly policy: BoardPolicy
+  /** Reads: the reader's and the agents' (null when the process serves neither). */
+  readonly readSide: ReadSide | null
+  /** The one publish path: the writer's and the agents' (null when the process serves neither). */
+  readonly publisher: Publisher | null
+  defer(close: () => unknown): void
+  close(): Promise<void>
+}
+
+export async function createAppContext(cfg: Config, log: Logger, o: { roles: readonly BoardRole[]; overrides?: Overrides }): Promise<AppContext> {
+  const roles = new Set(o.roles)
+  const stack = closeStack(log)
+  const ov = o.overrides ?? {}
+  try {
+    const reads = roles.has('reader') || roles.has('agents')
+    const writes = roles.has('writer') || roles.has('agents')
+    let infra = ov.infra
+    if (!infra) {
+      // readers and the agents process read on the replica, unless the process also writes (the single process)
+      infra = await openInfra(cfg, log, {
+        replica: reads && !roles.has('writer'),
+        migrate: roles.has('writer') && cfg.autoMigrate,
+        wakeUps: reads || writes,
+      })
+      stack.defer(infra.close)
+    }
+    const policy = boardPolicy(boardReader(infra.primary, infra.schema))
+    infra.bus.onInvalidation((m) => (m.kind === 'rules' || m.kind === 'board') && policy.invalidate())
+    const identity = identityOf(cfg, log, infra, policy)
+    let readSide: ReadSide | null = null
+    if (reads) {
+      // the agents process alone keeps a smaller tail: its reads are a model's, not a fleet's followers'
+      const tailSize = ov.tailSize ?? (roles.has('reader') ? cfg.reader.tailSize : Math.min(cfg.reader.tailSize, 1000))
+      const side = await createReadSide(cfg, log, infra, { identity, tailSize, ...(ov.fallbackPollMs !== undefined && { fallbackPollMs: ov.fallbackPollMs }) })
+      stack.defer(() => side.close()) // waiting long-polls are answered before the connections close
+      readSide = side
+    }
+    let publisher: Publisher | null = null
+    if (writes) {
+      const p = createPublisher(cfg, log, infra, { identity, policy })
+      stack.defer(() => p.flush()) // publishes in flight commit before the connections close
+      publisher = p
+    }
+    return { cfg, log, roles, infra, identity, policy, readSide, publisher, defer: stack.defer, close: stack.close }
+  } catch (err) {
+    await stack.close()
+    throw err
+  }
+}
+
+/**
+ * The process's one identity resolver. Local mode: the token's keyed fingerprint, verified by
+ * LOCAL_IDENTITY_VERIFIED or an allow rule. Network mode: the identity network, with one verify
+ * cache for the whole process (docs/identity.md).
+ */
+function identityOf(cfg: Config, log: Logger, infra: Infra, policy: BoardPolicy): IdentityResolver {
+  if (cfg.identity.mode === 'network') return networkIdentity({ url: cfg.identity.url, authority: cfg.authority, log })
+  return localIdentity({
+    authority: cfg.authority,
+    fingerprintKey: infra.fingerprintKey,
+    verifiedByDefault: cfg.identity.verifiedByDefault,
+    isAllowListed: (id) => policy.isAllowListed(id),
+  })
+}
+
+/** The aggregator's root: its connections and the same close stack; its parts are deferred onto it. */
+export interface AggregatorRoot {
+  readonly cfg: Config
+  readonly log: Logger
+  readonly connections: Connections
+  defer(close: () => unknown): void
+  close(): Promise<void>
+}
+
+export async function createAggregatorRoot(cfg: Config, log: Logger): Promise<AggregatorRoot> {
+  const stack = closeStack(log)
+  const connections = await openAggregatorConnections(cfg, log)
+  stack.defer(connections.close)
+  return { cfg, log, connections, defer: stack.defer, close: stack.close }
+}
