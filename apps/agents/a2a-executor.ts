@@ -2,10 +2,10 @@ import type { AgentsContext } from './context.js'
 import { randomUUID } from 'node:crypto'
 import { Role, TaskState, type Message, type Part } from '@a2a-js/sdk'
 import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext } from '@a2a-js/sdk/server'
-import { invalid, serializeSignal } from '../../libs/shared/domain/index.js'
+import { invalid } from '../../libs/shared/domain/index.js'
 import { errorBody, logFailure, toWireError } from '../../libs/shared/http/index.js'
-import { publishSignal } from '../../libs/shared/publish/index.js'
-import { readPage, type Caller } from './deps.js'
+import { publishAnswer, publishSignal } from '../../libs/shared/publish/index.js'
+import { readPage, type AgentCaller } from './deps.js'
 import { StrictReadArgs, toReadQuery } from './read-args.js'
 
 /** Where a2a.ts leaves the request's Caller in the SDK's ServerCallContext state. */
@@ -28,7 +28,7 @@ export class WireAgentExecutor implements AgentExecutor {
 
   async execute(rc: RequestContext, bus: ExecutionEventBus): Promise<void> {
     const { taskId, contextId } = rc
-    const caller = rc.context.state.get(CALLER_KEY) as Caller
+    const caller = rc.context.state.get(CALLER_KEY) as AgentCaller
     const stamp = () => new Date().toISOString()
     bus.publish(
       AgentEvent.task({
@@ -69,13 +69,13 @@ export class WireAgentExecutor implements AgentExecutor {
   cancelTask = async (): Promise<void> => {}
 }
 
-async function runSkill(deps: AgentsContext, caller: Caller, msg: Message): Promise<{ skill: string; json: string }> {
+async function runSkill(deps: AgentsContext, caller: AgentCaller, msg: Message): Promise<{ skill: string; json: string }> {
   const data = msg.parts.find((p) => p.content?.$case === 'data')?.content?.value as unknown
   if (data === null || typeof data !== 'object' || Array.isArray(data)) throw invalid(USAGE)
   if ('$type' in data) {
-    const s = await publishSignal(deps.publish, caller.reads.authorization, JSON.stringify(data), caller.publishing)
+    const s = await publishSignal(deps.publish, caller, JSON.stringify(data))
     caller.log.info({ id: s.id, seq: s.seq, origin: s.origin, via: 'a2a' }, 'signal published')
-    return { skill: 'publish-signal', json: `{"ok":true,"signal":${serializeSignal(s, deps.cfg.authority)},"cursor":${s.seq}}` }
+    return { skill: 'publish-signal', json: publishAnswer(s, deps.cfg.authority) }
   }
   const parsed = StrictReadArgs.safeParse(data)
   if (!parsed.success) {

@@ -14,7 +14,7 @@ import { bearerToken } from '../../libs/shared/auth/index.js'
 import { sendJsonText } from '../../libs/shared/http/index.js'
 import { agentCard, cardJson, isLegacyVersion, legacyCardJson } from './agent-card.js'
 import { CALLER_KEY, WireAgentExecutor } from './a2a-executor.js'
-import { callerOf } from './deps.js'
+import { agentCallerOf } from './deps.js'
 import { INTERNAL_ERROR } from './json-rpc.js'
 import { WireRequestHandler } from './request-handler.js'
 import { BoundedTaskStore } from './task-store.js'
@@ -53,7 +53,7 @@ export function a2aSurface(deps: AgentsContext): A2aSurface {
       const rawId = (body as { id?: unknown } | null)?.id
       const id = typeof rawId === 'string' || typeof rawId === 'number' ? rawId : null
       try {
-        const caller = callerOf(req, reply)
+        const caller = agentCallerOf(req, reply)
         const context = defaultServerCallContextBuilder({
           extensions: undefined,
           user: new TokenUser(req.headers.authorization),

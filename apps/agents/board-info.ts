@@ -2,19 +2,19 @@ import { LIMITS } from '../../libs/shared/domain/index.js'
 import { toWireError } from '../../libs/shared/http/index.js'
 import { describeBoard } from '../../libs/shared/views/index.js'
 import type { AgentsContext } from './context.js'
-import type { Caller } from './deps.js'
+import type { AgentCaller } from './deps.js'
 
 /**
  * MCP wire_info: the board as GET /sw/wire describes it, the discovery document's addresses and
  * limits, and who the caller's token makes them (so an agent can recognise its own signals).
  */
-export async function boardInfo(deps: AgentsContext, caller: Caller): Promise<string> {
+export async function boardInfo(deps: AgentsContext, caller: AgentCaller): Promise<string> {
   const { cfg } = deps
   const board = await describeBoard(cfg.authority, deps.readSide.board, deps.readSide.presence)
   let you: Record<string, unknown> | null = null
-  if (caller.reads.authorization !== undefined) {
+  if (caller.authorization !== undefined) {
     try {
-      const who = await deps.identity.authenticate(caller.reads.authorization)
+      const who = await deps.identity.authenticate(caller.authorization)
       you = { identityId: who.id, identityUri: who.uri, name: who.name, verified: who.verified }
     } catch (err) {
       you = { error: toWireError(err).code }

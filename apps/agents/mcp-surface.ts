@@ -1,7 +1,7 @@
 import type { AgentsContext } from './context.js'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { callerOf } from './deps.js'
+import { agentCallerOf } from './deps.js'
 import { hijack, INTERNAL_ERROR, rpcError } from './json-rpc.js'
 import { createMcpServer } from './mcp-tools.js'
 
@@ -19,7 +19,7 @@ export interface McpSurface {
 export function mcpSurface(deps: AgentsContext): McpSurface {
   return {
     async handle(req, reply, message) {
-      const server = createMcpServer(deps, callerOf(req, reply))
+      const server = createMcpServer(deps, agentCallerOf(req, reply))
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
       reply.raw.once('close', () => {
         void transport.close()

@@ -2,11 +2,10 @@ import type { AgentsContext } from './context.js'
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { z } from 'zod'
-import { serializeSignal } from '../../libs/shared/domain/index.js'
 import { errorBody, logFailure, toWireError } from '../../libs/shared/http/index.js'
-import { publishSignal } from '../../libs/shared/publish/index.js'
+import { publishAnswer, publishSignal } from '../../libs/shared/publish/index.js'
 import { boardInfo } from './board-info.js'
-import { readPage, SERVER_VERSION, type Caller } from './deps.js'
+import { readPage, SERVER_VERSION, type AgentCaller } from './deps.js'
 import { readArgsShape, toReadQuery } from './read-args.js'
 
 const INSTRUCTIONS =
@@ -40,7 +39,7 @@ const SignalRef = z.string().min(1).max(1024).describe('A signal id (20 letters 
  * A fresh MCP server for one request (stateless, per the SDK's guidance): every tool calls the same
  * in-process functions as the HTTP routes and answers with the same JSON.
  */
-export function createMcpServer(deps: AgentsContext, caller: Caller): McpServer {
+export function createMcpServer(deps: AgentsContext, caller: AgentCaller): McpServer {
   const server = new McpServer({ name: 'wire', title: 'Wire message board', version: SERVER_VERSION }, { instructions: INSTRUCTIONS })
   const read = { readOnlyHint: true, openWorldHint: false } as const
   const tool = (name: string, run: () => Promise<string>) => answer(caller, name, run)
@@ -75,7 +74,7 @@ export function createMcpServer(deps: AgentsContext, caller: Caller): McpServer 
       inputSchema: { id: SignalRef },
       annotations: read,
     },
-    ({ id }) => tool('get_signal', () => deps.readSide.byId(caller.reads, id)),
+    ({ id }) => tool('get_signal', () => deps.readSide.byId(caller, id)),
   )
   server.registerTool(
     'read_thread',
@@ -85,7 +84,7 @@ export function createMcpServer(deps: AgentsContext, caller: Caller): McpServer 
       inputSchema: { id: SignalRef },
       annotations: read,
     },
-    ({ id }) => tool('read_thread', () => deps.readSide.thread(caller.reads, id)),
+    ({ id }) => tool('read_thread', () => deps.readSide.thread(caller, id)),
   )
   server.registerTool(
     'publish_signal',
@@ -110,9 +109,9 @@ export function createMcpServer(deps: AgentsContext, caller: Caller): McpServer 
     ({ signal, idempotencyKey }) =>
       tool('publish_signal', async () => {
         const body = typeof signal === 'string' ? signal : JSON.stringify(signal)
-        const s = await publishSignal(deps.publish, caller.reads.authorization, body, { ...caller.publishing, ...(idempotencyKey !== undefined && { idempotencyKey }) })
+        const s = await publishSignal(deps.publish, idempotencyKey === undefined ? caller : { ...caller, idempotencyKey }, body)
         caller.log.info({ id: s.id, seq: s.seq, origin: s.origin, via: 'mcp' }, 'signal published')
-        return `{"ok":true,"signal":${serializeSignal(s, deps.cfg.authority)},"cursor":${s.seq}}`
+        return publishAnswer(s, deps.cfg.authority)
       }),
   )
   server.registerTool(
@@ -129,7 +128,7 @@ export function createMcpServer(deps: AgentsContext, caller: Caller): McpServer 
     },
     () =>
       tool('register_identity', async () => {
-        await deps.limits.register(caller.publishing.address)
+        await deps.limits.register(caller.address)
         const r = await deps.identity.register()
         caller.log.info({ identityId: r.identityId, via: 'mcp' }, 'identity registered')
         return JSON.stringify({ token: r.token, identityId: r.identityId, identityUri: r.identityUri, identityMode: deps.identity.mode })
@@ -142,7 +141,7 @@ export function createMcpServer(deps: AgentsContext, caller: Caller): McpServer 
 }
 
 /** Runs a tool: its JSON as text, or a tool error whose text is the HTTP error body (the protocol code). */
-async function answer(caller: Caller, tool: string, run: () => Promise<string>): Promise<CallToolResult> {
+async function answer(caller: AgentCaller, tool: string, run: () => Promise<string>): Promise<CallToolResult> {
   try {
     return { content: [{ type: 'text', text: await run() }] }
   } catch (err) {

@@ -61,7 +61,6 @@ function mcpServer(ctx: AggregatorContext, left: AbortSignal): McpServer {
 /** POST /mcp (stateless Streamable HTTP, JSON answers). */
 export async function aggregatorMcpRoutes(app: FastifyInstance, { ctx }: { ctx: AggregatorContext }) {
   app.post('/mcp', async (req, reply) => {
-    await ctx.limits.read(req.ip) // a tool call is a read: the address's read budget, before any work
     let message: unknown
     try {
       message = JSON.parse(String(req.body))

@@ -51,7 +51,7 @@ function follow(get: (path: string, client: string) => Promise<{ status: number;
 
 const publishAll = async (s: Stack) => {
   for (let n = 0; n < SIGNALS; n++)
-    await publishSignal(s.writer.publisher.deps, 'Bearer overload-publisher', JSON.stringify({ $type: 'broadcast', n: String(n) }), { address: '192.0.2.1' })
+    await publishSignal(s.writer.publisher.deps, { address: '192.0.2.1', authorization: 'Bearer overload-publisher' }, JSON.stringify({ $type: 'broadcast', n: String(n) }))
 }
 
 t.test('overloaded: followers at the head are served every signal; a flood of database reads gets 503', async (t) => {

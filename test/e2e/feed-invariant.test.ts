@@ -37,7 +37,7 @@ t.test('followers see every acknowledged signal exactly once and in seq order', 
     const publishers = Array.from({ length: PUBLISHERS }, async (_, p) => {
     for (let i = 0; i < PER_PUBLISHER; i++) {
       const lane = lanes[(p + i) % lanes.length]!
-      const sig = await publishSignal(lane.publisher.deps, `Bearer publisher-${p}-token`, JSON.stringify({ $type: 'broadcast', p, i }), { address: `10.0.0.${p}` })
+      const sig = await publishSignal(lane.publisher.deps, { address: `10.0.0.${p}`, authorization: `Bearer publisher-${p}-token` }, JSON.stringify({ $type: 'broadcast', p, i }))
       acked.push(sig.id)
       if (Math.random() < 0.3) await new Promise((r) => setTimeout(r, Math.random() * 5))
     }

@@ -1,12 +1,10 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify'
-import type { Caller } from '../../../libs/shared/feed/index.js'
+import type { FastifyInstance } from 'fastify'
 import { pageBody } from '../../../libs/shared/feed/index.js'
-import { abortOnClose, DOOR, sendJsonText } from '../../../libs/shared/http/index.js'
+import { abortOnClose, callerOf, DOOR, sendJsonText } from '../../../libs/shared/http/index.js'
 import type { ReaderContext } from '../context.js'
 
 const JSON_TYPE = 'application/json; charset=utf-8'
 
-const callerOf = (req: FastifyRequest, gone?: AbortSignal): Caller => ({ address: req.ip, authorization: req.headers.authorization, gone })
 /** The query text after `?`, as the fast path reads it: one parser (and cache) for both paths. */
 const queryText = (url: string) => {
   const qm = url.indexOf('?')

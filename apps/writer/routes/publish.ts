@@ -1,9 +1,8 @@
 import type { FastifyInstance } from 'fastify'
-import { serializeSignal } from '../../../libs/shared/domain/index.js'
-import { DOOR, sendJsonText } from '../../../libs/shared/http/index.js'
+import { callerOf, DOOR, sendJsonText } from '../../../libs/shared/http/index.js'
 import { metrics } from '../../../libs/shared/metrics/index.js'
 import type { WriterContext } from '../context.js'
-import { publishSignal } from '../../../libs/shared/publish/index.js'
+import { publishAnswer, publishSignal } from '../../../libs/shared/publish/index.js'
 
 /**
  * POST /sw/signals: publish one signal; 200 `{ok:true, signal}` once it is committed. With an
@@ -17,9 +16,8 @@ export async function publishRoutes(app: FastifyInstance, { ctx }: { ctx: Writer
   })
   app.post('/signals', { config: DOOR }, async (req, reply) => { // the publish path spends the attempt budget first
     const body = typeof req.body === 'string' ? req.body : undefined
-    const idempotencyKey = req.headers['idempotency-key']
-    const signal = await publishSignal(ctx.publisher.deps, req.headers.authorization, body, { idempotencyKey, address: req.ip, traceparent: req.headers.traceparent })
+    const signal = await publishSignal(ctx.publisher.deps, callerOf(req), body)
     req.log.debug({ id: signal.id, seq: signal.seq, origin: signal.origin }, 'signal published')
-    return sendJsonText(reply, `{"ok":true,"signal":${serializeSignal(signal, ctx.cfg.authority)},"cursor":${signal.seq}}`)
+    return sendJsonText(reply, publishAnswer(signal, ctx.cfg.authority))
   })
 }

@@ -1,17 +1,10 @@
 import type { BudgetWaiter, ClientLimits } from '../limits/index.js'
 import type { ReadQuery } from '../domain/index.js'
 import type { FeedPage } from './page.js'
-import type { Gone, PageSink } from './waiters.js'
+import type { Caller } from '../caller.js'
+import type { PageSink } from './waiters.js'
 
-/** Who reads: every surface (the fastify routes, the fast path, MCP, A2A) builds one per request. */
-export interface Caller {
-  /** The client's address (req.ip after TRUST_PROXY): its budgets are spent here. */
-  readonly address: string
-  /** The request's Authorization header: names the poller in recentPollers; never logged. */
-  readonly authorization: string | string[] | undefined
-  /** Aborts when the client leaves: ends a long-poll's wait. */
-  readonly gone?: Gone
-}
+export type { Caller } from '../caller.js'
 
 /** What an admission needs of the door: the budgets, and the read it ends in. */
 export interface AdmissionDoor {

@@ -65,10 +65,12 @@ export interface ReadDoorDeps {
  */
 export function readDoor(d: ReadDoorDeps) {
   const parsed = new Map<string, ReadQuery>()
+  /** Whether a read spends a unit of the request budget here: not when the HTTP door spent this request's already. */
+  const spends = (c: Caller) => d.limits.readsLimited && c.paid !== true
   const poller = (c: Caller) => d.identity.peek(c.authorization) ?? `ip:${d.limits.key(c.address)}`
   /** The budgets of a read, one await each (no promise adopted inside another's reaction). */
   const admitted = async (caller: Caller, q: ReadQuery, waits: boolean): Promise<Admission> => {
-    if (d.limits.readsLimited) await d.limits.read(caller.address)
+    if (spends(caller)) await d.limits.read(caller.address)
     return waits ? { caller, q, release: await d.limits.openPoll(caller.address) } : { caller, q }
   }
   /** Touches presence and reads the page into `sink`, waiting when the query says so. */
@@ -102,7 +104,7 @@ export function readDoor(d: ReadDoorDeps) {
      */
     admit(caller: Caller, q: ReadQuery): Admission | Promise<Admission> {
       const waits = q.waitMs > 0 && d.limits.pollsLimited
-      if (!d.limits.readsLimited && !waits) return { caller, q }
+      if (!spends(caller) && !waits) return { caller, q }
       return admitted(caller, q, waits)
     },
     /**
@@ -121,8 +123,9 @@ export function readDoor(d: ReadDoorDeps) {
      */
     readTo(caller: Caller, q: ReadQuery, sink: PageSink): void {
       const waits = q.waitMs > 0 && d.limits.pollsLimited
-      if (!d.limits.readsLimited && !waits) return readPage(caller, q, sink)
-      new Admitting(admissions, caller, q, sink, d.limits.readsLimited, waits).start()
+      const reads = spends(caller)
+      if (!reads && !waits) return readPage(caller, q, sink)
+      new Admitting(admissions, caller, q, sink, reads, waits).start()
     },
     /** `pageTo` as a promise (the surfaces that are not the hot path). */
     page(a: Admission): Promise<FeedPage> {
@@ -134,12 +137,12 @@ export function readDoor(d: ReadDoorDeps) {
     },
     /** GET /sw/signals/{id}: `{signal, replies, serverNow}` as JSON text. */
     async byId(caller: Caller, ref: string): Promise<string> {
-      if (d.limits.readsLimited) await d.limits.read(caller.address)
+      if (spends(caller)) await d.limits.read(caller.address)
       return signalJson(d.signals, d.authority, ref)
     },
     /** GET /sw/signals/{id}/thread: `{signals}` as JSON text. */
     async thread(caller: Caller, ref: string): Promise<string> {
-      if (d.limits.readsLimited) await d.limits.read(caller.address)
+      if (spends(caller)) await d.limits.read(caller.address)
       return threadJson(d.signals, d.authority, ref)
     },
   }

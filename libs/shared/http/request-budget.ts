@@ -1,4 +1,5 @@
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { Caller } from '../caller.js'
 
 /** What the hook needs of libs/shared/limits' clientLimits (structural: http imports no limits). */
 export interface RequestBudget {
@@ -20,17 +21,28 @@ export const DOOR = Object.freeze({ door: true })
  */
 export const FREE_PATHS: ReadonlySet<string> = new Set(['/', '/healthz', '/readyz'])
 
+/** Requests whose unit of the request budget the hook spent (a WeakSet: nothing to clean up, nothing added to fastify's request). */
+const paid = new WeakSet<FastifyRequest>()
+
 /**
- * Every request to `app` that no door budgets spends one request from its address's budget before
- * any work (429 rate_limited + Retry-After past it): 404s, discovery, stats, tags, the viewer,
- * /metrics, the agent card, each POST to /mcp and /a2a (`initialize` and `tools/list` included),
- * admin calls. The address is req.ip, which TRUST_PROXY decides.
+ * The HTTP door: every request to `app` whose route is not a door itself spends one request from
+ * its address's budget before any work (429 rate_limited + Retry-After past it): 404s, discovery,
+ * stats, tags, the viewer, /metrics, the agent card, each POST to /mcp and /a2a (`initialize` and
+ * `tools/list` included), admin calls. The caller built for such a request says it paid, so a read
+ * door behind it (an MCP or A2A read tool) spends nothing more. The address is req.ip, which
+ * TRUST_PROXY decides.
  */
 export function installRequestBudget(app: FastifyInstance, budget: RequestBudget) {
   if (!budget.readsLimited) return
   app.addHook('onRequest', (req, _reply, done) => {
     if ((req.routeOptions.config as { door?: boolean } | undefined)?.door === true) return done()
     if (FREE_PATHS.has(req.url.split('?', 1)[0]!)) return done()
-    budget.read(req.ip).then(() => done(), done)
+    budget.read(req.ip).then(() => (paid.add(req), done()), done)
   })
+}
+
+/** The caller of a fastify request, for the doors: built the same way by every route and surface. */
+export function callerOf(req: FastifyRequest, gone?: AbortSignal): Caller {
+  const h = req.headers
+  return { address: req.ip, authorization: h.authorization, gone, idempotencyKey: h['idempotency-key'], traceparent: h.traceparent, paid: paid.has(req) }
 }

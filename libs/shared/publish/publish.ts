@@ -1,6 +1,7 @@
 import type { Identity, IdentityResolver } from '../auth/index.js'
+import type { Caller } from '../caller.js'
 import { DatabaseUnavailable, type IdempotencyKeys, type SignalReader } from '../db/index.js'
-import { invalid, parseEnvelope, parseIdempotencyKey, parseSignalRef, WireError, newSignalId, type Envelope, type Signal } from '../domain/index.js'
+import { invalid, parseEnvelope, parseIdempotencyKey, parseSignalRef, serializeSignal, WireError, newSignalId, type Envelope, type Signal } from '../domain/index.js'
 import type { ClientLimits, PublishRateLimits } from '../limits/index.js'
 import { startSpan, tracing } from '../tracing/index.js'
 import { nothingStored, type Batcher } from './batcher.js'
@@ -24,14 +25,6 @@ export interface PublishDeps {
   batcher: Batcher
 }
 
-export interface PublishRequest {
-  /** The Idempotency-Key header as sent (checked after auth: a bad key is invalid_request). */
-  idempotencyKey?: string | string[] | undefined
-  /** The client's address (req.ip after TRUST_PROXY): every attempt spends its budget before any work. */
-  address: string
-  /** The W3C `traceparent` the client sent, if any: the publish's span continues its trace. */
-  traceparent?: string | string[] | undefined
-}
 
 /**
  * The one publish path, used by HTTP, MCP and A2A alike: the door to publishing. Checks run in the order of docs/protocol.md ("Publish check order"):
@@ -40,16 +33,11 @@ export interface PublishRequest {
  * A retry with an Idempotency-Key already used answers the original signal right after auth.
  * Resolves once the signal is committed.
  */
-export async function publishSignal(
-  d: PublishDeps,
-  authorization: string | string[] | undefined,
-  body: string | undefined,
-  r: PublishRequest,
-): Promise<Signal> {
+export async function publishSignal(d: PublishDeps, r: Caller, body: string | undefined): Promise<Signal> {
   await d.addressLimits.attempt(r.address)
   const span = tracing.on ? startSpan('wire.publish', typeof r.traceparent === 'string' ? r.traceparent : '') : undefined
   try {
-    const signal = await publish(d, authorization, body, r)
+    const signal = await publish(d, r, body)
     span?.set('wire.signal.seq', signal.seq)
     return signal
   } catch (err) {
@@ -62,8 +50,8 @@ export async function publishSignal(
   }
 }
 
-async function publish(d: PublishDeps, authorization: string | string[] | undefined, body: string | undefined, r: PublishRequest): Promise<Signal> {
-  const who = await d.identity.authenticate(authorization)
+async function publish(d: PublishDeps, r: Caller, body: string | undefined): Promise<Signal> {
+  const who = await d.identity.authenticate(r.authorization)
   const key = parseIdempotencyKey(r.idempotencyKey)
   if (key !== null) {
     const original = await replayOf(d.keys, who.id, key)
@@ -135,4 +123,9 @@ function commit(d: PublishDeps, who: Identity, env: Envelope, refId: string | nu
   }
   // an unverified identity's thread is counted and inserted atomically across every writer
   return limitedThread ? d.batcher.submitLimitedThread(signal, d.unverifiedThreadsPerDay) : d.batcher.submit(signal)
+}
+
+/** A publish's answer on every surface (HTTP, MCP, A2A): `{ok, signal, cursor}`, the cursor being the signal's seq. */
+export function publishAnswer(signal: Signal, authority: string): string {
+  return `{"ok":true,"signal":${serializeSignal(signal, authority)},"cursor":${signal.seq}}`
 }
