@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis'
-import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible'
+import { RateLimiterRedis } from 'rate-limiter-flexible'
+import { WireError } from '../../libs/shared/domain/index.js'
 import t, { type Test } from 'tap'
 import { loadConfig } from '../../libs/shared/config/index.js'
 import { clientLimits, WindowLimiter } from '../../libs/shared/limits/index.js'
@@ -24,7 +25,7 @@ async function burst(limiters: WindowLimiter[], key: string, n: number) {
     Array.from({ length: n }, (_, i) =>
       limiters[i % limiters.length]!.consume(key).then(
         () => 'ok',
-        (e: unknown) => (e instanceof RateLimiterRes ? 'limited' : 'error'),
+        (e: unknown) => (e instanceof WireError && e.code === 'rate_limited' ? 'limited' : 'error'),
       ),
     ),
   )
@@ -53,9 +54,10 @@ t.test('a refusal says how long until the window turns', async (t) => {
   const a = new WindowLimiter({ keyPrefix: prefix(), points: 1, duration: 30 }, await redis(t))
   await a.consume('k')
   const res = await a.consume('k').then(() => null, (e: unknown) => e)
-  t.ok(res instanceof RateLimiterRes)
-  t.equal((res as RateLimiterRes).remainingPoints, 0)
-  t.ok((res as RateLimiterRes).msBeforeNext > 0 && (res as RateLimiterRes).msBeforeNext <= 30_000)
+  t.ok(res instanceof WireError && res.code === 'rate_limited', 'the refusal is the client\'s 429 rate_limited')
+  t.equal((res as WireError).details?.remaining, 0)
+  const resetMs = (res as WireError).details?.resetMs as number
+  t.ok(resetMs > 0 && resetMs <= 30_000)
 })
 
 t.test('a busy key leases points ahead: fewer Redis calls, and still never more than the limit in all', async (t) => {

@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis'
 import { bearerToken, fingerprint } from '../../../libs/shared/auth/index.js'
 import type { Config } from '../../../libs/shared/config/index.js'
 import { WireError } from '../../../libs/shared/domain/index.js'
-import { RateLimiterRes, WindowLimiter } from '../../../libs/shared/limits/index.js'
+import { WindowLimiter } from '../../../libs/shared/limits/index.js'
 import type { Logger } from '../../../libs/shared/log/index.js'
 import type { FetchJsonOptions } from '../outbound/fetch-json.js'
 import { describeBoard, normaliseBoardUrl } from './discovery.js'
@@ -21,25 +21,19 @@ export interface Caller {
 export function registry(cfg: Config, store: RegistryStore, fetchOpts: FetchJsonOptions, log: Logger, redis?: Redis) {
   const a = cfg.aggregator
   const budget = (name: string) =>
-    a.registerMax > 0 ? new WindowLimiter({ keyPrefix: `wire:${a.schema}:register:${name}`, points: a.registerMax, duration: 3600 }, redis) : null
+    a.registerMax > 0
+      ? new WindowLimiter({ keyPrefix: `wire:${a.schema}:register:${name}`, points: a.registerMax, duration: 3600, what: `${a.registerMax} registrations per hour from one ${name}`, reason: 'registrations' }, redis)
+      : null
   const perIdentity = budget('identity')
   const perAddress = budget('address')
   const key = cfg.secrets.fingerprintSecret ?? 'wire-aggregator'
-  const spend = async (limiter: WindowLimiter | null, k: string, what: string) => {
-    if (!limiter) return
-    try {
-      await limiter.consume(k)
-    } catch (res) {
-      if (!(res instanceof RateLimiterRes)) throw res
-      throw new WireError('rate_limited', `rate limit reached: ${a.registerMax} registrations per hour from one ${what}`, undefined, { retryAfter: res.msBeforeNext / 1000 })
-    }
-  }
+  const spend = async (limiter: WindowLimiter | null, k: string) => void (limiter && (await limiter.consume(k)))
   return {
     async register(caller: Caller, body: unknown): Promise<{ board: RegisteredBoard; created: boolean }> {
       const token = bearerToken(caller.authorization)
       if (!token || token.length < 8) throw new WireError('unauthorized', 'a bearer token is required to register a board')
-      await spend(perAddress, caller.address, 'address')
-      await spend(perIdentity, fingerprint(key, token), 'identity')
+      await spend(perAddress, caller.address)
+      await spend(perIdentity, fingerprint(key, token))
       const url = normaliseBoardUrl((body as { url?: unknown } | null)?.url)
       const existing = await store.byUrl(url)
       if (!existing && (await store.count()) >= a.maxBoards) throw new WireError('forbidden', `this aggregator holds its limit of ${a.maxBoards} boards`, { reason: 'full' })

@@ -8,7 +8,7 @@ export type { Caller } from '../caller.js'
 
 /** What an admission needs of the door: the budgets, and the read it ends in. */
 export interface AdmissionDoor {
-  readonly limits: Pick<ClientLimits, 'key' | 'takeRead' | 'readRefusal' | 'takePoll' | 'pollRefusal' | 'givePoll'>
+  readonly limits: Pick<ClientLimits, 'key' | 'takeRead' | 'takePoll' | 'givePoll'>
   /** Touches presence and reads the page into `sink` (the door's second step). */
   readPage(caller: Caller, q: ReadQuery, sink: PageSink): void
 }
@@ -65,11 +65,10 @@ export class Admitting implements BudgetWaiter, PageSink {
     }
   }
 
-  /** A budget refused (or failed): the caller hears why; nothing is held. */
-  reject(res: unknown): void {
-    const refused = this.step === POLL ? this.door.limits.pollRefusal(res) : this.door.limits.readRefusal(res)
+  /** A budget refused (its WireError) or failed: the caller hears why; nothing is held. */
+  reject(err: unknown): void {
     this.step = DONE
-    this.sink.fail(refused)
+    this.sink.fail(err)
   }
 
   page(p: FeedPage): void {

@@ -53,7 +53,7 @@ export interface ReadDoorDeps {
   feed: Feed
   signals: SignalSource
   presence: Presence
-  limits: Pick<ClientLimits, 'read' | 'openPoll' | 'readsLimited' | 'pollsLimited' | 'key' | 'takeRead' | 'readRefusal' | 'takePoll' | 'pollRefusal' | 'givePoll'>
+  limits: Pick<ClientLimits, 'read' | 'openPoll' | 'readsLimited' | 'pollsLimited' | 'key' | 'takeRead' | 'takePoll' | 'givePoll'>
   /** Names a poller from its bearer token without waiting on (or failing with) the identity network. */
   identity: Pick<IdentityResolver, 'peek'>
 }

@@ -1,7 +1,7 @@
 /**
  * Who waits for a budget: a promise's two functions, or an object that is its own callback (the
  * read door's admissions, which hold no promise or closure while a limiter's Redis call is out).
- * `resolve()` when granted, maybe at once; `reject(res)` with the limiter's refusal (a RateLimiterRes)
+ * `resolve()` when granted, maybe at once; `reject(err)` with the budget's refusal (a WireError, 429 rate_limited)
  * or the failure.
  */
 export interface BudgetWaiter {

@@ -1,10 +1,9 @@
 import type { Redis } from 'ioredis'
 import { LRUCache } from 'lru-cache'
-import { RateLimiterRes } from './rate-limiter.js'
 import { metrics } from '../metrics/index.js'
 import { addressKey } from './address.js'
+import { limited } from './budget.js'
 import type { BudgetWaiter } from './budget-waiter.js'
-import { limited } from './limited.js'
 import { SlotLimiter } from './slot-batch.js'
 import { WindowLimiter } from './window-batch.js'
 
@@ -59,34 +58,24 @@ const seconds = (ms: number) => Math.round(ms / 1000)
  */
 export function clientLimits(o: ClientLimitSettings & { keyPrefix: string }, redis?: Redis) {
   const key = (address: string) => addressKey(address, o.ipv6PrefixBits)
-  const make = (name: string, points: number, windowMs: number, maxLeases?: number): WindowLimiter | null =>
-    points <= 0 ? null : new WindowLimiter({ keyPrefix: `${o.keyPrefix}:${name}`, points, duration: Math.max(1, seconds(windowMs)), ...(maxLeases && { maxLeases }) }, redis)
+  const make = (name: string, points: number, windowMs: number, what: string, reason: string, maxLeases?: number): WindowLimiter | null =>
+    points <= 0
+      ? null
+      : new WindowLimiter({ keyPrefix: `${o.keyPrefix}:${name}`, points, duration: Math.max(1, seconds(windowMs)), what, reason, ...(maxLeases && { maxLeases }) }, redis)
+  const per = (ms: number) => `per ${seconds(ms)} s from one address`
   // every poll of every follower spends a request: the one budget whose leases must cover them all
-  const reads = make('read', o.readMax, o.readWindowMs, o.readLeasesMax)
-  const polls = o.longPollsMax <= 0 ? null : new SlotLimiter({ keyPrefix: `${o.keyPrefix}:poll`, points: o.longPollsMax, duration: POLL_SLOT_SECONDS }, redis)
-  const publishes = make('pubaddr', o.publishMax, o.publishWindowMs)
-  const attempts = make('attempt', o.attemptMax, o.publishWindowMs)
-  const adminFailures = make('adminfail', o.adminFailureMax, ADMIN_FAILURE_WINDOW_MS)
-  const registers = make('register', o.registerMax, 3_600_000)
-  const newIdentities = make('newid', o.newIdentityMax, 60_000)
+  const reads = make('read', o.readMax, o.readWindowMs, `${o.readMax} requests ${per(o.readWindowMs)}`, 'reads', o.readLeasesMax)
+  const polls =
+    o.longPollsMax <= 0
+      ? null
+      : new SlotLimiter({ keyPrefix: `${o.keyPrefix}:poll`, points: o.longPollsMax, duration: POLL_SLOT_SECONDS, what: `${o.longPollsMax} waiting long-polls from one address`, reason: 'long_polls' }, redis)
+  const publishes = make('pubaddr', o.publishMax, o.publishWindowMs, `${o.publishMax} publishes ${per(o.publishWindowMs)}`, 'publishes')
+  const attempts = make('attempt', o.attemptMax, o.publishWindowMs, `${o.attemptMax} publish attempts ${per(o.publishWindowMs)}`, 'publish_attempts')
+  const adminFailures = make('adminfail', o.adminFailureMax, ADMIN_FAILURE_WINDOW_MS, '', '')
+  const registers = make('register', o.registerMax, 3_600_000, `${o.registerMax} new identities per hour from one address`, 'registrations')
+  const newIdentities = make('newid', o.newIdentityMax, 60_000, `${o.newIdentityMax} publishes per minute by new identities on this board`, 'new_identities')
   const blocked = new LRUCache<string, true>({ max: BLOCKED_MAX, ttl: ADMIN_FAILURE_WINDOW_MS })
-
-  /** A limiter's refusal (a RateLimiterRes) as the WireError a client gets, counted; any other failure as it is. */
-  const refusal = (res: unknown, points: number, what: string, reason: string) => {
-    if (!(res instanceof RateLimiterRes)) return res
-    metrics.refused.inc({ reason })
-    return limited(points, what, res)
-  }
-  const take = async (limiter: WindowLimiter | null, k: string, what: string, reason: string) => {
-    if (!limiter) return
-    try {
-      await limiter.consume(k)
-    } catch (res) {
-      throw refusal(res, limiter.points, what, reason)
-    }
-  }
-  const readsWhat = `${o.readMax} requests per ${seconds(o.readWindowMs)} s from one address`
-  const pollsWhat = `${o.longPollsMax} waiting long-polls from one address`
+  const take = async (limiter: WindowLimiter | null, k: string) => void (limiter && (await limiter.consume(k)))
   const adminRefusal = () =>
     limited(o.adminFailureMax, `${o.adminFailureMax} failed admin authentications per ${seconds(ADMIN_FAILURE_WINDOW_MS) / 60} min from one address`, null, ADMIN_FAILURE_WINDOW_MS)
 
@@ -97,16 +86,12 @@ export function clientLimits(o: ClientLimitSettings & { keyPrefix: string }, red
     /** The budget key of an address (for presence and logs that must agree with the budgets). */
     key,
     /** One request (a read, or any request without a door of its own). */
-    read: (address: string) => take(reads, key(address), readsWhat, 'reads'),
+    read: (address: string) => take(reads, key(address)),
     /** Takes a long-poll slot for the address; resolves to its release (call once, when the poll ends). */
     async openPoll(address: string): Promise<() => void> {
       if (!polls) return () => {}
       const k = key(address)
-      try {
-        await polls.take(k)
-      } catch (res) {
-        throw refusal(res, polls.points, pollsWhat, 'long_polls')
-      }
+      await polls.take(k)
       let released = false
       return () => {
         if (released) return
@@ -117,29 +102,25 @@ export function clientLimits(o: ClientLimitSettings & { keyPrefix: string }, red
     /**
      * `read` and `openPoll` for a waiter that is its own callback, with no promise or closure (the
      * read door's admissions, which 10,000 followers connecting at once hold across a Redis round
-     * trip): `w.resolve()` when granted, maybe at once; `w.reject(res)` with the limiter's refusal,
-     * which `readRefusal` / `pollRefusal` turn into the client's error. Both take the budget key
+     * trip): `w.resolve()` when granted, maybe at once; `w.reject(err)` with the budget's refusal
+     * (the client's WireError) or the failure. Both take the budget key
      * (`key(address)`); a slot taken with `takePoll` is given back with `givePoll`, once.
      */
     takeRead(k: string, w: BudgetWaiter): void {
       if (reads) reads.consumeTo(k, w)
       else w.resolve()
     },
-    readRefusal: (res: unknown) => refusal(res, o.readMax, readsWhat, 'reads'),
     takePoll(k: string, w: BudgetWaiter): void {
       if (polls) polls.takeTo(k, w)
       else w.resolve()
     },
-    pollRefusal: (res: unknown) => refusal(res, o.longPollsMax, pollsWhat, 'long_polls'),
     givePoll(k: string): void {
       polls?.give(k) // a lost give-back only holds the slot until the window ends
     },
     /** Anything sent to a publish door, before any work on it: refused, replayed or stored alike. */
-    attempt: (address: string) =>
-      take(attempts, key(address), `${o.attemptMax} publish attempts per ${seconds(o.publishWindowMs)} s from one address`, 'publish_attempts'),
+    attempt: (address: string) => take(attempts, key(address)),
     /** A publish about to be stored. */
-    publish: (address: string) =>
-      take(publishes, key(address), `${o.publishMax} publishes per ${seconds(o.publishWindowMs)} s from one address`, 'publishes'),
+    publish: (address: string) => take(publishes, key(address)),
     /** After a wrong admin token: counts it; past the budget the address's further failures are refused (429) until the window ends. */
     async adminFailed(address: string): Promise<void> {
       const k = key(address)
@@ -148,14 +129,15 @@ export function clientLimits(o: ClientLimitSettings & { keyPrefix: string }, red
         throw adminRefusal()
       }
       try {
-        await take(adminFailures, k, '', 'admin_failures')
-      } catch (err) {
+        await take(adminFailures, k)
+      } catch {
+        metrics.refused.inc({ reason: 'admin_failures' })
         blocked.set(k, true)
         throw adminRefusal()
       }
     },
-    register: (address: string) => take(registers, key(address), `${o.registerMax} new identities per hour from one address`, 'registrations'),
-    newIdentity: () => take(newIdentities, 'board', `${o.newIdentityMax} publishes per minute by new identities on this board`, 'new_identities'),
+    register: (address: string) => take(registers, key(address)),
+    newIdentity: () => take(newIdentities, 'board'),
   }
 }
 export type ClientLimits = ReturnType<typeof clientLimits>

@@ -1,6 +1,4 @@
 import type { Redis } from 'ioredis'
-import { RateLimiterRes } from './rate-limiter.js'
-import { limited } from './limited.js'
 import { WindowLimiter } from './window-batch.js'
 
 export interface RateLimitOptions {
@@ -18,8 +16,10 @@ export interface RateLimitOptions {
  * A writer's publishes of one turn of the event loop are counted in one Redis call (WindowLimiter).
  */
 export function publishRateLimits(o: RateLimitOptions, redis?: Redis) {
-  const make = (name: string, points: number, windowMs: number) =>
-    new WindowLimiter({ keyPrefix: `${o.keyPrefix}:${name}`, points, duration: Math.max(1, Math.round(windowMs / 1000)) }, redis)
+  const make = (name: string, points: number, windowMs: number) => {
+    const duration = Math.max(1, Math.round(windowMs / 1000))
+    return new WindowLimiter({ keyPrefix: `${o.keyPrefix}:${name}`, points, duration, what: `${points} publishes per ${duration} s` }, redis)
+  }
   // PUBLISH_RATE_LIMIT_MAX=0 means no limit for verified identities, as in the reference server
   const verified = o.publishMax > 0 ? make('pub', o.publishMax, o.publishWindowMs) : null
   const unverified = make('unv', o.unverifiedMax, o.unverifiedWindowMs)
@@ -28,13 +28,7 @@ export function publishRateLimits(o: RateLimitOptions, redis?: Redis) {
     /** Takes one publish from the identity's allowance or throws 429 rate_limited with Retry-After. */
     async consume(identityId: string, isVerified: boolean): Promise<void> {
       const limiter = isVerified ? verified : unverified
-      if (!limiter) return
-      try {
-        await limiter.consume(identityId)
-      } catch (res) {
-        if (!(res instanceof RateLimiterRes)) throw res
-        throw limited(limiter.points, `${limiter.points} publishes per ${limiter.duration} s`, res)
-      }
+      if (limiter) await limiter.consume(identityId)
     },
   }
 }

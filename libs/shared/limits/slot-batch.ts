@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis'
 import { RateLimiterMemory, RateLimiterRes } from './rate-limiter.js'
+import { KeyBatch, refusalOf, type BudgetOptions } from './budget.js'
 import type { BudgetWaiter } from './budget-waiter.js'
 import { keyLine, redisScript, type ScriptCall } from './redis-script.js'
 
@@ -36,22 +37,6 @@ for suffix in string.gmatch(ARGV[4], '([^\\n]*)\\n') do
 end
 return out`
 
-/** Keys per script call: bounds one call's time inside Redis; more go in the next. */
-const MAX_KEYS = 500
-/**
- * While this many calls are out, what arrives waits for one to come back and then goes in one call:
- * under a burst (10,000 followers connecting) a call carries hundreds of keys rather than one or
- * two, and what each call costs the process (ioredis's command, pipeline, promises and written text,
- * all alive across the round trip, so promoted to V8's old generation) is paid once per batch.
- */
-const MAX_IN_FLIGHT = 1
-/**
- * What arrives is gathered this long (ms) before a call, rather than to the end of the event-loop
- * turn: connections arriving over many turns go in one call. Only a take that its lease or a
- * parked slot cannot answer waits for it (a new address, a lease used up), one round trip and at
- * most this much more.
- */
-const BATCH_MS = 1
 /** A slot given back stays with this process this long for its key's next take (a follower re-polls at once). */
 const PARK_MS = 1000
 /** Keys with parked slots at most; past it a give-back goes to Redis at once. */
@@ -63,13 +48,8 @@ interface Ask {
   waiting: BudgetWaiter[]
 }
 
-export interface SlotLimiterOptions {
-  keyPrefix: string
-  /** Slots one key may hold at once. */
-  points: number
-  /** A key's counter expires this long (seconds) after it was created: leaked slots come back then. */
-  duration: number
-}
+/** `points`: slots one key may hold at once; `duration`: a key's counter expires this long (seconds) after it was created, so leaked slots come back then. */
+export type SlotLimiterOptions = BudgetOptions
 
 /**
  * Slots held while something lasts (a waiting long-poll per client address), shared through
@@ -87,10 +67,7 @@ export class SlotLimiter {
   private readonly memory: RateLimiterMemory
   private readonly redis: Redis | undefined
   private readonly script: ScriptCall | undefined
-  private asks = new Map<string, Ask>()
-  private scheduled = false
-  /** Script calls sent and not answered yet. */
-  private inFlight = 0
+  private readonly batch: KeyBatch<Ask>
   /**
    * Slots this process holds in Redis for no poll, by key: the key's next take uses one. A key whose
    * slots are all taken again keeps its entry (n = 0) until unpark: a follower gives its slot back
@@ -106,24 +83,25 @@ export class SlotLimiter {
     this.redis = redis
     this.script = redis && redisScript(redis, 'wireSlots', SCRIPT)
     this.memory = new RateLimiterMemory({ keyPrefix: o.keyPrefix, points: o.points, duration: o.duration })
+    this.batch = new KeyBatch<Ask>(() => ({ released: 0, waiting: [] }), (b) => this.send(b))
   }
 
-  /** Takes a slot of `key`: resolves when granted, rejects with a RateLimiterRes when all are held. */
+  /** Takes a slot of `key`: resolves when granted, rejects with the budget's WireError (429 rate_limited) when all are held. */
   take(key: string): Promise<void> {
     if (!this.redis || this.redis.status !== 'ready') return this.takeInMemory(key)
     const p = this.parked.get(key)
     if (p && p.n > 0) return (p.n--, GRANTED)
-    return new Promise<void>((resolve, reject) => this.ask(key).waiting.push({ resolve, reject }))
+    return new Promise<void>((resolve, reject) => this.batch.ask(key).waiting.push({ resolve, reject }))
   }
 
   /**
    * `take` for a caller that is its own callback, with no promise: `w.resolve()` when granted (at
-   * once when the key has a parked slot), `w.reject(res)` with a RateLimiterRes when all are held.
+   * once when the key has a parked slot), `w.reject(err)` with the budget's WireError when all are held.
    */
   takeTo(key: string, w: BudgetWaiter): void {
     if (!this.redis || this.redis.status !== 'ready') return void this.takeInMemory(key).then(() => w.resolve(), (res: unknown) => w.reject(res))
     const p = this.parked.get(key)
-    if (!p || p.n === 0) return void this.ask(key).waiting.push(w)
+    if (!p || p.n === 0) return void this.batch.ask(key).waiting.push(w)
     p.n--
     w.resolve()
   }
@@ -134,7 +112,7 @@ export class SlotLimiter {
     const p = this.parked.get(key)
     if (p) ((p.n += 1), (p.at = Date.now()))
     else if (this.parked.size < MAX_PARKED) this.parked.set(key, { n: 1, at: Date.now() })
-    else return void this.ask(key).released++
+    else return void this.batch.ask(key).released++
     this.parkTimer ??= setInterval(() => this.unpark(), PARK_MS / 2).unref()
   }
 
@@ -144,7 +122,7 @@ export class SlotLimiter {
     for (const [key, p] of this.parked)
       if (p.at <= cutoff) {
         this.parked.delete(key)
-        if (p.n > 0) this.ask(key).released += p.n
+        if (p.n > 0) this.batch.ask(key).released += p.n
       }
     if (!this.parked.size) (clearInterval(this.parkTimer), (this.parkTimer = undefined))
   }
@@ -154,36 +132,9 @@ export class SlotLimiter {
       () => {},
       (res: unknown) => {
         this.memory.reward(key, 1).catch(() => {}) // a refused take holds nothing: undo what it counted
-        throw res
+        throw refusalOf(this.o, res)
       },
     )
-  }
-
-  private ask(key: string): Ask {
-    let a = this.asks.get(key)
-    if (!a) this.asks.set(key, (a = { released: 0, waiting: [] }))
-    this.schedule()
-    return a
-  }
-
-  /** Sends what waits in BATCH_MS, unless a call is out: its answer sends it then. */
-  private schedule() {
-    if (this.scheduled || this.inFlight >= MAX_IN_FLIGHT) return
-    this.scheduled = true
-    setTimeout(() => this.flush(), BATCH_MS)
-  }
-
-  private flush() {
-    this.scheduled = false
-    const all = [...this.asks]
-    this.asks = new Map()
-    for (let i = 0; i < all.length; i += MAX_KEYS) {
-      this.inFlight++
-      void this.send(all.slice(i, i + MAX_KEYS)).finally(() => {
-        this.inFlight--
-        if (this.asks.size) this.schedule()
-      })
-    }
   }
 
   private async send(batch: Array<[string, Ask]>) {
@@ -201,7 +152,7 @@ export class SlotLimiter {
     batch.forEach(([, a], i) => {
       const granted = Number(out[2 * i])
       const ttl = Number(out[2 * i + 1])
-      a.waiting.forEach((p, j) => (j < granted ? p.resolve() : p.reject(new RateLimiterRes(0, ttl, this.points, false))))
+      a.waiting.forEach((p, j) => (j < granted ? p.resolve() : p.reject(refusalOf(this.o, new RateLimiterRes(0, ttl, this.points, false)))))
     })
   }
 }

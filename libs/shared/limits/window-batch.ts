@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis'
 import { LRUCache } from 'lru-cache'
 import { RateLimiterMemory, RateLimiterRes } from './rate-limiter.js'
+import { KeyBatch, refusalOf, type BudgetOptions } from './budget.js'
 import type { BudgetWaiter } from './budget-waiter.js'
 import { keyLine, redisScript, type ScriptCall } from './redis-script.js'
 
@@ -30,22 +31,6 @@ for suffix in string.gmatch(ARGV[3], '([^\\n]*)\\n') do
 end
 return out`
 
-/** Keys per script call: bounds one call's time inside Redis; more go in the next. */
-const MAX_KEYS = 500
-/**
- * While this many calls are out, what arrives waits for one to come back and then goes in one call:
- * under a burst (10,000 followers connecting) a call carries hundreds of keys rather than one or
- * two, and what each call costs the process (ioredis's command, pipeline, promises and written text,
- * all alive across the round trip, so promoted to V8's old generation) is paid once per batch.
- */
-const MAX_IN_FLIGHT = 1
-/**
- * What arrives is gathered this long (ms) before a call, rather than to the end of the event-loop
- * turn: connections arriving over many turns go in one call. Only a take that its lease or a
- * parked slot cannot answer waits for it (a new address, a lease used up), one round trip and at
- * most this much more.
- */
-const BATCH_MS = 1
 /** Most points a process reserves ahead for one key (see LEASE_SHARE). */
 const MAX_LEASE = 64
 /** A lease is at most this fraction of a window's points, so what other processes may be refused early stays small. */
@@ -65,11 +50,7 @@ interface Lease {
   until: number
 }
 
-export interface WindowLimiterOptions {
-  keyPrefix: string
-  points: number
-  /** Window length in seconds. */
-  duration: number
+export interface WindowLimiterOptions extends BudgetOptions {
   /**
    * Keys holding a lease at once (default MAX_LEASES). Keep it above the keys that consume steadily
    * (a reader's followers): keys used in turn, one more than the bound, would each find its lease
@@ -98,12 +79,11 @@ export class WindowLimiter {
   private readonly redis: Redis | undefined
   private readonly script: ScriptCall | undefined
   private readonly leases: LRUCache<string, Lease>
-  private waiting = new Map<string, BudgetWaiter[]>()
-  private scheduled = false
-  /** Script calls sent and not answered yet. */
-  private inFlight = 0
+  private readonly batch: KeyBatch<BudgetWaiter[]>
+  private readonly o: WindowLimiterOptions
 
   constructor(o: WindowLimiterOptions, redis?: Redis) {
+    this.o = o
     this.points = o.points
     this.duration = o.duration
     this.prefix = o.keyPrefix
@@ -112,13 +92,14 @@ export class WindowLimiter {
     this.redis = redis
     this.script = redis && redisScript(redis, 'wireWindow', SCRIPT)
     this.memory = new RateLimiterMemory({ keyPrefix: o.keyPrefix, points: o.points, duration: o.duration })
+    this.batch = new KeyBatch<BudgetWaiter[]>(() => [], (b) => this.reserve(b))
   }
 
-  /** Takes one point of `key`'s window: resolves when granted, rejects with a RateLimiterRes past the limit. */
+  /** Takes one point of `key`'s window: resolves when granted, rejects with the budget's WireError (429 rate_limited) past the limit. */
   consume(key: string): Promise<unknown> {
-    if (!this.redis || this.redis.status !== 'ready') return this.memory.consume(key)
+    if (!this.redis || this.redis.status !== 'ready') return this.inMemory(key)
     if (this.leased(key)) return Promise.resolve()
-    return new Promise<void>((resolve, reject) => this.wait(key, { resolve, reject }))
+    return new Promise<void>((resolve, reject) => this.batch.ask(key).push({ resolve, reject }))
   }
 
   /**
@@ -126,44 +107,24 @@ export class WindowLimiter {
    * (at once when the key's lease has points left), `w.reject(res)` past the limit.
    */
   consumeTo(key: string, w: BudgetWaiter): void {
-    if (!this.redis || this.redis.status !== 'ready') return void this.memory.consume(key).then(() => w.resolve(), (res: unknown) => w.reject(res))
+    if (!this.redis || this.redis.status !== 'ready') return void this.inMemory(key).then(() => w.resolve(), (err: unknown) => w.reject(err))
     if (this.leased(key)) return w.resolve()
-    this.wait(key, w)
+    this.batch.ask(key).push(w)
+  }
+
+  /** The in-memory count (no Redis, or Redis failing): fail to local, not open. */
+  private inMemory(key: string): Promise<unknown> {
+    return this.memory.consume(key).catch((res: unknown) => {
+      throw refusalOf(this.o, res)
+    })
   }
 
   /** Takes a point from the key's lease when it has one left in this window (and no one waits before). */
   private leased(key: string): boolean {
     const lease = this.leases.get(key)
-    if (!lease || lease.left <= 0 || lease.until <= Date.now() || this.waiting.has(key)) return false
+    if (!lease || lease.left <= 0 || lease.until <= Date.now() || this.batch.has(key)) return false
     lease.left--
     return true
-  }
-
-  private wait(key: string, p: BudgetWaiter) {
-    const w = this.waiting.get(key)
-    if (w) w.push(p)
-    else this.waiting.set(key, [p])
-    this.schedule()
-  }
-
-  /** Sends what waits in BATCH_MS, unless a call is out: its answer sends it then. */
-  private schedule() {
-    if (this.scheduled || this.inFlight >= MAX_IN_FLIGHT) return
-    this.scheduled = true
-    setTimeout(() => this.flush(), BATCH_MS)
-  }
-
-  private flush() {
-    this.scheduled = false
-    const all = [...this.waiting]
-    this.waiting = new Map()
-    for (let i = 0; i < all.length; i += MAX_KEYS) {
-      this.inFlight++
-      void this.reserve(all.slice(i, i + MAX_KEYS)).finally(() => {
-        this.inFlight--
-        if (this.waiting.size) this.schedule()
-      })
-    }
   }
 
   private async reserve(batch: Array<[string, BudgetWaiter[]]>) {
@@ -181,7 +142,7 @@ export class WindowLimiter {
       for (const a of asks) ((keys += keyLine(a.key)), (points += `${a.reserve} `))
       out = (await this.script!(0, String(this.duration), `${this.prefix}:`, keys, points)) as number[]
     } catch {
-      for (const a of asks) for (const p of a.waiting) this.memory.consume(a.key).then(() => p.resolve(), (res: unknown) => p.reject(res))
+      for (const a of asks) for (const p of a.waiting) this.inMemory(a.key).then(() => p.resolve(), (err: unknown) => p.reject(err))
       return
     }
     const at = Date.now()
@@ -192,7 +153,7 @@ export class WindowLimiter {
       const granted = Math.max(0, Math.min(a.reserve, this.points - (consumed - a.reserve)))
       a.waiting.forEach((p, j) => {
         if (j < granted) p.resolve()
-        else p.reject(new RateLimiterRes(0, ttl, consumed, false))
+        else p.reject(refusalOf(this.o, new RateLimiterRes(0, ttl, consumed, false)))
       })
       if (granted > 0) this.leases.set(a.key, { left: Math.max(0, granted - a.waiting.length), size: a.size, until: at + ttl })
     })
