@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap'
-import { matchesFilter, parseReadQuery, parseSince, WireError, type ReadFilter, type Signal } from '../../libs/shared/domain/index.js'
+import { chunksServe, matchesFilter, parseReadQuery, parseSince, READ_FILTERS, WireError, type ReadFilter, type Signal } from '../../libs/shared/domain/index.js'
 
 // Pure functions: GET /sw/signals parameters (docs/protocol.md "Reading") and the in-memory filter.
 
@@ -242,4 +242,29 @@ t.test('the in-memory filter', async (t) => {
     t.ok(matchesFilter(expired, f({ includeExpired: true }), NOW))
     t.ok(matchesFilter({ ...expired, pinned: true }, none, NOW))
   })
+})
+
+t.test('which page sources serve a filter comes from READ_FILTERS, not a list kept by hand', async (t) => {
+  // one value that sets each filter (a new filter without one here fails the next check)
+  const setting: Record<string, Record<string, unknown>> = {
+    type: { type: 'reply' },
+    tags: { tag: 'ops' },
+    origin: { origin: 'fp_0123456789abcdef0123' },
+    q: { q: 'review' },
+    sinceMs: { since: '2030-06-15T11:00:00Z' },
+    includeExpired: { includeExpired: 'true' },
+    refId: { ref: 'abcdefghijABCDEFGHIJ' },
+  }
+  t.same(READ_FILTERS.map((f) => f.key).sort(), Object.keys(setting).sort(), 'every filter is set once below')
+  t.ok(chunksServe(q({})), 'the chunk cache serves an unfiltered read')
+  for (const f of READ_FILTERS) {
+    const read = q(setting[f.key]!)
+    t.ok((f.set as (v: unknown) => boolean)(read[f.key]), `${f.param} is set by ${JSON.stringify(setting[f.key])}`)
+    t.equal(chunksServe(read), f.sources.chunks, `${f.param}: the chunk cache ${f.sources.chunks ? 'serves' : 'does not serve'} it, as its row says`)
+  }
+  t.same(
+    READ_FILTERS.filter((f) => f.sources.chunks).map((f) => f.key),
+    ['tags', 'includeExpired'],
+    'the chunk cache indexes tags and expiry only',
+  )
 })

@@ -37,6 +37,12 @@ export interface FilterField<K extends FilterKey = FilterKey> {
   readonly description: string
   /** The value from the parameter's text (null: absent); invalid_request for garbage. */
   parse(raw: Raw, ctx: ParseContext): ReadFilter[K]
+  /**
+   * Which page sources can answer a read with this filter set, beside the tail and the database
+   * (which answer every filter): the chunk cache indexes only tags and expiry, so it serves a read
+   * only when every filter it cannot apply is unset. Required, so a new filter must say.
+   */
+  readonly sources: { readonly chunks: boolean }
   /** Narrows the read (a non-default value). */
   set(v: ReadFilter[K]): boolean
   /** Whether `s` passes; `search` is its lower-cased search text. Called only when the field is set. */
@@ -60,6 +66,7 @@ const field = <K extends FilterKey>(f: FilterField<K>) => Object.freeze(f)
 export const READ_FILTERS = Object.freeze([
   field({
     key: 'type',
+    sources: { chunks: false },
     param: 'type',
     kind: 'text',
     description: 'Only signals of this $type (exact match), e.g. "reply".',
@@ -69,6 +76,7 @@ export const READ_FILTERS = Object.freeze([
   }),
   field({
     key: 'tags',
+    sources: { chunks: true },
     param: 'tag',
     kind: 'tags',
     description: `Only signals with this tag (case-insensitive). Several tags (at most ${READ_FILTER_LIMITS.maxTags}), repeated or comma-separated, match any of them.`,
@@ -78,6 +86,7 @@ export const READ_FILTERS = Object.freeze([
   }),
   field({
     key: 'origin',
+    sources: { chunks: false },
     param: 'origin',
     kind: 'text',
     description: 'Only signals published by this identity id (the "origin" field of a signal).',
@@ -87,6 +96,7 @@ export const READ_FILTERS = Object.freeze([
   }),
   field({
     key: 'q',
+    sources: { chunks: false },
     param: 'q',
     kind: 'text',
     description: `Case-insensitive substring (at most ${READ_FILTER_LIMITS.maxQLength} characters) searched in type, tags, origin, originName and payload text.`,
@@ -96,6 +106,7 @@ export const READ_FILTERS = Object.freeze([
   }),
   field({
     key: 'sinceMs',
+    sources: { chunks: false },
     param: 'since',
     kind: 'since',
     description: 'Only signals created after this: an ISO 8601 timestamp, Unix seconds, or a duration back from now such as "90s", "15m", "2h", "1d".',
@@ -108,6 +119,7 @@ export const READ_FILTERS = Object.freeze([
   }),
   field({
     key: 'includeExpired',
+    sources: { chunks: true },
     param: 'includeExpired',
     kind: 'flag',
     description: 'Also return expired signals that are not swept yet (default false).',
@@ -121,6 +133,7 @@ export const READ_FILTERS = Object.freeze([
   }),
   field({
     key: 'refId',
+    sources: { chunks: false },
     param: 'ref',
     kind: 'text',
     description: 'Wire extension: only direct replies to this signal, by id or sw:// URI. With the cursor a publish answered, this waits exactly for its replies.',
@@ -141,6 +154,8 @@ export function parseFilter(raw: Raw, ctx: ParseContext): ReadFilter {
 }
 
 /** True when no field narrows the read. */
+/** Whether the chunk cache can answer a read with filter `f`: no filter it cannot apply is set. */
+export const chunksServe = (f: ReadFilter) => READ_FILTERS.every((field) => field.sources.chunks || !(field.set as (v: unknown) => boolean)(f[field.key]))
 export const unfiltered = (f: ReadFilter) => READ_FILTERS.every((field) => !(field.set as (v: unknown) => boolean)(f[field.key]))
 
 /** The filter as one string: reads with equal keys select the same signals (the waiters group by it). */

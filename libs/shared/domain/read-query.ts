@@ -3,6 +3,7 @@ import { LIMITS } from './limits.js'
 import { parseFilter, single, type Raw, type ReadFilter } from './read-filters.js'
 
 export {
+  chunksServe,
   filterKey,
   matchesFilter,
   parseSince,

@@ -1,5 +1,5 @@
 import type { SeqChunk } from '../db/index.js'
-import type { ReadQuery } from '../domain/index.js'
+import { chunksServe, type ReadQuery } from '../domain/index.js'
 import type { FeedPage } from './page.js'
 import type { Tail } from './tail.js'
 import { tailNewestMatches, tailPage } from './tail-pages.js'
@@ -98,7 +98,7 @@ export class ChunkCache {
 
   /** Reads it answers: unfiltered, or by tags, with or without expired signals. */
   serves(q: Query): boolean {
-    return this.maxBytes > 0 && q.q === null && q.type === null && q.origin === null && q.sinceMs === null && q.refId === null
+    return this.maxBytes > 0 && chunksServe(q)
   }
 
   /** Matches after `cursor`, from chunks and then the tail; null when a chunk on the way is not held (it is asked for). */
