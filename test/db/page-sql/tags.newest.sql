@@ -1,0 +1,13 @@
+-- Parameters: $1 the cursor (after) or the page's upper bound (before; unused from the head),
+-- $2 the page size, $3 type, $4 origin, $5 tags (text[]), $6 q (lower-cased), $7 since, $8 includeExpired,
+-- $9 the expiry cutoff, $10 ref id, $11 candidates to examine, $12 the board's authority (JSON select list).
+-- tags: {"tag":"ops,review"}, the newest page (drive: tag)
+with h as (select seq as head, changes, failover_seq as epoch, $1::int8 as p1, $2::int8 as p2, $11::int8 as p11, $3::text as p3, $5::text[] as p5, $4::text as p4, $6::text as p6, $7::timestamptz as p7, $8::bool as p8, $10::text as p10 from "wire".feed_head limit 1),
+    c as materialized (select x.* from (
+           select distinct g.seq from unnest($5::text[]) t(tag) cross join lateral (
+             select g.seq from "wire".signal_tags g where g.tag = t.tag and g.seq <= (select head from h) order by g.seq desc limit 400
+           ) g order by g.seq desc limit 400
+         ) k join "wire".signals x on x.seq = k.seq),
+    p as (select '{"id":' || to_json(x.id)::text || ',"uri":' || to_json('sw://' || $12::text || '/signals/' || x.id)::text || ',"origin":' || to_json(x.origin)::text || ',"originName":' || coalesce(to_json(x.origin_name)::text, 'null') || ',"originUri":' || to_json(x.origin_uri)::text || ',"originVerified":' || x.origin_verified::text || ',"type":' || to_json(x.type)::text || ',"tags":' || array_to_json(x.tags)::text || ',"payload":' || x.payload || ',"ttl":' || x.ttl_seconds::text || ',"boostBits":0,"pinned":' || x.pinned::text || ',"refId":' || coalesce(to_json(x.ref_id)::text, 'null') || ',"refUri":' || coalesce(to_json('sw://' || $12::text || '/signals/' || x.ref_id)::text, 'null') || ',"createdAt":"' || to_char(date_trunc('milliseconds', x.created_at + interval '0.5 milliseconds') at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') || '","expiresAt":"' || to_char(date_trunc('milliseconds', x.expires_at + interval '0.5 milliseconds') at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') || '"}' as json, x.seq as page_seq from c x where x.removed_at is null and (x.pinned or x.expires_at > $9::timestamptz) order by x.seq desc limit 100)
+    select h.head, h.changes, h.epoch, (select count(*) from c) as n, (select min(seq) from c) as edge, p.*
+    from h left join p on true order by p.page_seq desc;
