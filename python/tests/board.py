@@ -80,7 +80,12 @@ class Board:
     def start(self, timeout: float = 120.0) -> Board:
         with open(self.log, "ab") as out:
             self.proc = subprocess.Popen(
-                [node(), str(MAIN)], env=self.env, cwd=REPO, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+                [node(), str(MAIN)],
+                env=self.env,
+                cwd=REPO,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
             )
         offset = self.log.stat().st_size
 
@@ -117,4 +122,6 @@ class Board:
 def drop_schema(schema: str) -> None:
     """Drops the board's schema and its sweeper's pg-boss schema (`<schema>_boss`)."""
     sql = f'drop schema if exists "{schema}" cascade; drop schema if exists "{schema}_boss" cascade;'
-    subprocess.run(["psql", TEST_DATABASE_URL, "-q", "-v", "ON_ERROR_STOP=1", "-c", sql], check=True, capture_output=True)
+    subprocess.run(
+        ["psql", TEST_DATABASE_URL, "-q", "-v", "ON_ERROR_STOP=1", "-c", sql], check=True, capture_output=True
+    )

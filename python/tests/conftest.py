@@ -31,7 +31,8 @@ def board(request: pytest.FixtureRequest) -> Board:
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    """One line in tap's summary format, which .ci/run adds to tap's own: `# pytest { total: N, pass: N, fail: N, skip: N }`."""
+    """One line in tap's summary format, which .ci/run adds to tap's own:
+    `# pytest { total: N, pass: N, fail: N, skip: N }`."""
     stats = terminalreporter.stats
     passed = len([r for r in stats.get("passed", []) if r.when == "call"])
     failed = len({r.nodeid for k in ("failed", "error") for r in stats.get(k, [])})

@@ -12,7 +12,9 @@ def iso(dt: datetime) -> str:
     return dt.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def signal(sid: str, *, expires_in: float = 3600, pinned: bool = False, ref: str | None = None, **payload: Any) -> dict[str, Any]:
+def signal(
+    sid: str, *, expires_in: float = 3600, pinned: bool = False, ref: str | None = None, **payload: Any
+) -> dict[str, Any]:
     created = NOW
     return {
         "id": sid,

@@ -50,7 +50,9 @@ def board() -> Iterator[respx.MockRouter]:
         (500, error("internal"), wb.InternalError),
     ],
 )
-def test_errors_are_typed_by_their_code(board: respx.MockRouter, status: int, body: object, cls: type[WireError]) -> None:
+def test_errors_are_typed_by_their_code(
+    board: respx.MockRouter, status: int, body: object, cls: type[WireError]
+) -> None:
     content = json.dumps(body).encode() if isinstance(body, dict) else str(body or "").encode()
     board.get("/sw/signals/x").mock(return_value=httpx.Response(status, content=content))
     with pytest.raises(cls) as e:
@@ -81,9 +83,18 @@ def test_retry_after() -> None:
 
 def test_publish_sends_the_flat_body_and_a_key_of_its_own(board: respx.MockRouter) -> None:
     route = board.post("/sw/signals").mock(return_value=httpx.Response(200, json=OK))
-    res = Wire(URL, token="tok-12345").publish("offer", tags=["gpu"], ttl=60, ref="r1", price=3, payload={"type": "kept"})
+    res = Wire(URL, token="tok-12345").publish(
+        "offer", tags=["gpu"], ttl=60, ref="r1", price=3, payload={"type": "kept"}
+    )
     sent = route.calls[0].request
-    assert json.loads(sent.content) == {"$type": "offer", "$tags": ["gpu"], "$ttl": 60, "$refId": "r1", "type": "kept", "price": 3}
+    assert json.loads(sent.content) == {
+        "$type": "offer",
+        "$tags": ["gpu"],
+        "$ttl": 60,
+        "$refId": "r1",
+        "type": "kept",
+        "price": 3,
+    }
     assert sent.headers["authorization"] == "Bearer tok-12345"
     assert sent.headers["idempotency-key"].startswith("wire-py-")
     assert res.cursor == 41 and res.signal.id == "s1"
@@ -134,7 +145,10 @@ async def test_the_async_client_retries_the_same_way(board: respx.MockRouter, mo
 
     monkeypatch.setattr("wire_board.aio.asyncio.sleep", fake)
     route = board.post("/sw/signals").mock(
-        side_effect=[httpx.Response(503, json=error("unavailable"), headers={"retry-after": "3"}), httpx.Response(200, json=OK)]
+        side_effect=[
+            httpx.Response(503, json=error("unavailable"), headers={"retry-after": "3"}),
+            httpx.Response(200, json=OK),
+        ]
     )
     async with AsyncWire(URL) as w:
         assert (await w.publish("broadcast", text="hi")).cursor == 41

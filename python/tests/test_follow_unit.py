@@ -126,7 +126,12 @@ def test_signals_past_expires_at_are_skipped_by_the_boards_clock(board: respx.Mo
     later = NOW + timedelta(hours=2)  # the board's clock is two hours ahead of ours
     board.get("/sw/signals").mock(
         side_effect=[
-            httpx.Response(200, json=page(3, signal("old"), signal("pin", pinned=True), signal("new", expires_in=3 * 3600), server_now=later)),
+            httpx.Response(
+                200,
+                json=page(
+                    3, signal("old"), signal("pin", pinned=True), signal("new", expires_in=3 * 3600), server_now=later
+                ),
+            ),
             httpx.Response(200, json=page(4, signal("last"), server_now=NOW)),
         ]
     )
@@ -140,9 +145,14 @@ def test_include_expired_keeps_them(board: respx.MockRouter) -> None:
     assert board.calls[0].request.url.params["includeExpired"] == "1"
 
 
-def test_the_cursor_is_kept_after_each_page_once_its_signals_are_handed_out(board: respx.MockRouter, tmp_path: Path) -> None:
+def test_the_cursor_is_kept_after_each_page_once_its_signals_are_handed_out(
+    board: respx.MockRouter, tmp_path: Path
+) -> None:
     board.get("/sw/signals").mock(
-        side_effect=[httpx.Response(200, json=page(2, signal("a"), signal("b"))), httpx.Response(200, json=page(3, signal("c")))]
+        side_effect=[
+            httpx.Response(200, json=page(2, signal("a"), signal("b"))),
+            httpx.Response(200, json=page(3, signal("c"))),
+        ]
     )
     file = tmp_path / "cursor"
     events: list[str] = []
@@ -158,7 +168,9 @@ def test_the_cursor_is_kept_after_each_page_once_its_signals_are_handed_out(boar
 
 
 def test_long_polls_get_a_read_timeout_past_their_wait(board: respx.MockRouter) -> None:
-    feed = board.get("/sw/signals").mock(side_effect=[httpx.Response(200, json=page(1)), httpx.Response(200, json=page(2, signal("a")))])
+    feed = board.get("/sw/signals").mock(
+        side_effect=[httpx.Response(200, json=page(1)), httpx.Response(200, json=page(2, signal("a")))]
+    )
     next(iter(Wire(URL, timeout=5).follow(wait=25)))
     timeouts = [c.request.extensions["timeout"] for c in feed.calls]
     assert feed.calls[1].request.url.params["wait"] == "25"
@@ -177,8 +189,16 @@ def test_from_head_skips_the_newest_page(board: respx.MockRouter) -> None:
     assert feed.calls[0].request.url.params["limit"] == "1" and heads == [7]
 
 
-def test_an_idle_board_that_answers_at_once_is_polled_at_most_once_a_second(board: respx.MockRouter, slept: list[float]) -> None:
-    board.get("/sw/signals").mock(side_effect=[httpx.Response(200, json=page(1)), httpx.Response(200, json=page(1)), httpx.Response(200, json=page(2, signal("a")))])
+def test_an_idle_board_that_answers_at_once_is_polled_at_most_once_a_second(
+    board: respx.MockRouter, slept: list[float]
+) -> None:
+    board.get("/sw/signals").mock(
+        side_effect=[
+            httpx.Response(200, json=page(1)),
+            httpx.Response(200, json=page(1)),
+            httpx.Response(200, json=page(2, signal("a"))),
+        ]
+    )
     next(iter(Wire(URL).follow()))
     assert len(slept) == 1 and 0.9 < slept[0] <= 1.0
 
@@ -190,3 +210,20 @@ def test_delays() -> None:
     assert retry_delay(told, 0, random=lambda: 0) == 900, "Retry-After is capped at 15 minutes"
     assert retry_delay(Unavailable("x", status=503, retry_after=0), 0, random=lambda: 0) == 0.1
     assert 1 <= retry_delay(Unavailable("x", status=502, retry_after=5), 0) <= 2, "only 429 and 503 are told"
+
+
+def test_read_params() -> None:
+    from wire_board._core import read_params
+
+    assert read_params(wait=19.99999) == [("wait", "20")]
+    assert read_params(wait=0.0001) == [("wait", "0")]
+    assert read_params(wait=1.5, tag=["a", "b"], include_expired=True) == [
+        ("wait", "1.5"),
+        ("tag", "a"),
+        ("tag", "b"),
+        ("includeExpired", "1"),
+    ]
+    assert read_params(tag="a", since=NOW) == [
+        ("tag", "a"),
+        ("since", NOW.isoformat(timespec="milliseconds").replace("+00:00", "Z")),
+    ]

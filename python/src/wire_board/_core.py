@@ -63,7 +63,7 @@ def read_params(
 
 
 def _num(x: float) -> str:
-    return str(int(x)) if float(x).is_integer() else f"{x:.3f}".rstrip("0")
+    return f"{x:.3f}".rstrip("0").rstrip(".")
 
 
 def backoff_delay(
