@@ -190,3 +190,27 @@ def test_a_rate_limited_publish_is_retried_once_the_board_says() -> None:
         assert e.value.retry_after is not None and e.value.retry_after <= 1
     finally:
         limited.close()
+
+
+async def test_stop_ends_an_async_follower_in_the_middle_of_a_long_poll(pg_board: Board) -> None:
+    import httpx
+
+    stop = asyncio.Event()
+    async with AsyncWire(pg_board.url) as wire:
+
+        async def follow() -> list[Signal]:
+            return [s async for s in wire.follow(tag=tag(), start="head", stop=stop)]
+
+        task = asyncio.ensure_future(follow())
+        async with httpx.AsyncClient() as http:
+
+            async def waiting() -> bool:
+                return bool((await http.get(f"{pg_board.url}/readyz")).json().get("waiting"))
+
+            for _ in range(200):  # until the board holds the follower's long-poll (wait=25)
+                if await waiting():
+                    break
+                await asyncio.sleep(0.05)
+            assert await waiting()
+        stop.set()
+        assert await asyncio.wait_for(task, 5) == [], "ended well before the long-poll's 25 s"
