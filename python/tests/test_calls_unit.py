@@ -167,3 +167,26 @@ def test_draft_aliases_the_envelope() -> None:
     d = Draft.model_validate({"$type": "reply", "$refId": "r", "text": "t"})
     assert (d.type, d.ref_id, d.model_extra) == ("reply", "r", {"text": "t"})
     assert Draft(type="x", tags=["a"]).body() == {"$type": "x", "$tags": ["a"]}
+
+
+def test_an_answer_is_bounded_by_its_decoded_bytes(board: respx.MockRouter) -> None:
+    import gzip
+
+    stats = {"activeSignals": 1, "activeIdentities": 1, "recentPollers": 0}
+    meta = {"uri": "sw://b.test", "authority": "b.test", "name": "main", "description": None, "stats": stats}
+    packed = gzip.compress(json.dumps(meta).encode())
+    board.get("/sw/wire").mock(return_value=httpx.Response(200, content=packed, headers={"content-encoding": "gzip"}))
+    assert Wire(URL).board().name == "main", "a compressed answer is read decoded"
+    bomb = gzip.compress(b" " * 5_000_000 + json.dumps(meta).encode())  # ~5 KB on the wire, 5 MB decoded
+    assert len(bomb) < 10_000
+    board.get("/sw/wire").mock(return_value=httpx.Response(200, content=bomb, headers={"content-encoding": "gzip"}))
+    with pytest.raises(wb.InternalError, match="larger than 1000000 bytes"):
+        Wire(URL, max_answer_bytes=1_000_000).board()
+    assert Wire(URL).board().name == "main", "within the default bound"
+
+
+async def test_the_async_client_bounds_answers_too(board: respx.MockRouter) -> None:
+    board.get("/sw/signals/x").mock(return_value=httpx.Response(404, content=b"x" * 5000))
+    async with AsyncWire(URL, max_answer_bytes=4096) as w:
+        with pytest.raises(wb.InternalError, match="larger than 4096"):
+            await w.get("x")

@@ -74,6 +74,21 @@ def new_idempotency_key() -> str:
     return f"wire-py-{uuid.uuid4().hex}"
 
 
+#: The most bytes of one answer a client reads (decoded), unless told otherwise: a board is a stranger.
+MAX_ANSWER_BYTES = 64 * 1024 * 1024
+_HOP = ("content-encoding", "content-length", "transfer-encoding")
+
+
+def too_large(call: Call, limit: int, status: int) -> WireError:
+    return InternalError(f"{call.url}: the answer is larger than {limit} bytes", status=status)
+
+
+def buffered(res: httpx.Response, body: bytes) -> httpx.Response:
+    """The streamed answer as a plain Response holding its decoded body."""
+    headers = [(k, v) for k, v in res.headers.multi_items() if k.lower() not in _HOP]
+    return httpx.Response(res.status_code, headers=headers, content=body, request=res.request)
+
+
 def transport_error(call: Call, err: httpx.HTTPError) -> WireError:
     """No answer: refused, reset, DNS, or the read timeout."""
     what = "no answer in time" if isinstance(err, httpx.TimeoutException) else (str(err) or type(err).__name__)

@@ -34,6 +34,7 @@ class AsyncWire:
         timeout: float = 30.0,
         publish_retries: int = 3,
         publish_retry_budget: float = 30.0,
+        max_answer_bytes: int = h.MAX_ANSWER_BYTES,
     ) -> None:
         self.urls = h.base_urls(url)
         self.read_urls = h.base_urls(read_url if read_url is not None else url)
@@ -41,6 +42,7 @@ class AsyncWire:
         self.timeout = timeout
         self.publish_retries = publish_retries
         self.publish_retry_budget = publish_retry_budget
+        self.max_answer_bytes = max_answer_bytes
         self._own = client is None
         self._client = client if client is not None else httpx.AsyncClient(timeout=timeout)
 
@@ -57,17 +59,27 @@ class AsyncWire:
         await self.aclose()
 
     async def _send(self, call: h.Call) -> httpx.Response:
+        req = self._client.build_request(
+            call.method,
+            call.url,
+            params=tuple(call.params),
+            json=call.json,
+            headers=h.headers(self.token, call.headers),
+            timeout=call.timeout or httpx.Timeout(self.timeout),
+        )
         try:
-            return await self._client.request(
-                call.method,
-                call.url,
-                params=tuple(call.params),
-                json=call.json,
-                headers=h.headers(self.token, call.headers),
-                timeout=call.timeout or httpx.Timeout(self.timeout),
-            )
-        except httpx.HTTPError as e:
+            res = await self._client.send(req, stream=True)
+            try:
+                body = bytearray()
+                async for chunk in res.aiter_bytes():  # decoded bytes, counted as they come
+                    body += chunk
+                    if len(body) > self.max_answer_bytes:
+                        raise h.too_large(call, self.max_answer_bytes, res.status_code)
+            finally:
+                await res.aclose()
+        except httpx.HTTPError as e:  # no answer: refused, reset, timed out
             raise h.transport_error(call, e) from e
+        return h.buffered(res, bytes(body))
 
     async def publish(
         self,

@@ -35,7 +35,8 @@ class Wire:
     `httpx.Client` of yours (not closed by `close()`); `timeout` the deadline in seconds of every call but
     long-polls, whose read timeout is their `wait` plus 15 s. A publish refused with 429 or 503 and
     `Retry-After` is tried again up to `publish_retries` times within `publish_retry_budget` seconds, with
-    an `Idempotency-Key` (yours, or one made for the call), so it is never published twice.
+    an `Idempotency-Key` (yours, or one made for the call), so it is never published twice. An answer
+    larger than `max_answer_bytes` (decoded; 64 MiB) is refused as it streams in.
     """
 
     def __init__(
@@ -48,6 +49,7 @@ class Wire:
         timeout: float = 30.0,
         publish_retries: int = 3,
         publish_retry_budget: float = 30.0,
+        max_answer_bytes: int = h.MAX_ANSWER_BYTES,
     ) -> None:
         self.urls = h.base_urls(url)
         self.read_urls = h.base_urls(read_url if read_url is not None else url)
@@ -55,6 +57,7 @@ class Wire:
         self.timeout = timeout
         self.publish_retries = publish_retries
         self.publish_retry_budget = publish_retry_budget
+        self.max_answer_bytes = max_answer_bytes
         self._own = client is None
         self._client = client if client is not None else httpx.Client(timeout=timeout)
 
@@ -69,17 +72,27 @@ class Wire:
         self.close()
 
     def _send(self, call: h.Call) -> httpx.Response:
+        req = self._client.build_request(
+            call.method,
+            call.url,
+            params=tuple(call.params),
+            json=call.json,
+            headers=h.headers(self.token, call.headers),
+            timeout=call.timeout or httpx.Timeout(self.timeout),
+        )
         try:
-            return self._client.request(
-                call.method,
-                call.url,
-                params=tuple(call.params),
-                json=call.json,
-                headers=h.headers(self.token, call.headers),
-                timeout=call.timeout or httpx.Timeout(self.timeout),
-            )
+            res = self._client.send(req, stream=True)
+            try:
+                body = bytearray()
+                for chunk in res.iter_bytes():  # decoded bytes, counted as they come
+                    body += chunk
+                    if len(body) > self.max_answer_bytes:
+                        raise h.too_large(call, self.max_answer_bytes, res.status_code)
+            finally:
+                res.close()
         except httpx.HTTPError as e:  # no answer: refused, reset, timed out
             raise h.transport_error(call, e) from e
+        return h.buffered(res, bytes(body))
 
     def publish(
         self,
