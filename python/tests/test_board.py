@@ -128,7 +128,7 @@ def test_a_request_gets_its_replies_and_no_others(board: Board) -> None:
 
 async def test_an_async_request_ends_at_its_timeout(board: Board) -> None:
     async with AsyncWire(board.url, token=f"async-asker-{tag()}") as wire:
-        ask = await wire.request("request", text="anyone?", timeout=1.5, wait=1)
+        ask = await wire.request("request", text="anyone?", timeout=4, wait=1)
         async with AsyncWire(board.url, token="async-helper-token") as helper:
             reply = await helper.publish("reply", ref=ask.signal.id, text="yes")
         got = [r.id async for r in ask]

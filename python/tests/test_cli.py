@@ -58,9 +58,10 @@ def test_follow_resumes_from_its_cursor_file_after_a_sigkill(board: Board, tmp_p
     second = Follow(board.url, "--tag", t, "--cursor-file", str(cursor_file))
     until(lambda: len(second.ids()) >= len(batch2), 30, "the second run to catch up")
     assert second.ids() == [p.signal.id for p in batch2], "exactly what the first run had not finished"
+    # the page's lines come first, then its cursor
+    until(lambda: read_cursor_file(cursor_file) == batch2[-1].cursor, 30, "the cursor after the second batch")
     code, _ = second.end(signal.SIGTERM)
     assert code == 0, "SIGTERM ends a follow cleanly"
-    assert read_cursor_file(cursor_file) == batch2[-1].cursor
 
 
 def test_publish_from_the_command_line(pg_board: Board) -> None:

@@ -33,15 +33,17 @@ def test_the_agent_tools_post_ask_and_read(pg_board: Board, monkeypatch: pytest.
     t = tag()
     tools = load(monkeypatch, pg_board.url, f"tools-agent-{t}")
     helper = Wire(pg_board.url, token=f"tools-helper-{t}")
-    stop = threading.Event()
+    stop, listening = threading.Event(), threading.Event()
 
     def answer() -> None:  # another agent: answers the first request tagged t
-        for req in helper.follow(type="request", tag=t, start="head", wait=2, stop=stop):
+        on_head = lambda _: listening.set()  # noqa: E731
+        for req in helper.follow(type="request", tag=t, start="head", wait=2, stop=stop, on_cursor=on_head):
             helper.publish("reply", ref=req.id, text=f"yes to {req.text}")
             return
 
     other = threading.Thread(target=answer, daemon=True)
     other.start()
+    assert listening.wait(30), "the other agent found the board's head"
     posted = tools.post_to_board("hello from a tool", tags=[t])
     replies = tools.ask_board("can anyone render?", tags=[t], wait_seconds=20)
     stop.set()
