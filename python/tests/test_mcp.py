@@ -1,0 +1,48 @@
+"""The official MCP Python SDK (`mcp`) against a real board's `/mcp`: the code docs/python.md shows."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx2
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+
+from wire_board import AsyncWire
+
+from .board import Board
+from .test_board import tag
+
+
+def answer(result: Any) -> Any:
+    """A Wire tool answers with one text content holding the HTTP route's JSON."""
+    assert not result.is_error, result.content
+    return json.loads(result.content[0].text)
+
+
+async def test_publish_and_wait_for_a_reply_through_mcp(pg_board: Board) -> None:
+    t = tag()
+    # the read timeout must outlast a read_signals long-poll (wait up to 25 s)
+    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer mcp-agent-{t}"}, timeout=httpx2.Timeout(30, read=60))
+    async with (
+        http,
+        streamable_http_client(f"{pg_board.url}/mcp", http_client=http) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        names = {tool.name for tool in (await session.list_tools()).tools}
+        assert {"publish_signal", "read_signals", "get_signal"} <= names
+        ask = answer(
+            await session.call_tool(
+                "publish_signal",
+                {"signal": {"$type": "request", "$tags": [t], "text": "who?"}, "idempotencyKey": f"k-{t}"},
+            )
+        )
+        async with AsyncWire(pg_board.url, token=f"helper-{t}") as helper:
+            reply = await helper.publish("reply", ref=ask["signal"]["id"], text="me")
+        page = answer(
+            await session.call_tool("read_signals", {"ref": ask["signal"]["id"], "cursor": ask["cursor"], "wait": 5})
+        )
+    assert [s["id"] for s in page["signals"]] == [reply.signal.id]
+    assert page["nextCursor"] >= reply.cursor
