@@ -79,7 +79,7 @@ t.test('the viewer on a board of 137 signals', async (t) => {
     t.ok(active > 100, `${active} active on the board`)
     t.equal(await cards(page), 100, 'the first page')
     t.match(await page.locator('#feed-older-note').textContent(), /newest 100/)
-    t.match(await page.locator('#stat-cover').textContent(), new RegExp(`newest 100 of these ${active}`))
+    t.match(await page.locator('#stat-cover').textContent(), new RegExp(`newest 100 of these ${active}: Load older`))
     t.equal(await page.locator(`#feed-list article[data-id="${oldRoot.id}"]`).count(), 0, 'the oldest is not on it')
 
     await page.locator('#feed-older').click()
@@ -127,6 +127,14 @@ t.test('the viewer on a board of 137 signals', async (t) => {
     await page.locator('#thread[data-state="live"]').waitFor({ timeout: 5000 })
     t.equal(await page.locator(`#thread article.current[data-id="${newRoot.id}"]`).count(), 1, 'a click opens the thread at the parent')
     t.notMatch(await page.title(), /^1$/)
+    t.same(problems, [])
+  })
+
+  t.test("on a phone, a reply's long parent line is cut, not the page widened", async (t) => {
+    const { page, problems } = await openPage(t, browser, `${base}/view`, { width: 390, height: 844 })
+    await live(page)
+    await page.locator(`#feed-list article[data-id="${lateReply.id}"] .reply-to .parent-text`).waitFor({ timeout: 5000 })
+    t.equal(await page.evaluate(() => document.documentElement.scrollWidth), 390, 'no sideways scrolling')
     t.same(problems, [])
   })
 

@@ -6,10 +6,10 @@ const REFRESH_MS = 15_000
 const NUDGE_MS = 2000 // the counts follow the feed: at most one stats read per 2 s, however busy the board
 
 /**
- * `held()` is how many signals the feed holds and `filtered()` whether it is filtered, so the panel
+ * `held()` is how many signals the feed holds ({ shown, waiting }) and `filtered()` whether it is filtered, so the panel
  * can say how the feed's count relates to the board's.
  */
-export function createBoardPanel(board, { onBoard, held = () => 0, filtered = () => false }) {
+export function createBoardPanel(board, { onBoard, held = () => ({ shown: 0, waiting: 0 }), filtered = () => false }) {
   let timer = null
   let active = null
   let inFlight = false
@@ -29,12 +29,14 @@ export function createBoardPanel(board, { onBoard, held = () => 0, filtered = ()
 
   /** How the feed's count relates to the board's: all of them, some (load older), or a filter's. */
   function showCover() {
-    const n = held()
+    const { shown, waiting } = held()
+    const n = shown + waiting
+    const above = waiting ? ` (${waiting} of them new, above it)` : ''
     $('#stat-cover').textContent =
       active === null ? ''
-      : filtered() ? `The feed holds ${n} signal${n === 1 ? '' : 's'} matching its filters.`
-      : n >= active ? `The feed holds all ${active}.`
-      : `The feed holds the newest ${n} of these ${active}; Load older, under it, pages back.`
+      : filtered() ? `The feed holds ${n} signal${n === 1 ? '' : 's'} matching its filters${above}.`
+      : n >= active ? `The feed holds all ${active}${above}.`
+      : `The feed holds the newest ${n} of these ${active}${above}: Load older, at its end, shows more.`
   }
 
   function showStats(current) {

@@ -217,8 +217,8 @@ export function createFeed(board, { onChange = () => {} } = {}) {
       for (const { signal } of shown.values()) yield signal
       yield* pending.values()
     },
-    /** Signals on screen and waiting; with no filter, what the board's active count should match. */
-    held: () => shown.size + pending.size,
+    /** Signals on screen and waiting; with no filter, together what the board's active count should match. */
+    held: () => ({ shown: shown.size, waiting: pending.size }),
     filtered: () => Object.keys(filters).length > 0,
   }
 }
