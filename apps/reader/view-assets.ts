@@ -23,6 +23,7 @@ export const PAGE_FILES = [
   'older.js',
   'parents.js',
   'origins.js',
+  'waiting.js',
 ] as const
 
 const TYPES: Record<string, string> = {

@@ -30,10 +30,11 @@ t.test('the viewer files', async (t) => {
     t.notMatch(res.body, /(src|href)="\//, 'no absolute path in the page')
     t.notMatch(res.body, /<script>|<style|style="|\son[a-z]+=/i, 'no inline script, style or handler in the page')
     t.ok(readFileSync(projectPath('docs/viewer.md'), 'utf8').includes(`| \`${VIEW_CSP}\` |`), 'docs/viewer.md shows this policy')
-    for (const [url, to] of [['/view/', '../view'], ['/view/?tag=deploy&layout=compact', '../view?tag=deploy&layout=compact'], ['/view/index.html', '../view'], ['/view/index.html?q=x', '../view?q=x']]) {
+    const moves: [string, string][] = [['/view/', '../view'], ['/view/?tag=deploy&layout=compact', '../view?tag=deploy&layout=compact'], ['/view/index.html', '../view'], ['/view/index.html?q=x', '../view?q=x']]
+    for (const [url, to] of moves) {
       const moved = await get(url)
       t.equal(moved.statusCode, 308, `${url} is sent to the page`)
-      t.equal(moved.headers.location, to, 'by a relative Location, which keeps any path prefix and the query')
+      t.equal(String(moved.headers.location), to, 'by a relative Location, which keeps any path prefix and the query')
     }
     const head = await s.app.inject({ method: 'HEAD', url: '/view' })
     t.equal(head.statusCode, 200, 'HEAD answers')

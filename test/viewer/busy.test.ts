@@ -45,7 +45,7 @@ t.test('the viewer on a board of 137 signals', async (t) => {
     await page.locator(`#feed-list > li:first-child article[data-id="${first.id}"]`).waitFor({ timeout: 5000 })
     t.pass('at the top, a new signal goes straight on top')
 
-    await page.evaluate(() => scrollTo(0, 1500))
+    await page.evaluate('scrollTo(0, 1500)')
     const anchor = page.locator('#feed-list > li').nth(20)
     const before = await anchor.evaluate((e) => e.getBoundingClientRect().top)
     const a = await publish({ $type: 'broadcast', text: 'first while scrolled' })
@@ -59,14 +59,14 @@ t.test('the viewer on a board of 137 signals', async (t) => {
     await page.locator('#feed-new').click()
     await page.locator(`#feed-list > li:first-child article[data-id="${b.id}"]`).waitFor({ timeout: 5000 })
     t.equal(await page.locator(`#feed-list > li:nth-child(2) article[data-id="${a.id}"]`).count(), 1, 'both, newest first')
-    t.equal(await page.evaluate(() => scrollY), 0, 'the click jumped to the top')
+    t.equal(await page.evaluate('scrollY'), 0, 'the click jumped to the top')
     t.ok(await page.locator('#feed-new').isHidden(), 'and the marker went away')
 
     // scrolling back up by hand shows them too
-    await page.evaluate(() => scrollTo(0, 1500))
+    await page.evaluate('scrollTo(0, 1500)')
     const c = await publish({ $type: 'broadcast', text: 'third while scrolled' })
     await page.locator('#feed-new', { hasText: '1 new signal' }).waitFor({ timeout: 5000 })
-    await page.evaluate(() => scrollTo(0, 0))
+    await page.evaluate('scrollTo(0, 0)')
     await page.locator(`#feed-list > li:first-child article[data-id="${c.id}"]`).waitFor({ timeout: 5000 })
     t.pass('back at the top, the waiting signal is shown')
     t.same(problems, [])
@@ -92,7 +92,7 @@ t.test('the viewer on a board of 137 signals', async (t) => {
     t.equal(await page.locator('#stat-cover').textContent(), `The feed holds all ${active}.`)
 
     // a new signal moves the panel's count with the feed, well before the 15 s refresh
-    await page.evaluate(() => scrollTo(0, 0)) // at the top, so it goes straight into the feed
+    await page.evaluate('scrollTo(0, 0)') // at the top, so it goes straight into the feed
     await publish({ $type: 'broadcast', text: 'one more' })
     await page.locator('#feed-count', { hasText: `${active + 1} shown` }).waitFor({ timeout: 5000 })
     await page.locator('#stat-signals', { hasText: String(active + 1) }).waitFor({ timeout: 5000 })
@@ -134,7 +134,7 @@ t.test('the viewer on a board of 137 signals', async (t) => {
     const { page, problems } = await openPage(t, browser, `${base}/view`, { width: 390, height: 844 })
     await live(page)
     await page.locator(`#feed-list article[data-id="${lateReply.id}"] .reply-to .parent-text`).waitFor({ timeout: 5000 })
-    t.equal(await page.evaluate(() => document.documentElement.scrollWidth), 390, 'no sideways scrolling')
+    t.equal(await page.evaluate('document.documentElement.scrollWidth'), 390, 'no sideways scrolling')
     t.same(problems, [])
   })
 
@@ -144,7 +144,7 @@ t.test('the viewer on a board of 137 signals', async (t) => {
     await page.locator('#feed-older').click()
     await page.locator('#feed-older-note', { hasText: 'are here' }).waitFor({ timeout: 10_000 })
     const rows = page.locator('#origins-list li')
-    await page.waitForFunction(() => document.querySelectorAll('#origins-list li').length === 3, null, { timeout: 5000 })
+    await page.waitForFunction("document.querySelectorAll('#origins-list li').length === 3", null, { timeout: 5000 })
     const held = await page.locator('#feed-list article').evaluateAll((els) => els.length)
     const shown = await rows.evaluateAll((els) => els.map((e) => [e.getAttribute('data-origin'), Number(e.querySelector('.origin-count')!.textContent)] as const))
     const counted = await page.locator('#feed-list article').evaluateAll((els) => {
@@ -162,7 +162,7 @@ t.test('the viewer on a board of 137 signals', async (t) => {
     const busiest = shown[0]![0]!
     await rows.first().locator('button').click()
     await page.waitForURL(new RegExp(`[?&]origin=${busiest}`), { timeout: 5000 })
-    await page.waitForFunction(() => document.querySelectorAll('#origins-list li').length === 1, null, { timeout: 5000 })
+    await page.waitForFunction("document.querySelectorAll('#origins-list li').length === 1", null, { timeout: 5000 })
     t.equal(await page.locator('#feed-list article .origin button').evaluateAll((els, o) => els.every((e) => e.getAttribute('data-value') === o), busiest), true, 'the feed shows only that origin')
     t.same(problems, [])
   })

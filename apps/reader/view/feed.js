@@ -1,15 +1,15 @@
 // The live feed: the newest page, then every new signal from the follower, newest at the top.
-// While the reader is scrolled down the feed, new signals wait behind an "N new" marker instead of
-// pushing the cards being read; "Load older" pages back past the first page (older.js).
+// While the reader is scrolled down the feed, new signals wait behind an "N new" marker (waiting.js);
+// "Load older" pages back past the first page (older.js).
 import { $, announce, h } from './dom.js'
 import { readOlder } from './older.js'
 import { createParents } from './parents.js'
 import { repliesText, signalCard, tick } from './signal-card.js'
+import { createWaiting } from './waiting.js'
 
 const PAGE = 100
 const MAX_CARDS = 1000 // on the page, older ones loaded included; past it the oldest leave
 const MAX_COUNTS = 2 * MAX_CARDS
-const AWAY_PX = 40 // the feed's top scrolled this far under the header: the reader is reading, new ones wait
 
 const plural = (n, one, many) => `${n} ${n === 1 ? one : many}`
 
@@ -18,13 +18,13 @@ export function createFeed(board, { onChange = () => {} } = {}) {
   const list = $('#feed-list')
   const empty = $('#feed-empty')
   const count = $('#feed-count')
-  const marker = $('#feed-new')
   const olderBtn = $('#feed-older')
   const olderNote = $('#feed-older-note')
   /** id → { item, signal } for what is on screen. */
   const shown = new Map()
+  const waiting = createWaiting(list, { onShow: () => show() })
   /** id → signal, oldest first: arrived while the reader was scrolled away from the top. */
-  const pending = new Map()
+  const pending = waiting.pending
   let ctrl = null
   let filters = {}
   let hasOlder = false
@@ -36,8 +36,7 @@ export function createFeed(board, { onChange = () => {} } = {}) {
   function refreshCounts() {
     empty.hidden = shown.size > 0 || pending.size > 0
     count.textContent = `${shown.size} shown${pending.size ? ` · ${pending.size} new` : ''} · newest first`
-    marker.hidden = pending.size === 0
-    marker.textContent = `↑ ${plural(pending.size, 'new signal', 'new signals')}`
+    waiting.redraw()
     const full = shown.size >= MAX_CARDS
     olderBtn.hidden = full || !hasOlder || shown.size === 0
     olderBtn.disabled = loadingOlder
@@ -71,12 +70,6 @@ export function createFeed(board, { onChange = () => {} } = {}) {
     if (el) el.textContent = repliesText(n)
   }
 
-  /** Scrolled down the feed, so a card put on top would push what the reader is looking at. */
-  function away() {
-    const header = $('.top').getBoundingClientRect().bottom
-    return list.getBoundingClientRect().top < header - AWAY_PX
-  }
-
   /** Puts `s` on the page: on top (newer than all shown) or at the bottom (older). */
   function place(s, where, fresh) {
     const item = h('li', { class: fresh ? 'fresh' : null, 'data-id': s.id }, signalCard(s, { replies: replies.get(s.id) ?? 0 }))
@@ -92,7 +85,7 @@ export function createFeed(board, { onChange = () => {} } = {}) {
     if (shown.has(s.id) || pending.has(s.id)) return
     if (fresh) (arrived++, clearTimeout(hush), (hush = setTimeout(told, 2000)))
     countReply(s)
-    if (fresh && away()) {
+    if (fresh && waiting.away()) {
       pending.set(s.id, s)
       parents.learn(s)
       if (pending.size > MAX_CARDS) pending.delete(pending.keys().next().value)
@@ -101,24 +94,12 @@ export function createFeed(board, { onChange = () => {} } = {}) {
     onChange()
   }
 
-  /** Shows what waited behind the marker; `jump` also scrolls to the top, where they are. */
-  function flush({ jump = false } = {}) {
+  /** Puts what waited behind the marker on top. */
+  function show() {
     for (const s of pending.values()) place(s, 'top', true)
     pending.clear()
     refreshCounts()
-    if (jump) (scrollTo({ top: 0 }), $('#feed').focus({ preventScroll: true }))
   }
-  marker.addEventListener('click', () => flush({ jump: true }))
-  let looking = false
-  addEventListener(
-    'scroll',
-    () => {
-      if (looking || pending.size === 0) return
-      looking = true
-      requestAnimationFrame(() => ((looking = false), pending.size && !away() && flush()))
-    },
-    { passive: true },
-  )
 
   function drop(id) {
     pending.delete(id)
