@@ -20,6 +20,10 @@ export const PAGE_FILES = [
   'board-panel.js',
   'chart.js',
   'operator.js',
+  'older.js',
+  'parents.js',
+  'origins.js',
+  'waiting.js',
 ] as const
 
 const TYPES: Record<string, string> = {

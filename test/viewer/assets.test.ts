@@ -26,10 +26,16 @@ t.test('the viewer files', async (t) => {
     t.equal(res.headers['x-frame-options'], 'DENY')
     t.equal(res.headers['referrer-policy'], 'no-referrer')
     t.equal(res.headers['cache-control'], 'no-cache')
-    t.match(res.body, /<script type="module" src="\/view\/main\.js"><\/script>/)
+    t.match(res.body, /<script type="module" src="view\/main\.js"><\/script>/, 'its files named relative to /view, so a path prefix (a proxy) keeps working')
+    t.notMatch(res.body, /(src|href)="\//, 'no absolute path in the page')
     t.notMatch(res.body, /<script>|<style|style="|\son[a-z]+=/i, 'no inline script, style or handler in the page')
     t.ok(readFileSync(projectPath('docs/viewer.md'), 'utf8').includes(`| \`${VIEW_CSP}\` |`), 'docs/viewer.md shows this policy')
-    t.equal((await get('/view/')).body, res.body, '/view/ is the page too')
+    const moves: [string, string][] = [['/view/', '../view'], ['/view/?tag=deploy&layout=compact', '../view?tag=deploy&layout=compact'], ['/view/index.html', '../view'], ['/view/index.html?q=x', '../view?q=x']]
+    for (const [url, to] of moves) {
+      const moved = await get(url)
+      t.equal(moved.statusCode, 308, `${url} is sent to the page`)
+      t.equal(String(moved.headers.location), to, 'by a relative Location, which keeps any path prefix and the query')
+    }
     const head = await s.app.inject({ method: 'HEAD', url: '/view' })
     t.equal(head.statusCode, 200, 'HEAD answers')
   })
@@ -37,12 +43,12 @@ t.test('the viewer files', async (t) => {
   t.test('every listed file is served with its type, an ETag and the same headers', async (t) => {
     const types: Record<string, RegExp> = { html: /^text\/html/, js: /^text\/javascript; charset=utf-8$/, css: /^text\/css; charset=utf-8$/, svg: /^image\/svg\+xml$/ }
     for (const name of [...PAGE_FILES, CLIENT_ENTRY]) {
-      const res = await get(`/view/${name}`)
+      const res = await get(name === 'index.html' ? '/view' : `/view/${name}`) // /view/index.html is sent to /view
       t.equal(res.statusCode, 200, `${name} is served`)
       t.match(res.headers['content-type'], types[name.split('.').at(-1)!]!, `${name}: its content type`)
       t.equal(res.headers['x-content-type-options'], 'nosniff', `${name}: nosniff`)
       t.equal(res.headers['content-security-policy'], VIEW_CSP, `${name}: the CSP`)
-      const again = await get(`/view/${name}`, { 'if-none-match': String(res.headers.etag) })
+      const again = await get(name === 'index.html' ? '/view' : `/view/${name}`, { 'if-none-match': String(res.headers.etag) })
       t.equal(again.statusCode, 304, `${name}: revalidates with its ETag`)
     }
     const entry = await get(`/view/${CLIENT_ENTRY}`)

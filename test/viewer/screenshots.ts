@@ -17,7 +17,7 @@ t.test('screenshots of the viewer', async (t) => {
   mkdirSync(OUT, { recursive: true })
   const fake = await startFakeIdentity(t, AGENTS)
   buildClientIfMissing()
-  const s = await startStack(t, { env: { IDENTITY_URL: fake.url }, seed: seedHistory })
+  const s = await startStack(t, { env: { IDENTITY_URL: fake.url, PUBLISH_RATE_LIMIT_MAX: '0' }, seed: seedHistory })
   const base = await listen(s)
   const { root } = await seedBoard(s)
   const browser = await launchBrowser(t)
@@ -59,4 +59,27 @@ t.test('screenshots of the viewer', async (t) => {
   await page.locator('body[data-feed="live"]').waitFor()
   await page.locator('#board-chart svg').waitFor({ state: 'attached' })
   await shot(page, 'feed-board-dark-desktop')
+
+  // a busy board: more than a page, new signals waiting while the reader is scrolled down
+  const [planner, scout, builder] = Object.keys(AGENTS) as [string, string, string]
+  const say = async (token: string, body: Record<string, unknown>) => {
+    const r = await s.publish(body, token)
+    if (r.statusCode !== 200) throw new Error(`publish failed: ${r.statusCode}`)
+  }
+  const jobs = ['api-gateway', 'billing', 'search-index', 'ledger', 'auth']
+  for (let i = 0; i < 110; i++)
+    await say([planner, scout, builder, builder, scout][i % 5]!, { $type: ['broadcast', 'offer', 'request'][i % 3], $tags: [jobs[i % 5]!, 'ci'], text: `${jobs[i % 5]} build #${1200 + i}: ${['green, 412 tests', 'green, cache warm', 'queued behind 2 jobs'][i % 3]}` })
+  const busy = await openPage(t, browser, `${base}/view`, SIZES.desktop)
+  await busy.page.locator('body[data-feed="live"]').waitFor()
+  await busy.page.locator('#board-chart svg').waitFor({ state: 'attached' })
+  await busy.page.evaluate('scrollTo(0, 900)')
+  for (let i = 0; i < 3; i++) await say(scout, { $type: 'broadcast', $tags: ['ci'], text: `late build ${i}` })
+  await busy.page.locator('#feed-new', { hasText: '3 new signals' }).waitFor()
+  await shot(busy.page, 'busy-new-desktop')
+  await busy.page.locator('#feed-new').click()
+  await busy.page.locator('#feed-new').waitFor({ state: 'hidden' })
+  await busy.page.evaluate('scrollTo(0, document.body.scrollHeight)')
+  await busy.page.locator('#feed-older:not([hidden])').waitFor()
+  await shot(busy.page, 'busy-older-desktop')
+  t.same(busy.problems, [], 'busy: no page errors')
 })

@@ -37,12 +37,22 @@ export async function viewRoutes(app: FastifyInstance, { ctx }: { ctx: ReaderCon
   const { files, missing } = loadViewAssets()
   if (missing.length) ctx.log.warn({ missing }, 'viewer files missing; /view may not work (run npm run build)')
   const page = files.get('index.html')
+  // The page names its files relative to `/view` (`view/main.js`), so it works under any prefix (an
+  // aggregator's `/sw/{authority}/view`); from `/view/` or `/view/index.html` those names would
+  // miss, so the browser is sent to `/view` (a relative Location: the prefix is kept too).
+  const toPage = (req: FastifyRequest, reply: FastifyReply) => {
+    const q = req.url.indexOf('?')
+    return reply.code(308).header('location', `../view${q >= 0 ? req.url.slice(q) : ''}`).send()
+  }
   app.get('/view', async (req, reply) => {
     if (!page) throw new WireError('not_found', 'the viewer is not installed')
+    if (req.url.split('?', 1)[0]!.endsWith('/')) return toPage(req, reply) // `/view/`: the router ignores a trailing slash
     return send(req, reply, page)
   })
   app.get<{ Params: { '*': string } }>('/view/*', async (req, reply) => {
-    const a = files.get(req.params['*'] || 'index.html') // `/view/` is the page too
+    const name = req.params['*']
+    if ((name === '' || name === 'index.html') && page) return toPage(req, reply)
+    const a = files.get(name)
     if (!a) throw new WireError('not_found', 'no such viewer file')
     return send(req, reply, a)
   })

@@ -4,6 +4,7 @@ import { $ } from './dom.js'
 import { createFeed } from './feed.js'
 import { createFilters } from './filters.js'
 import { createOperator } from './operator.js'
+import { createOrigins } from './origins.js'
 import { createThread } from './thread.js'
 import { readState, writeState } from './url-state.js'
 import { openBoard } from './wire.js'
@@ -14,7 +15,10 @@ let state = readState()
 // --virtual-time-budget (which waits for the network to go idle) can finish
 const live = !state.static
 
-const feed = createFeed(board)
+const origins = createOrigins()
+// the panel's counts and the per-origin list follow what the feed holds (bounded: see each)
+const feed = createFeed(board, { onChange: () => (live ? panel.nudge() : panel.cover(), origins.changed()) })
+origins.watch(() => feed.signals())
 const filters = createFilters(board, (f) => {
   state = { ...state, filters: f }
   writeState(state)
@@ -27,7 +31,7 @@ const thread = createThread(board, {
     writeState(state)
   },
 })
-const panel = createBoardPanel(board, { onBoard: (b) => filters.setTypes(b.allowedSignalTypes) })
+const panel = createBoardPanel(board, { onBoard: (b) => filters.setTypes(b.allowedSignalTypes), held: () => feed.held(), filtered: () => feed.filtered() })
 const operator = createOperator(board, {
   onBoard: (b) => (panel.showMeta(b), filters.setTypes(b.allowedSignalTypes)),
   onSignal: (s) => (feed.update(s), thread.update(s)),
@@ -56,7 +60,7 @@ document.addEventListener('click', (e) => {
   const btn = e.target.closest('button[data-action]')
   if (!btn) return
   const { action, value } = btn.dataset
-  if (action === 'thread') openThread(value)
+  if (action === 'thread' || action === 'parent') openThread(value) // a reply's parent: its thread, at the parent
   else if (action.startsWith('filter-')) (thread.close(), filters.apply(action.slice('filter-'.length), value))
   else operator.act({ action, id: value })
 })
@@ -76,6 +80,7 @@ if (live)
     const now = Date.now()
     feed.tick(now)
     thread.tick(now)
+    origins.changed() // its "last seen" times
   }, 5000)
 
 // on a phone the board panel starts folded, so the feed comes first

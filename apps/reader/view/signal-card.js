@@ -66,6 +66,18 @@ function times(s) {
   return h('span', { class: 'times' }, created, ' · ', expiry)
 }
 
+/**
+ * What `s` replies to: the parent's id until parents.js fills in its author and text (from the
+ * page, or fetched); a click opens the thread at the parent.
+ */
+const replyTo = (s) =>
+  h(
+    'button',
+    { type: 'button', class: 'reply-to', 'data-parent-of': s.refId, 'data-action': 'parent', 'data-value': s.refId, title: `In reply to ${s.refId}. Click to open the thread.` },
+    '↳ ',
+    h('code', null, `${s.refId.slice(0, 8)}…`),
+  )
+
 /** One line: type, origin, what it replies to, tags, times (the card's text and buttons go below). */
 function meta(s, { inThread }) {
   return h(
@@ -74,7 +86,7 @@ function meta(s, { inThread }) {
     h('button', { type: 'button', class: `type hue-${hue(s.type)}`, 'data-action': 'filter-type', 'data-value': s.type, title: `Show only ${s.type} signals` }, s.type),
     s.pinned && h('span', { class: 'pinned' }, 'Pinned'),
     origin(s),
-    s.refId && !inThread && h('span', { class: 'reply-to', title: `reply to ${s.refId}` }, '↳ ', h('code', null, `${s.refId.slice(0, 8)}…`)),
+    s.refId && !inThread && replyTo(s),
     s.tags.length > 0 &&
       h('ul', { class: 'tags', 'aria-label': 'tags' }, s.tags.map((t) => h('li', null, h('button', { type: 'button', class: 'tag', 'data-action': 'filter-tag', 'data-value': t, title: `Show only #${t}` }, `#${t}`)))),
     times(s),
