@@ -1,4 +1,12 @@
-import type { Gone } from './feed/waiters.js'
+/**
+ * Says when the caller has gone (its connection closed): an AbortSignal, or anything with the same
+ * three members. Listeners are objects (`handleEvent`), so a waiting request needs no closure.
+ */
+export interface Gone {
+  readonly aborted: boolean
+  addEventListener(type: 'abort', listener: { handleEvent(): void }): void
+  removeEventListener(type: 'abort', listener: { handleEvent(): void }): void
+}
 
 /**
  * Who is asking, once per request: every surface builds one (the fastify routes through

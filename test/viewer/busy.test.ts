@@ -5,7 +5,7 @@ import type { Page } from 'playwright-core'
 import { buildClientIfMissing, launchBrowser, listen, openPage } from '../helpers/browser.js'
 import { startStack } from '../helpers/stack.js'
 
-// The viewer on a board busier than one page (issue 34, item 8): new signals wait behind an
+// The viewer on a board busier than one page: new signals wait behind an
 // "N new" marker while the reader is scrolled down; "Load older" pages past the first 100; the
 // panel's counts follow the feed; replies show their parent's text; activity per origin; and the
 // page works under a path prefix, as an aggregator's proxy serves it.

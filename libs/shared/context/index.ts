@@ -4,11 +4,9 @@ import { boardReader } from '../db/index.js'
 import { createReadSide, type ReadSide } from '../feed/index.js'
 import type { Logger } from '../log/index.js'
 import { boardPolicy, createPublisher, type BoardPolicy, type Publisher } from '../publish/index.js'
-import { closeStack } from './close-stack.js'
-import { openAggregatorConnections, openInfra, type Connections, type Infra } from './connections.js'
+import { closeStack, openAggregatorConnections, openInfra, type Connections, type Infra } from '../infra/index.js'
 
-export { closeStack, type CloseStack } from './close-stack.js'
-export { AGGREGATOR_MIGRATIONS, openAggregatorConnections, openInfra, type Connections, type Infra, type InfraOptions } from './connections.js'
+export { AGGREGATOR_MIGRATIONS, openInfra, type Connections, type Infra, type InfraOptions } from '../infra/index.js'
 
 /** The roles a process serves; the single process (`npm start`) serves every board role at once. */
 export type BoardRole = 'writer' | 'reader' | 'agents' | 'sweeper'

@@ -11,7 +11,8 @@ import { TailSync } from './tail-sync.js'
 import { ReadGate } from './read-gate.js'
 import { SharedPages } from './shared-pages.js'
 import { tracedSink } from './traced-sink.js'
-import { Waiters, type Gone, type PageSink } from './waiters.js'
+import type { Gone } from '../caller.js'
+import { Waiters, type PageSink } from './waiters.js'
 
 /** An unfiltered newest page: the tail's newest `limit` entries are it. */
 const unfilteredOrDense = (q: ReadQuery) => unfiltered({ ...q, includeExpired: false })

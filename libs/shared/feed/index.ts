@@ -1,6 +1,7 @@
 export { Feed, type FeedOptions } from './feed.js'
 export type { FeedPage, PageText } from './page.js'
-export type { Gone, PageSink } from './waiters.js'
+export type { Gone } from '../caller.js'
+export type { PageSink } from './waiters.js'
 export { createReadSide, type ReadSide, type ReadSideOptions } from './read-side.js'
 export { singleFlight } from './single-flight.js'
 export { pageBody, pageText, signalJson, threadJson } from './render.js'

@@ -1,3 +1,4 @@
+import type { Gone } from '../caller.js'
 import { Deadlines, type Due } from '../deadlines.js'
 import { WireError, type ReadQuery } from '../domain/index.js'
 import { hotCounts, metrics } from '../metrics/index.js'
@@ -21,15 +22,6 @@ export type Ended = (q: ReadQuery, cursor: number, sink: PageSink) => void
 /** Looks for matches after `cursor`: a page with signals ends the wait; an empty one moves the cursor on. */
 export type Check = (q: ReadQuery, cursor: number) => FeedPage | Promise<FeedPage>
 
-/**
- * Says when the caller has gone (its connection closed): an AbortSignal, or anything with the same
- * three members. Listeners are objects (`handleEvent`), so a waiting request needs no closure.
- */
-export interface Gone {
-  readonly aborted: boolean
-  addEventListener(type: 'abort', listener: { handleEvent(): void }): void
-  removeEventListener(type: 'abort', listener: { handleEvent(): void }): void
-}
 
 const YIELD_EVERY = 500
 /** Retry-After of a long-poll refused because the process is full: its waiters turn over within a wait. */

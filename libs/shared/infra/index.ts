@@ -9,6 +9,8 @@ import { projectPath } from '../paths.js'
 import { startTracing } from '../tracing/index.js'
 import { closeStack } from './close-stack.js'
 
+export { closeStack, type CloseStack } from './close-stack.js'
+
 /** What every process holds: a pool on its schema, Redis when there is one, the per-address budgets. */
 export interface Connections {
   /** Writes, and reads that must see them. */
