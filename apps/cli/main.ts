@@ -3,7 +3,7 @@ import { WireError } from '../../client/src/index.js'
 import { CliConfigError, loadCliConfig, type CliConfig } from './config.js'
 import { UsageError, type Io } from './io.js'
 import { buildProgram } from './program.js'
-import { exitIfNodeTooOld } from '../../libs/shared/node-floor.js'
+import { exitIfNodeTooOld } from '../../libs/shared/runtime/index.js'
 
 // The `wire` command line. The only file of the CLI that touches process: environment, streams, signals, exit code.
 

@@ -1,22 +1,17 @@
-import { loadConfigOrExit, runAgainWith } from '../../libs/shared/config/index.js'
+import { loadConfigOrExit } from '../../libs/shared/config/index.js'
+import { tuneProcess } from '../../libs/shared/runtime/index.js'
 
 const cfg = loadConfigOrExit()
-// the board's one process holds a read side too (READER_SEMI_SPACE_MB); on the embedded database,
-// WIRE_EMBEDDED_MALLOC_ARENAS and WIRE_EMBEDDED_WASM_OPTIMIZE
-const embedded = cfg.db.kind === 'embedded' ? cfg.db : null
-runAgainWith({ semiSpaceMb: cfg.reader.semiSpaceMb, mallocArenas: embedded?.mallocArenas ?? 0, wasmBaselineOnly: embedded ? !embedded.wasmOptimize : false })
+const tuning = await tuneProcess(cfg, { readSide: true }) // the board's one process holds a read side too
 // loaded only now: a process that runs itself again has not loaded them for nothing
-const [{ runUntilSignal }, { createLogger }, { inCheckout }, { startBoard }, { welcome }, { startIdleGc }] = await Promise.all([
+const [{ runUntilSignal }, { createLogger }, { inCheckout }, { startBoard }, { welcome }] = await Promise.all([
   import('../../libs/shared/lifecycle.js'),
   import('../../libs/shared/log/index.js'),
   import('../../libs/shared/paths.js'),
   import('./app.js'),
   import('./welcome.js'),
-  import('../../libs/shared/idle-gc.js'),
 ])
 const log = createLogger('server', cfg.logLevel)
-// IDLE_GC_INTERVAL_MS: a memory-reducing GC when the board goes quiet after a burst (V8's own never starts on Node 24)
-const idleGc = cfg.reader.idleGcIntervalMs > 0 ? startIdleGc({ minIntervalMs: cfg.reader.idleGcIntervalMs, rssBudgetBytes: cfg.reader.idleGcRssBudgetMb * 2 ** 20 }) : null
 await runUntilSignal(log, async () => {
   const board = await startBoard(cfg, log)
   const address = await board.app.listen({ host: cfg.host, port: cfg.port, backlog: cfg.http.listenBacklog }).catch(async (err: unknown) => {
@@ -25,7 +20,7 @@ await runUntilSignal(log, async () => {
   })
   log.info({ address, database: cfg.db.kind, bus: cfg.redisUrl && cfg.db.kind === 'postgres' ? 'redis' : 'in-process' }, 'wire board ready')
   process.stdout.write(welcome(cfg, address, (await board.reader.readSide.board.meta()).name, inCheckout()))
-  idleGc?.afterStart() // once quiet: what start-up left (docs/benchmarks.md "RSS after load")
+  tuning.afterStart()
   return () => board.close() // long-polls answered, publishes committed, sweeper stopped; then the database (PGlite flushes)
 })
-idleGc?.stop()
+tuning.stop()

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util'
-import { exitIfNodeTooOld } from '../../libs/shared/node-floor.js'
+import { exitIfNodeTooOld } from '../../libs/shared/runtime/index.js'
 
 // `wire-server` (the @wire-board/server package's bin): no argument runs the whole board in one
 // process, as `npm start` does; `--role <name>` runs one role of a fleet. Each role is its main

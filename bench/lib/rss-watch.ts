@@ -1,4 +1,4 @@
-import { GROW_BYTES } from '../../libs/shared/idle-gc.js'
+import { GROW_BYTES } from '../../libs/shared/runtime/idle-gc.js'
 import { metric, type RoleProc } from './procs.js'
 
 // The RSS figures of a fan-out bench beside its readers' own idle collections

@@ -1,5 +1,5 @@
 import type { Logger } from './log/index.js'
-import { exitIfNodeTooOld } from './node-floor.js'
+import { exitIfNodeTooOld } from './runtime/index.js'
 
 /**
  * Starts a process, waits for SIGTERM or SIGINT, then stops it. A second signal or the grace

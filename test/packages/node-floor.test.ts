@@ -1,5 +1,5 @@
 import t from 'tap'
-import { NODE_FLOOR, nodeTooOld } from '../../libs/shared/node-floor.js'
+import { NODE_FLOOR, nodeTooOld } from '../../libs/shared/runtime/node-floor.js'
 import { projectPath } from '../../libs/shared/paths.js'
 import { nodeVersion, PACKAGE_DIRS, packageJson, REPO, run, userEnv } from './packed.js'
 

@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap'
 import { readFileSync } from 'node:fs'
-import { lowMemoryCollect, startIdleGc, type IdleGcOptions } from '../../libs/shared/idle-gc.js'
-import { mallocTrim } from '../../libs/shared/malloc-trim.js'
+import { lowMemoryCollect, startIdleGc, type IdleGcOptions } from '../../libs/shared/runtime/idle-gc.js'
+import { mallocTrim } from '../../libs/shared/runtime/malloc-trim.js'
 import { fleetSchema, startRole } from '../helpers/fleet.js'
 import { TEST_DATABASE_URL } from '../helpers/services.js'
 

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs'
 import t from 'tap'
-import { semiSpaceChosen } from '../../libs/shared/config/index.js'
+import { semiSpaceChosen } from '../../libs/shared/runtime/index.js'
 import { fleetSchema, startRole } from '../helpers/fleet.js'
 import { TEST_DATABASE_URL } from '../helpers/services.js'
 

@@ -9,7 +9,6 @@ export { ConfigError }
 export { loadBoardFile, type BoardFile } from './board-file.js'
 export { formatUnsetForPublicHost, unsetForPublicHost, type UnsetSetting } from './public-host.js'
 export type { TracingSettings } from './tracing.js'
-export { runAgainWith, semiSpaceChosen } from './run-again.js'
 
 // Messages say what a setting expects in plain words; zod's own ("expected number, received NaN") name types, not settings.
 const flag = (d: '0' | '1') => z.enum(['0', '1'], { message: 'must be 0 or 1' }).default(d).transform((v) => v === '1')

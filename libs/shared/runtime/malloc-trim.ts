@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module'
-import { projectPath } from './paths.js'
+import { projectPath } from '../paths.js'
 
 /**
  * glibc's malloc_trim(0): gives back to the system every whole free page inside malloc's heaps, not

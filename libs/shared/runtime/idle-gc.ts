@@ -1,5 +1,5 @@
 import { Session } from 'node:inspector'
-import { metrics } from './metrics/index.js'
+import { metrics } from '../metrics/index.js'
 import { mallocTrim } from './malloc-trim.js'
 
 /**
