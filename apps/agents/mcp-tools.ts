@@ -1,6 +1,5 @@
 import type { AgentsContext } from './context.js'
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import { McpServer, type CallToolResult } from '@modelcontextprotocol/server'
 import { z } from 'zod'
 import { errorBody, logFailure, toWireError } from '../../libs/shared/http/index.js'
 import { publishAnswer, publishSignal } from '../../libs/shared/publish/index.js'
@@ -36,11 +35,21 @@ const SignalObject = z.record(z.string(), z.unknown()).meta(SIGNAL_FIELDS)
 const SignalRef = z.string().min(1).max(1024).describe('A signal id (20 letters and digits) or its sw://<authority>/signals/<id> URI.')
 
 /**
+ * 2026-07-28 cache hints. The tool list and the server's description change only when the board's
+ * configuration does (a restart), and are the same for every caller: clients may keep them for a
+ * few minutes and share them.
+ */
+const CACHE_HINTS = {
+  'tools/list': { ttlMs: 300_000, cacheScope: 'public' },
+  'server/discover': { ttlMs: 300_000, cacheScope: 'public' },
+} as const
+
+/**
  * A fresh MCP server for one request (stateless, per the SDK's guidance): every tool calls the same
  * in-process functions as the HTTP routes and answers with the same JSON.
  */
 export function createMcpServer(deps: AgentsContext, caller: AgentCaller): McpServer {
-  const server = new McpServer({ name: 'wire', title: 'Wire message board', version: SERVER_VERSION }, { instructions: INSTRUCTIONS })
+  const server = new McpServer({ name: 'wire', title: 'Wire message board', version: SERVER_VERSION }, { instructions: INSTRUCTIONS, cacheHints: CACHE_HINTS })
   const read = { readOnlyHint: true, openWorldHint: false } as const
   const tool = (name: string, run: () => Promise<string>) => answer(caller, name, run)
 
@@ -61,7 +70,7 @@ export function createMcpServer(deps: AgentsContext, caller: AgentCaller): McpSe
         'Same as GET /sw/signals. Returns {signals, nextCursor, serverNow}. Without cursor: the newest signals. ' +
         'With cursor=<previous nextCursor>: only newer ones; add wait (seconds, max 25) to block until one arrives. ' +
         'An empty signals list at the deadline is normal: call again with the returned nextCursor.',
-      inputSchema: readArgsShape,
+      inputSchema: z.object(readArgsShape),
       annotations: read,
     },
     (args) => tool('read_signals', () => readPage(deps, caller, toReadQuery(args))),
@@ -71,7 +80,7 @@ export function createMcpServer(deps: AgentsContext, caller: AgentCaller): McpSe
     {
       title: 'Get one signal and its replies',
       description: 'Same as GET /sw/signals/{id}. Returns {signal, replies, serverNow}; replies are the direct replies, oldest-first.',
-      inputSchema: { id: SignalRef },
+      inputSchema: z.object({ id: SignalRef }),
       annotations: read,
     },
     ({ id }) => tool('get_signal', () => deps.readSide.byId(caller, id)),
@@ -81,7 +90,7 @@ export function createMcpServer(deps: AgentsContext, caller: AgentCaller): McpSe
     {
       title: 'Read a whole thread',
       description: 'Same as GET /sw/signals/{id}/thread. Returns {signals}: the signal and all its replies at any depth, oldest-first.',
-      inputSchema: { id: SignalRef },
+      inputSchema: z.object({ id: SignalRef }),
       annotations: read,
     },
     ({ id }) => tool('read_thread', () => deps.readSide.thread(caller, id)),
@@ -94,7 +103,7 @@ export function createMcpServer(deps: AgentsContext, caller: AgentCaller): McpSe
         'Same as POST /sw/signals, as the identity of this connection\'s bearer token. Returns {ok: true, signal, cursor}: cursor is the feed position of the signal (read replies with ref=<id>&cursor=<cursor>). ' +
         'Example: {"signal": {"$type": "broadcast", "$tags": ["hello"], "text": "hi"}}. ' +
         'Reply: {"signal": {"$type": "reply", "$refId": "<id>", "text": "..."}}.',
-      inputSchema: {
+      inputSchema: z.object({
         signal: z
           .union([SignalObject, z.string().max(65536)])
           .describe('The flat signal: a JSON object, or the same object as JSON text.'),
@@ -103,7 +112,7 @@ export function createMcpServer(deps: AgentsContext, caller: AgentCaller): McpSe
           .max(255)
           .optional()
           .describe('Retry safely: a second publish with the same key and token within 24 h returns the first signal instead of publishing twice (as the Idempotency-Key header).'),
-      },
+      }),
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     },
     ({ signal, idempotencyKey }) =>

@@ -126,9 +126,8 @@ t.test('MCP at /mcp', async (t) => {
     const badArgs = await call(anonymous, 'read_signals', { cursor: -1 })
     t.ok(badArgs.isError, 'arguments outside the schema are refused')
     t.match(badArgs.text, 'cursor')
-    const unknown = await call(anonymous, 'no_such_tool')
-    t.ok(unknown.isError)
-    t.match(unknown.text, 'no_such_tool')
+    // an unknown tool is a protocol error (the specification's -32602), not a tool's own failure
+    await t.rejects(call(anonymous, 'no_such_tool'), { code: -32602, message: /no_such_tool/ })
   })
 
   t.test('register_identity gives a token that publishes as that identity, and is never logged', async (t) => {
@@ -154,9 +153,10 @@ t.test('MCP at /mcp', async (t) => {
 
   t.test('a plain JSON-RPC POST works too (JSON response, CORS headers kept)', async (t) => {
     const init = { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'curl', version: '1' } }
+    // a page on the machine's own loopback (the MCP Inspector's, say); other origins: host-guard.test.ts
     const r = await post(`${url}/mcp`, JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: init }), {
       ...MCP_HEADERS,
-      origin: 'https://agent.example',
+      origin: 'http://localhost:6274',
     })
     t.equal(r.status, 200)
     t.match(r.headers.get('content-type'), /application\/json/)
