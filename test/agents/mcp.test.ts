@@ -90,7 +90,7 @@ t.test('MCP at /mcp', async (t) => {
     t.same(json.signals, [])
     t.equal(json.nextCursor, head)
     t.ok(Date.now() - t0 >= 900, 'it waited')
-    const viaMcp = (await call(anonymous, 'read_signals', { tag: ['mcp', 'wake'], since: '1h', limit: 10 })).json
+    const viaMcp = (await call(anonymous, 'read_signals', { tag: ['mcp', 'wake'], since: '1h', limit: 10, fields: 'full' })).json
     const viaHttp = await s.read('tag=mcp,wake&since=1h&limit=10')
     t.same(viaMcp.signals, viaHttp.signals)
     t.equal(viaMcp.nextCursor, viaHttp.nextCursor)
@@ -100,13 +100,17 @@ t.test('MCP at /mcp', async (t) => {
     const root = (await s.publish({ $type: 'request', text: 'root' })).json().signal
     const reply = (await call(agent, 'publish_signal', { signal: { $type: 'reply', $refId: root.uri, text: 'an answer' } })).json.signal
     t.equal(reply.refId, root.id)
-    const one = await call(anonymous, 'get_signal', { id: root.id })
+    const one = await call(anonymous, 'get_signal', { id: root.id, fields: 'full' })
     const http = (await s.app.inject({ url: `/sw/signals/${root.id}` })).json()
     t.same(one.json.signal, http.signal)
     t.same(one.json.replies, http.replies)
     t.equal(one.json.replies[0].id, reply.id)
-    const thread = await call(anonymous, 'read_thread', { id: root.uri })
-    t.same(thread.json, (await s.app.inject({ url: `/sw/signals/${root.id}/thread` })).json())
+    const compact = await call(anonymous, 'get_signal', { id: root.id })
+    t.same(compact.json.replies[0], { id: reply.id, origin: reply.origin, type: 'reply', payload: { text: 'an answer' }, ttl: reply.ttl, refId: root.id, createdAt: reply.createdAt })
+    const thread = await call(anonymous, 'read_thread', { id: root.uri, fields: ['id', 'refId'] })
+    t.same(thread.json.signals, [{ id: root.id, refId: null }, { id: reply.id, refId: root.id }], 'fields picks fields of the HTTP form')
+    const full = await call(anonymous, 'read_thread', { id: root.uri, fields: 'full' })
+    t.same(full.json, (await s.app.inject({ url: `/sw/signals/${root.id}/thread` })).json())
   })
 
   t.test('errors are tool errors carrying the protocol code', async (t) => {
