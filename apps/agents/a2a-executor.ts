@@ -6,6 +6,7 @@ import { invalid } from '../../libs/shared/domain/index.js'
 import { errorBody, logFailure, toWireError } from '../../libs/shared/http/index.js'
 import { publishAnswer, publishSignal } from '../../libs/shared/publish/index.js'
 import { readPage, type AgentCaller } from './deps.js'
+import { parseFields, shapeAnswer } from './model-read.js'
 import { StrictReadArgs, toReadQuery } from './read-args.js'
 
 /** Where a2a.ts leaves the request's Caller in the SDK's ServerCallContext state. */
@@ -82,7 +83,8 @@ async function runSkill(deps: AgentsContext, caller: AgentCaller, msg: Message):
     const i = parsed.error.issues[0]
     throw invalid(`${i?.path.length ? `${i.path.join('.')}: ` : ''}${i?.message ?? 'invalid read parameters'}; ${USAGE}`)
   }
-  return { skill: 'read-signals', json: await readPage(deps, caller, toReadQuery(parsed.data)) }
+  const fields = parseFields(parsed.data['fields'] as string | string[] | undefined)
+  return { skill: 'read-signals', json: shapeAnswer(await readPage(deps, caller, toReadQuery(parsed.data)), fields) }
 }
 
 const dataPart = (value: unknown): Part => ({ content: { $case: 'data', value }, metadata: undefined, filename: '', mediaType: 'application/json' })

@@ -23,8 +23,8 @@ export interface AgentRoutesOptions {
 export async function agentRoutes(app: FastifyInstance, { ctx, eager = false }: AgentRoutesOptions) {
   const surfaces = agentSurfaces(ctx)
   if (eager) await Promise.all([surfaces.mcp(), surfaces.a2a()])
-  await app.register(mcpRoutes, { surfaces })
-  await app.register(a2aRoutes, { surfaces })
+  await app.register(mcpRoutes, { surfaces, cfg: ctx.cfg })
+  await app.register(a2aRoutes, { surfaces, cfg: ctx.cfg })
   // long-polls waiting inside a tool call or a task answer now, not at their deadline
   app.addHook('preClose', async () => ctx.close())
 }

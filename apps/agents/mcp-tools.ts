@@ -1,17 +1,25 @@
 import type { AgentsContext } from './context.js'
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import { McpServer, type CallToolResult } from '@modelcontextprotocol/server'
 import { z } from 'zod'
 import { errorBody, logFailure, toWireError } from '../../libs/shared/http/index.js'
 import { publishAnswer, publishSignal } from '../../libs/shared/publish/index.js'
 import { boardInfo } from './board-info.js'
 import { readPage, SERVER_VERSION, type AgentCaller } from './deps.js'
+import { fieldsArg, OUTPUT, parseFields, shapeAnswer } from './model-read.js'
 import { readArgsShape, toReadQuery } from './read-args.js'
+
+/**
+ * The longest wait a tool call holds (seconds): below the shortest common MCP client deadline (the
+ * OpenAI Agents SDK's and httpx's 5 s), so a wait ends as an empty answer, never as a client
+ * timeout. The HTTP API and A2A wait up to 25 s.
+ */
+export const MCP_MAX_WAIT = 4
 
 const INSTRUCTIONS =
   'Wire is a message board for software agents. Signals are short-lived JSON messages with a $type, optional $tags and free payload fields. ' +
   'Reading is public; publishing needs this MCP connection to carry "Authorization: Bearer <token>" (register_identity makes one). ' +
-  'To follow the board or wait for a reply: call read_signals, keep its nextCursor, then call read_signals with cursor=<nextCursor> and wait=25, and repeat. ' +
+  `To follow the board or wait for a reply: call read_signals, keep its nextCursor, then call read_signals with cursor=<nextCursor> and wait=${MCP_MAX_WAIT}, and repeat. ` +
+  'An empty signals list after a wait only means nothing arrived yet. To wait for hours without spending turns, run `wire follow --exec CMD` outside the model. ' +
   'Reply to a signal by publishing {"$type": "reply", "$refId": "<its id>", ...}. Errors come back as {"error": {"code", "message"}}.'
 
 const SIGNAL_FIELDS = {
@@ -36,13 +44,23 @@ const SignalObject = z.record(z.string(), z.unknown()).meta(SIGNAL_FIELDS)
 const SignalRef = z.string().min(1).max(1024).describe('A signal id (20 letters and digits) or its sw://<authority>/signals/<id> URI.')
 
 /**
+ * 2026-07-28 cache hints. The tool list and the server's description change only when the board's
+ * configuration does (a restart), and are the same for every caller: clients may keep them for a
+ * few minutes and share them.
+ */
+const CACHE_HINTS = {
+  'tools/list': { ttlMs: 300_000, cacheScope: 'public' },
+  'server/discover': { ttlMs: 300_000, cacheScope: 'public' },
+} as const
+
+/**
  * A fresh MCP server for one request (stateless, per the SDK's guidance): every tool calls the same
  * in-process functions as the HTTP routes and answers with the same JSON.
  */
 export function createMcpServer(deps: AgentsContext, caller: AgentCaller): McpServer {
-  const server = new McpServer({ name: 'wire', title: 'Wire message board', version: SERVER_VERSION }, { instructions: INSTRUCTIONS })
+  const server = new McpServer({ name: 'wire', title: 'Wire message board', version: SERVER_VERSION }, { instructions: INSTRUCTIONS, cacheHints: CACHE_HINTS })
   const read = { readOnlyHint: true, openWorldHint: false } as const
-  const tool = (name: string, run: () => Promise<string>) => answer(caller, name, run)
+  const tool = (name: string, run: () => Promise<string>) => answer(caller, name, run, STRUCTURED.has(name))
 
   server.registerTool(
     'wire_info',
@@ -58,33 +76,50 @@ export function createMcpServer(deps: AgentsContext, caller: AgentCaller): McpSe
     {
       title: 'Read or follow the feed',
       description:
-        'Same as GET /sw/signals. Returns {signals, nextCursor, serverNow}. Without cursor: the newest signals. ' +
-        'With cursor=<previous nextCursor>: only newer ones; add wait (seconds, max 25) to block until one arrives. ' +
-        'An empty signals list at the deadline is normal: call again with the returned nextCursor.',
-      inputSchema: readArgsShape,
+        'Read the feed (as GET /sw/signals, in a compact form: see fields). Returns {signals, nextCursor, serverNow}. Without cursor: the newest 20 signals. ' +
+        `With cursor=<previous nextCursor>: only newer ones; add wait (seconds, at most ${MCP_MAX_WAIT}) to block until one arrives. ` +
+        'If nothing arrives within the wait, the answer is {signals: [], nextCursor} (not an error): call again with that nextCursor, or do other work and come back; nothing is missed.',
+      inputSchema: z.object({
+        ...readArgsShape,
+        wait: z
+          .number()
+          .min(0)
+          .optional()
+          .describe(
+            `Long-poll: if nothing new matches, wait up to this many seconds (at most ${MCP_MAX_WAIT}, below MCP clients' deadlines; larger values are clamped) for a matching signal. ` +
+              'With cursor, this is how to wait for a reply in one call; an empty answer means nothing came yet.',
+          ),
+      }),
+      outputSchema: OUTPUT.read,
       annotations: read,
     },
-    (args) => tool('read_signals', () => readPage(deps, caller, toReadQuery(args))),
+    (args) =>
+      tool('read_signals', async () => {
+        const fields = parseFields((args as Record<string, unknown>)['fields'] as string | string[] | undefined)
+        return shapeAnswer(await readPage(deps, caller, toReadQuery(args as Record<string, unknown>, MCP_MAX_WAIT)), fields)
+      }),
   )
   server.registerTool(
     'get_signal',
     {
       title: 'Get one signal and its replies',
       description: 'Same as GET /sw/signals/{id}. Returns {signal, replies, serverNow}; replies are the direct replies, oldest-first.',
-      inputSchema: { id: SignalRef },
+      inputSchema: z.object({ id: SignalRef, fields: fieldsArg }),
+      outputSchema: OUTPUT.one,
       annotations: read,
     },
-    ({ id }) => tool('get_signal', () => deps.readSide.byId(caller, id)),
+    ({ id, fields }) => tool('get_signal', async () => shapeAnswer(await deps.readSide.byId(caller, id), parseFields(fields))),
   )
   server.registerTool(
     'read_thread',
     {
       title: 'Read a whole thread',
-      description: 'Same as GET /sw/signals/{id}/thread. Returns {signals}: the signal and all its replies at any depth, oldest-first.',
-      inputSchema: { id: SignalRef },
+      description: 'A whole thread (as GET /sw/signals/{id}/thread, compact: see fields). Returns {signals}: the signal and all its replies at any depth, oldest-first.',
+      inputSchema: z.object({ id: SignalRef, fields: fieldsArg }),
+      outputSchema: OUTPUT.thread,
       annotations: read,
     },
-    ({ id }) => tool('read_thread', () => deps.readSide.thread(caller, id)),
+    ({ id, fields }) => tool('read_thread', async () => shapeAnswer(await deps.readSide.thread(caller, id), parseFields(fields))),
   )
   server.registerTool(
     'publish_signal',
@@ -94,7 +129,7 @@ export function createMcpServer(deps: AgentsContext, caller: AgentCaller): McpSe
         'Same as POST /sw/signals, as the identity of this connection\'s bearer token. Returns {ok: true, signal, cursor}: cursor is the feed position of the signal (read replies with ref=<id>&cursor=<cursor>). ' +
         'Example: {"signal": {"$type": "broadcast", "$tags": ["hello"], "text": "hi"}}. ' +
         'Reply: {"signal": {"$type": "reply", "$refId": "<id>", "text": "..."}}.',
-      inputSchema: {
+      inputSchema: z.object({
         signal: z
           .union([SignalObject, z.string().max(65536)])
           .describe('The flat signal: a JSON object, or the same object as JSON text.'),
@@ -103,7 +138,7 @@ export function createMcpServer(deps: AgentsContext, caller: AgentCaller): McpSe
           .max(255)
           .optional()
           .describe('Retry safely: a second publish with the same key and token within 24 h returns the first signal instead of publishing twice (as the Idempotency-Key header).'),
-      },
+      }),
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     },
     ({ signal, idempotencyKey }) =>
@@ -140,10 +175,14 @@ export function createMcpServer(deps: AgentsContext, caller: AgentCaller): McpSe
   return server
 }
 
+/** The tools with an outputSchema: their answer is also structuredContent (the same JSON). */
+const STRUCTURED = new Set(['read_signals', 'get_signal', 'read_thread'])
+
 /** Runs a tool: its JSON as text, or a tool error whose text is the HTTP error body (the protocol code). */
-async function answer(caller: AgentCaller, tool: string, run: () => Promise<string>): Promise<CallToolResult> {
+async function answer(caller: AgentCaller, tool: string, run: () => Promise<string>, structured: boolean): Promise<CallToolResult> {
   try {
-    return { content: [{ type: 'text', text: await run() }] }
+    const text = await run()
+    return { content: [{ type: 'text', text }], ...(structured && { structuredContent: JSON.parse(text) as Record<string, unknown> }) }
   } catch (err) {
     const e = toWireError(err)
     logFailure(caller.log, err, e, { tool })

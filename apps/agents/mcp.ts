@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify'
+import { hostGuard, type HostGuardConfig } from './host-guard.js'
 import { jsonRpcErrors, PARSE_ERROR, parseJsonText, refusal, refused, rpcError } from './json-rpc.js'
 import type { AgentSurfaces } from './surfaces.js'
 
@@ -7,8 +8,9 @@ import type { AgentSurfaces } from './surfaces.js'
  * body that is not JSON, a refused one, GET and DELETE; the rest goes to the SDK's side, loaded on
  * the first message that needs it.
  */
-export async function mcpRoutes(app: FastifyInstance, { surfaces }: { surfaces: AgentSurfaces }) {
+export async function mcpRoutes(app: FastifyInstance, { surfaces, cfg }: { surfaces: AgentSurfaces; cfg: HostGuardConfig }) {
   jsonRpcErrors(app)
+  app.addHook('onRequest', hostGuard(cfg))
 
   app.post('/mcp', async (req, reply) => {
     const message = parseJsonText(req.body)

@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { READ_FILTERS, type FilterKind } from '../../libs/shared/domain/index.js'
+import { fieldsArg, MODEL_PAGE } from './model-read.js'
 
 /** Each filter kind as typed JSON: what MCP and A2A take where the query string has text. */
 const TYPED: Record<FilterKind, () => z.ZodType> = {
@@ -30,8 +31,9 @@ export const readArgsShape: Record<string, z.ZodType> = {
       'Long-poll: if nothing new matches, wait up to this many seconds (at most 25; larger values are clamped) for a matching signal. ' +
         'With cursor, this is how to wait for a reply in one call.',
     ),
-  limit: z.number().int().min(1).optional().describe('Page size, 1 to 100 (default and maximum 100; larger values are clamped).'),
+  limit: z.number().int().min(1).optional().describe(`Page size, 1 to 100 (default ${MODEL_PAGE}; larger values are clamped to 100).`),
   ...Object.fromEntries(READ_FILTERS.map((f) => [f.param, TYPED[f.kind]().optional().describe(f.description)])),
+  fields: fieldsArg,
 }
 
 const ReadArgs = z.object(readArgsShape)
@@ -39,10 +41,15 @@ export type ReadArgs = Record<string, unknown>
 /** The same parameters where nothing else is allowed (an A2A data part that is not a signal). */
 export const StrictReadArgs = ReadArgs.strict()
 
-/** Typed arguments → the raw query record the read side's door parses. */
-export function toReadQuery(a: ReadArgs): Record<string, unknown> {
-  const raw: Record<string, unknown> = {}
+/**
+ * Typed arguments → the raw query record the read side's door parses. A model-facing read's page
+ * is MODEL_PAGE unless `limit` says otherwise; `maxWait` (seconds) clamps `wait` below a client's
+ * deadline (MCP, mcp-tools.ts). `fields` is the caller's to apply (model-read.ts).
+ */
+export function toReadQuery(a: ReadArgs, maxWait?: number): Record<string, unknown> {
+  const raw: Record<string, unknown> = { limit: String(MODEL_PAGE) }
   for (const k of ['cursor', 'wait', 'limit']) if (a[k] !== undefined) raw[k] = String(a[k])
+  if (maxWait !== undefined && typeof a['wait'] === 'number' && a['wait'] > maxWait) raw['wait'] = String(maxWait)
   for (const f of READ_FILTERS) {
     const v = a[f.param]
     if (v === undefined) continue

@@ -89,9 +89,12 @@ t.test('A2A at /a2a', async (t) => {
     t.same(out.data.signals.map((x: any) => x.payload.text), ['wake up'])
     t.equal(out.data.nextCursor, head + 2)
     t.ok(Date.now() - t0 < 2500, `answered in ${Date.now() - t0} ms`)
-    const all = outcome(await client.sendMessage(send({ tag: ['a2a', 'wake'], limit: 10 }))).data
+    const all = outcome(await client.sendMessage(send({ tag: ['a2a', 'wake'], limit: 10, fields: 'full' }))).data
     const viaHttp = await s.read('tag=a2a,wake&limit=10')
-    t.same(all.signals, viaHttp.signals, 'the same page as GET /sw/signals')
+    t.same(all.signals, viaHttp.signals, 'fields "full": the same page as GET /sw/signals')
+    const compact = outcome(await client.sendMessage(send({ tag: ['a2a', 'wake'], limit: 10 }))).data
+    t.same(compact.signals.map((x: any) => x.id), viaHttp.signals.map((x: any) => x.id), 'the compact default: the same signals')
+    t.notOk('uri' in compact.signals[0] || '$type' in compact.signals[0].payload, 'without what they restate')
   })
 
   t.test('a refused skill fails the task with the protocol error code', async (t) => {

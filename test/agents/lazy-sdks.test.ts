@@ -10,7 +10,7 @@ import t from 'tap'
 // together never overlap inside the load here; what is checked is that they are all answered from
 // one surface (one A2A task store).
 
-const MCP_SDK = '@modelcontextprotocol/sdk/server/streamableHttp.js'
+const MCP_SDK = '@modelcontextprotocol/server'
 const loaded: string[] = []
 let failMcp = false
 registerHooks({
@@ -26,7 +26,7 @@ registerHooks({
 const { post, startListening } = await import('./listen.js')
 
 const sdks = () => ({
-  mcp: loaded.some((u) => u.includes('/@modelcontextprotocol/sdk/')),
+  mcp: loaded.some((u) => u.includes('/@modelcontextprotocol/server/')),
   a2a: loaded.some((u) => u.includes('/@a2a-js/sdk/')),
 })
 const MCP_HEADERS = { accept: 'application/json, text/event-stream' }

@@ -90,7 +90,7 @@ t.test('MCP at /mcp', async (t) => {
     t.same(json.signals, [])
     t.equal(json.nextCursor, head)
     t.ok(Date.now() - t0 >= 900, 'it waited')
-    const viaMcp = (await call(anonymous, 'read_signals', { tag: ['mcp', 'wake'], since: '1h', limit: 10 })).json
+    const viaMcp = (await call(anonymous, 'read_signals', { tag: ['mcp', 'wake'], since: '1h', limit: 10, fields: 'full' })).json
     const viaHttp = await s.read('tag=mcp,wake&since=1h&limit=10')
     t.same(viaMcp.signals, viaHttp.signals)
     t.equal(viaMcp.nextCursor, viaHttp.nextCursor)
@@ -100,13 +100,17 @@ t.test('MCP at /mcp', async (t) => {
     const root = (await s.publish({ $type: 'request', text: 'root' })).json().signal
     const reply = (await call(agent, 'publish_signal', { signal: { $type: 'reply', $refId: root.uri, text: 'an answer' } })).json.signal
     t.equal(reply.refId, root.id)
-    const one = await call(anonymous, 'get_signal', { id: root.id })
+    const one = await call(anonymous, 'get_signal', { id: root.id, fields: 'full' })
     const http = (await s.app.inject({ url: `/sw/signals/${root.id}` })).json()
     t.same(one.json.signal, http.signal)
     t.same(one.json.replies, http.replies)
     t.equal(one.json.replies[0].id, reply.id)
-    const thread = await call(anonymous, 'read_thread', { id: root.uri })
-    t.same(thread.json, (await s.app.inject({ url: `/sw/signals/${root.id}/thread` })).json())
+    const compact = await call(anonymous, 'get_signal', { id: root.id })
+    t.same(compact.json.replies[0], { id: reply.id, origin: reply.origin, type: 'reply', payload: { text: 'an answer' }, ttl: reply.ttl, refId: root.id, createdAt: reply.createdAt })
+    const thread = await call(anonymous, 'read_thread', { id: root.uri, fields: ['id', 'refId'] })
+    t.same(thread.json.signals, [{ id: root.id, refId: null }, { id: reply.id, refId: root.id }], 'fields picks fields of the HTTP form')
+    const full = await call(anonymous, 'read_thread', { id: root.uri, fields: 'full' })
+    t.same(full.json, (await s.app.inject({ url: `/sw/signals/${root.id}/thread` })).json())
   })
 
   t.test('errors are tool errors carrying the protocol code', async (t) => {
@@ -126,9 +130,8 @@ t.test('MCP at /mcp', async (t) => {
     const badArgs = await call(anonymous, 'read_signals', { cursor: -1 })
     t.ok(badArgs.isError, 'arguments outside the schema are refused')
     t.match(badArgs.text, 'cursor')
-    const unknown = await call(anonymous, 'no_such_tool')
-    t.ok(unknown.isError)
-    t.match(unknown.text, 'no_such_tool')
+    // an unknown tool is a protocol error (the specification's -32602), not a tool's own failure
+    await t.rejects(call(anonymous, 'no_such_tool'), { code: -32602, message: /no_such_tool/ })
   })
 
   t.test('register_identity gives a token that publishes as that identity, and is never logged', async (t) => {
@@ -154,9 +157,10 @@ t.test('MCP at /mcp', async (t) => {
 
   t.test('a plain JSON-RPC POST works too (JSON response, CORS headers kept)', async (t) => {
     const init = { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'curl', version: '1' } }
+    // a page on the machine's own loopback (the MCP Inspector's, say); other origins: host-guard.test.ts
     const r = await post(`${url}/mcp`, JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: init }), {
       ...MCP_HEADERS,
-      origin: 'https://agent.example',
+      origin: 'http://localhost:6274',
     })
     t.equal(r.status, 200)
     t.match(r.headers.get('content-type'), /application\/json/)

@@ -3,6 +3,7 @@ import type { FollowQuery } from '../../../client/src/index.js'
 import { clientOf } from '../client-of.js'
 import { readCursorFile, writeCursorFile } from '../cursor-file.js'
 import { signalLine } from '../format.js'
+import { followExec } from './follow-exec.js'
 import { UsageError, type Io } from '../io.js'
 
 interface FollowOptions {
@@ -16,6 +17,7 @@ interface FollowOptions {
   cursor?: string
   cursorFile?: string
   json?: boolean
+  exec?: string
 }
 
 const collectValues = (v: string, prev: string[] = []) => [...prev, v]
@@ -35,7 +37,11 @@ export function followCommand(io: Io): (program: Command) => void {
       .option('--cursor <n>', 'start after this feed position (default: the newest page first)')
       .option('--cursor-file <path>', 'resume from the cursor in this file, and keep it there after every page')
       .option('--json', 'one JSON signal per line (NDJSON)')
-      .addHelpText('after', `\nExamples:\n  wire follow --tag gpu\n  wire follow --json --cursor-file .wire-cursor | my-agent`)
+      .option('--exec <command>', 'run this shell command once per signal, its JSON on standard input; the cursor moves on only when it exits 0 (start: the head, unless --cursor or --cursor-file)')
+      .addHelpText(
+        'after',
+        `\nExamples:\n  wire follow --tag gpu\n  wire follow --json --cursor-file .wire-cursor | my-agent\n  wire follow --type request --cursor-file .wire-cursor --exec './handle-request.sh'`,
+      )
       .action(async (o: FollowOptions, cmd: Command) => {
         if (o.cursor !== undefined && !/^\d{1,16}$/.test(o.cursor)) throw new UsageError('--cursor wants a non-negative integer')
         const cursor = o.cursor !== undefined ? Number(o.cursor) : o.cursorFile ? readCursorFile(o.cursorFile) : undefined
@@ -49,6 +55,10 @@ export function followCommand(io: Io): (program: Command) => void {
           ...(o.includeExpired && { includeExpired: true }),
         }
         const wire = clientOf(io, cmd)
+        if (o.exec !== undefined) {
+          if (!o.exec.trim()) throw new UsageError('--exec wants a command')
+          return followExec(io, wire, query, { command: o.exec, cursor, cursorFile: o.cursorFile })
+        }
         let announced = false
         const follower = wire.follow(query, {
           ...(cursor !== undefined && { cursor }),

@@ -41,6 +41,7 @@ const Env = z.object({
   SERVER_HOST: z.string().min(1).default('0.0.0.0'),
   PUBLIC_WIRE_HOST: z.string().trim().regex(/^[A-Za-z0-9.-]+(:\d{1,5})?$/, 'must be host or host:port').optional(),
   PUBLIC_WIRE_URL: url().optional(),
+  AGENTS_ALLOWED_HOSTS: z.string().trim().default(''), // ours: host names /mcp and /a2a accept in Host and Origin besides the public name and loopback
   AGGREGATOR_URL: url().regex(/^https?:\/\//i, 'must be an http(s) URL').optional(), // metadata for discovery only; never called
   IDENTITY_URL: url().regex(/^https?:\/\//i, 'must be an http(s) URL').optional(), // set: network identity mode
   LOCAL_IDENTITY_VERIFIED: flag('1'),
@@ -134,6 +135,14 @@ function parseTrustProxy(v: string): boolean | number | string[] {
   return list
 }
 
+/** AGENTS_ALLOWED_HOSTS: a comma-separated list of host names or addresses (lower-case, no port). */
+function parseHostNames(v: string): string[] {
+  const names = v.split(',').map((s) => s.trim().toLowerCase()).filter(Boolean)
+  const bad = names.filter((x) => !isIP(x.replace(/^\[(.*)\]$/, '$1')) && !/^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$/.test(x))
+  if (bad.length) throw new ConfigError(`invalid configuration:\n  AGENTS_ALLOWED_HOSTS: not a host name or address: ${bad.join(', ')}`)
+  return names.map((x) => x.replace(/^\[(.*)\]$/, '$1'))
+}
+
 /**
  * AGGREGATOR_ALLOW_HOSTS: a comma-separated list of host names (exact, lower-case) and addresses or
  * CIDRs the aggregator may reach although they are not public addresses.
@@ -174,6 +183,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     logLevel: e.LOG_LEVEL,
     authority,
     baseUrl,
+    agents: { allowedHosts: parseHostNames(e.AGENTS_ALLOWED_HOSTS) },
     aggregatorUrl: e.AGGREGATOR_URL?.replace(/\/+$/, ''),
     boardFile: e.WIRE_CONFIG,
     autoMigrate: e.WIRE_AUTO_MIGRATE,
