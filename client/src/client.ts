@@ -14,7 +14,9 @@ import type {
 } from '../../libs/shared/domain/wire-types.js'
 import { Follower, type FollowOptions, type FollowQuery } from './follow.js'
 import { call, toQuery, type CallOptions, type FetchLike } from './http.js'
+import { newIdempotencyKey, PUBLISH_RETRY_DEFAULTS, publishRetryDelay, type PublishRetryOptions } from './publish-retry.js'
 import { ReplyWaiter, type RequestOptions } from './request.js'
+import { sleep } from './timing.js'
 
 export interface WireClientOptions {
   /** The board's base URL (`https://board.example`), or several: a follower moves to the next when one fails. */
@@ -29,6 +31,11 @@ export interface WireClientOptions {
   fetch?: FetchLike
   /** Per-request deadline for everything but long-polls, ms (default 30 000). */
   timeoutMs?: number
+  /**
+   * How `publish` (and `request`) try again after a 503 or 429 with Retry-After (default: 4 tries
+   * within 30 s), or false: never, and no Idempotency-Key of the client's own.
+   */
+  publishRetry?: PublishRetryOptions | false
 }
 
 const list = (u: string | string[]) => (Array.isArray(u) ? u : [u]).map((s) => s.replace(/\/+$/, ''))
@@ -60,10 +67,25 @@ export class WireClient {
     return this.#call<SignalPage>(base, '/sw/signals', { query: toQuery(params), signal, timeoutMs })
   }
 
-  /** Publishes a signal. With `idempotencyKey`, a retried publish is accepted once. */
-  publish(draft: SignalDraft, o: { idempotencyKey?: string; signal?: AbortSignal } = {}): Promise<PublishResult> {
-    const headers: Record<string, string> = o.idempotencyKey ? { 'idempotency-key': o.idempotencyKey } : {}
-    return this.#call<PublishResult>(this.urls[0]!, '/sw/signals', { method: 'POST', body: draft, headers, signal: o.signal })
+  /**
+   * Publishes a signal. A 503 or 429 with Retry-After is tried again after that long, within
+   * `publishRetry`'s bounds, every try with the same Idempotency-Key: `idempotencyKey`, or one of the
+   * client's own, so the board accepts the signal once however many tries reach it.
+   */
+  async publish(draft: SignalDraft, o: { idempotencyKey?: string; signal?: AbortSignal } = {}): Promise<PublishResult> {
+    const retry = this.#o.publishRetry === false ? null : { ...PUBLISH_RETRY_DEFAULTS, ...this.#o.publishRetry }
+    const key = o.idempotencyKey ?? (retry ? newIdempotencyKey() : undefined)
+    const headers: Record<string, string> = key ? { 'idempotency-key': key } : {}
+    const startedAt = Date.now()
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.#call<PublishResult>(this.urls[0]!, '/sw/signals', { method: 'POST', body: draft, headers, signal: o.signal })
+      } catch (err) {
+        const wait = retry ? publishRetryDelay(err, attempt, retry, startedAt) : undefined
+        if (wait === undefined) throw err
+        if (!(await sleep(wait, o.signal))) throw o.signal?.reason ?? err
+      }
+    }
   }
 
   /** One signal (raw id or `sw://` URI) and its direct replies. */

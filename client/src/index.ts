@@ -5,6 +5,7 @@
 export { WireClient, WireAdmin, type WireClientOptions } from './client.js'
 export { Follower, retryDelay, type FollowOptions, type FollowQuery } from './follow.js'
 export { ReplyWaiter, type RequestOptions } from './request.js'
+export { newIdempotencyKey, publishRetryDelay, PUBLISH_RETRY_DEFAULTS, type PublishRetryOptions } from './publish-retry.js'
 export { WireError, parseRetryAfter } from './errors.js'
 export { backoffDelay, sleep, type BackoffOptions } from './timing.js'
 export { SeenIds } from './seen-ids.js'

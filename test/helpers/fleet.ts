@@ -138,7 +138,8 @@ export async function startRole(t: Test, role: 'writer' | 'reader' | 'agents' | 
     t,
     projectPath('node_modules/.bin/node'),
     [projectPath(`dist/apps/${role}/main.js`)],
-    { ...process.env, LOG_LEVEL: 'info', SERVER_PORT: String(port), SERVER_HOST: '127.0.0.1', WIRE_CONFIG: '/nonexistent/board.json', ...env },
+    // no shedding on event-loop delay unless the test sets it (as startStack: test/helpers/stack.ts)
+    { ...process.env, LOG_LEVEL: 'info', SERVER_PORT: String(port), SERVER_HOST: '127.0.0.1', WIRE_CONFIG: '/nonexistent/board.json', SHED_EVENT_LOOP_DELAY_MS: '0', ...env },
     /Server listening/,
     30_000,
   )

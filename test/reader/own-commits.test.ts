@@ -46,7 +46,7 @@ function holdWritesWith(db: Db, marker: string) {
 function configOf(schema: string, env: Record<string, string> = {}): Config {
   return loadConfig({
     DATABASE_URL: TEST_DATABASE_URL, REDIS_URL: TEST_REDIS_URL, WIRE_PG_SCHEMA: schema, WIRE_CONFIG: '/nonexistent/board.json',
-    SERVER_ADMIN_TOKEN: ADMIN, WAKE_FALLBACK_POLL_MS: '60000', LOG_LEVEL: 'silent', ...env,
+    SERVER_ADMIN_TOKEN: ADMIN, WAKE_FALLBACK_POLL_MS: '60000', LOG_LEVEL: 'silent', SHED_EVENT_LOOP_DELAY_MS: '0', ...env,
   })
 }
 

@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs'
+import { chmodSync, lstatSync, mkdirSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { PGlite } from '@electric-sql/pglite'
 import type { Db, QueryResult } from './types.js'
@@ -17,9 +17,18 @@ export interface PgliteOptions {
  */
 export async function pgliteDb(dataDir: string, opts: PgliteOptions = {}): Promise<Db & { readonly pglite: PGlite }> {
   let unlock = () => {}
-  if (!dataDir.startsWith('memory://')) {
-    mkdirSync(dataDir, { recursive: true })
-    unlock = lockDataDir(dataDir)
+  let restoreUmask = () => {}
+  const onDisk = !dataDir.startsWith('memory://')
+  if (onDisk) {
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 })
+    tightenDataDir(dataDir) // a directory made before, by hand or by an older version
+    restoreUmask = ownerOnlyUmask()
+    try {
+      unlock = lockDataDir(dataDir)
+    } catch (err) {
+      restoreUmask()
+      throw err
+    }
   }
   // loaded here, not at the top: a process on PostgreSQL never loads PGlite (some 7 MB of RSS)
   const { PGlite } = await import('@electric-sql/pglite')
@@ -30,8 +39,11 @@ export async function pgliteDb(dataDir: string, opts: PgliteOptions = {}): Promi
   const shared = `shared_buffers=${opts.sharedBuffersMb ?? EMBEDDED_SHARED_BUFFERS_MB}MB`
   const db = await PGlite.create(dataDir, { startParams: [...PGlite.defaultStartParams, '-c', shared] }).catch((err: unknown) => {
     unlock()
+    restoreUmask()
     throw err
   })
+  // a first start's initdb sets its files' modes itself (0666), past the umask
+  if (onDisk) tightenDataDir(dataDir)
   const wrap =
     (q: { query: PGlite['query'] }) =>
     async <R>(sql: string, params?: unknown[]): Promise<QueryResult<R>> => {
@@ -50,6 +62,7 @@ export async function pgliteDb(dataDir: string, opts: PgliteOptions = {}): Promi
     close: async () => {
       await db.close()
       unlock()
+      restoreUmask()
     },
   }
 }
@@ -87,5 +100,42 @@ function isRunning(pid: number): boolean {
     return true
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === 'EPERM' // alive, owned by another user
+  }
+}
+
+/**
+ * The embedded database holds every signal and the board's keys: its directory is the owner's
+ * only (0700), and so is every file and directory in it (0600, 0700), whatever the umask. Symbolic
+ * links are left as they are (their targets are not ours to change).
+ */
+function tightenDataDir(dir: string): void {
+  chmodSync(dir, 0o700)
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name)
+    const st = lstatSync(path)
+    if (st.isDirectory()) tightenDataDir(path)
+    else if (st.isFile() && (st.mode & 0o777) !== 0o600) chmodSync(path, 0o600)
+  }
+}
+
+/**
+ * @NOTE postgres creates most files 0600 itself, but a few (pg_internal.init, rewritten at every
+ * start) with the process's umask: while the embedded database is open, the umask also takes away
+ * every bit for group and others (restored on close). Files this process writes elsewhere meanwhile
+ * (a `wire backup` file) are the owner's only too, which is what they should be.
+ */
+let umaskHolders = 0
+let umaskBefore = 0
+
+function ownerOnlyUmask(): () => void {
+  if (umaskHolders++ === 0) {
+    umaskBefore = process.umask(0o077)
+    process.umask(umaskBefore | 0o077)
+  }
+  let released = false
+  return () => {
+    if (released) return
+    released = true
+    if (--umaskHolders === 0) process.umask(umaskBefore)
   }
 }

@@ -1,7 +1,7 @@
 import { LIMITS } from './limits.js'
 import { invalid, WireError } from './errors.js'
 import { parseRawObject, type RawMember } from './json-raw.js'
-import { hasBidiControl } from './text.js'
+import { hasBidiControl, hasInvisible } from './text.js'
 
 /** A validated publish, before it has an id, an origin or a seq. */
 export interface Envelope {
@@ -44,6 +44,7 @@ function parseType(v: unknown): string {
   const t = v.trim()
   if (charLength(t) > 128) throw invalid('$type is longer than 128 characters', { maxLength: 128 })
   if (hasBidiControl(t)) throw invalid('$type contains a bidirectional control character (U+202A–202E, U+2066–2069, …)')
+  if (hasInvisible(t)) throw invalid('$type contains an invisible character (U+200B, U+00AD, U+FEFF, U+2060, …)')
   return t
 }
 
@@ -67,6 +68,7 @@ function parseTags(v: unknown): string[] {
   const long = tags.find((t) => charLength(t) > LIMITS.maxTagLength)
   if (long) throw invalid(`a tag is longer than ${LIMITS.maxTagLength} characters`, { maxTagLength: LIMITS.maxTagLength })
   if (tags.some(hasBidiControl)) throw invalid('a tag contains a bidirectional control character (U+202A–202E, U+2066–2069, …)')
+  if (tags.some(hasInvisible)) throw invalid('a tag contains an invisible character (U+200B, U+00AD, U+FEFF, U+2060, …)')
   return tags
 }
 

@@ -7,4 +7,4 @@ export { installFastPath, type FastPath, type FastPathRoutes } from './fast-path
 export type { FastConnection } from './fast-path/connection.js'
 export type { FastRequest } from './fast-path/request-head.js'
 export { encodeResponse, responseText, sharedResponse } from './fast-path/response.js'
-export { MAX_PIPELINED } from './connection-fence.js'
+export { MAX_PIPELINED, MAX_QUEUED } from './connection-fence.js'

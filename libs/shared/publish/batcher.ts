@@ -103,7 +103,9 @@ export type Batcher = ReturnType<typeof createBatcher>
 
 /** What a publisher is told when its signal was not committed: whose fault, and whether it may have been stored after all. */
 export function publishFailure(err: unknown): WireError {
-  if (isDataError(err)) return new WireError('invalid_request', 'the database refused this signal; nothing was stored')
+  // the envelope was valid, so a row the database refuses is the board's fault (a constraint the
+  // envelope does not know, a restored row in the way), not the publisher's: 500, not 400
+  if (isDataError(err)) return new WireError('internal', 'the database refused this signal; nothing was stored', { outcome: 'not_stored' }, { cause: err })
   if (err instanceof DatabaseUnavailable && err.outcomeUnknown)
     return new WireError(
       'unavailable',

@@ -1,6 +1,8 @@
+import { isDataError } from '../errors.js'
 import { listMigrations, migrate } from '../migrate.js'
 import { signalPartitions } from '../signals/partitions.js'
 import { ident, type Db, type Ident, type Tx } from '../types.js'
+import { checkFeedHead, signalRowChecker } from './check.js'
 import { BACKUP_FORMAT, BACKUP_VERSION, BackupError, CARRIED, emptyCounts, LOCAL_COLUMNS, ONE_ROW, type BackupCounts, type BackupHeader, type CarriedTable } from './format.js'
 
 export interface RestoreOptions {
@@ -32,6 +34,7 @@ export async function restoreBoardBackup(db: Db, schema: string, lines: AsyncIte
   const it = lines[Symbol.asyncIterator]()
   const first = await it.next()
   const header = parseHeader(first.done ? undefined : first.value)
+  checkFeedHead(header.feedHead) // before any DDL, the migrations' included
   const known = listMigrations().map((m) => m.name)
   if (header.migrations.some((m, i) => known[i] !== m))
     throw new BackupError(`the backup was made at migration ${header.migrations.at(-1)}, which this Wire does not have: restore it with the Wire that made it (or a newer one)`)
@@ -44,15 +47,19 @@ export async function restoreBoardBackup(db: Db, schema: string, lines: AsyncIte
   const target = rows[0]!
   if ((Number(target.head) > 0 || target.any) && !o.replace)
     throw new BackupError(`schema ${schema} already holds a board with signals (feed head ${target.head}): restore into an empty schema, or pass --replace to delete that board's signals, rules and stats and restore over it`)
-  if (await isPartitioned(db, s)) await signalPartitions(db, s).ensure(header.feedHead.seq) // DDL apart from the load: PGlite has one session
+  const partitioned = await isPartitioned(db, s)
 
   const counts = await db.transaction(async (tx) => {
+    // in the load's transaction: a refused row takes the partitions made for it back too
+    if (partitioned) await signalPartitions(db, s).ensure(header.feedHead.seq, tx)
     // the tag index (migrations/0010) is derived from the signals: emptied here, rebuilt after the load
     const tagged = (await tx.query<{ t: string | null }>(`select to_regclass('${s}.signal_tags')::text as t`)).rows[0]?.t != null
     await tx.exec(`truncate ${s}.signals, ${s}.rules, ${s}.stats_buckets, ${s}.idempotency_keys${tagged ? `, ${s}.signal_tags` : ''}`)
     await tx.query(`update ${s}.feed_head set seq = $1, changes = $2`, [header.feedHead.seq, header.feedHead.changes])
     await tx.query(`update ${s}.board set fingerprint_key = $1`, [header.fingerprintKey])
-    const loaded = await load(tx, s, { [Symbol.asyncIterator]: () => it })
+    const loaded = await load(tx, s, { [Symbol.asyncIterator]: () => it }, signalRowChecker(header.feedHead.seq))
+    const twice = (await tx.query<{ id: string }>(`select id from ${s}.signals group by id having count(*) > 1 limit 1`)).rows[0]
+    if (twice) throw new BackupError(`signal ${twice.id} is in the backup twice: nothing was restored`)
     if (tagged) await tx.exec(`insert into ${s}.signal_tags (tag, seq) select distinct t.tag, x.seq from ${s}.signals x cross join unnest(x.tags) t(tag)`)
     // the restored metadata is the board's: a board file (WIRE_CONFIG) on the target seeds only a new board
     await tx.query(`update ${s}.board set seeded_at = coalesce(seeded_at, now())`)
@@ -85,14 +92,19 @@ async function isPartitioned(db: Db, s: Ident): Promise<boolean> {
 const COLUMN_RE = /^[a-z_][a-z0-9_]{0,62}$/
 
 /** Every row line up to the end line, in batches; checks the end line's counts against what went in. */
-async function load(tx: Tx, s: Ident, lines: AsyncIterable<string>): Promise<BackupCounts> {
+async function load(tx: Tx, s: Ident, lines: AsyncIterable<string>, checkSignal: (row: Record<string, unknown>, line: number) => void): Promise<BackupCounts> {
   const counts = emptyCounts()
   let batch: { table: CarriedTable; rows: string[]; chars: number } | null = null
   const flush = async () => {
     if (!batch) return
     const { table, rows } = batch
     batch = null
-    const r = await tx.query(`insert into ${s}.${table} select * from json_populate_recordset(null::${s}.${table}, $1::json)`, [`[${rows.join(',')}]`])
+    const r = await tx
+      .query(`insert into ${s}.${table} select * from json_populate_recordset(null::${s}.${table}, $1::json)`, [`[${rows.join(',')}]`])
+      .catch((err: unknown) => {
+        if (!isDataError(err)) throw err
+        throw new BackupError(`the database refused a row of ${table} before line ${n} (${String((err as Error).message).slice(0, 200)}): nothing was restored`)
+      })
     counts[table] += r.rowCount
   }
   let n = 1
@@ -121,6 +133,7 @@ async function load(tx: Tx, s: Ident, lines: AsyncIterable<string>): Promise<Bac
       counts[table]++
       continue
     }
+    if (table === 'signals') checkSignal(x.row, n)
     if (batch && (batch.table !== table || batch.rows.length >= BATCH_ROWS || batch.chars >= BATCH_CHARS)) await flush()
     const text = JSON.stringify(x.row)
     batch ??= { table, rows: [], chars: 0 }

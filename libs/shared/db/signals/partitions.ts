@@ -1,4 +1,4 @@
-import type { Db, Ident, Queryable } from '../types.js'
+import type { Db, Ident, Queryable, Tx } from '../types.js'
 import { dropDetached, keptRowsSql } from './partition-drop.js'
 import { KEPT_PARTITION } from './retention.js'
 
@@ -14,6 +14,8 @@ export const PARTITION_SLICE_SECONDS = 6 * 3600
 /** Bounds on a new partition's width, in seq values. */
 export const PARTITION_MIN_ROWS = 1_000_000
 export const PARTITION_MAX_ROWS = 500_000_000
+/** A head more than this far above the last partition gets its next partition at the head (at most 64 are made below it). */
+const MAX_GAP = 64 * PARTITION_MIN_ROWS
 /** A partition is dropped once at most this many of its rows must be kept (carried forward). */
 export const CARRY_MAX_ROWS = 10_000
 /** How far back the recent rate is measured, in seq values. */
@@ -112,15 +114,18 @@ export function signalPartitions(db: Db, s: Ident) {
      * above it). Cheap when nothing is needed (one catalog read, no lock). Returns the partitions
      * it made and the head at which to look again.
      */
-    async ensure(head?: number): Promise<{ made: string[]; recheckAt: number }> {
-      const h = head ?? Number((await db.query<{ seq: string }>(`select seq from ${s}.feed_head`)).rows[0]?.seq ?? 0)
+    async ensure(head?: number, inTx?: Tx): Promise<{ made: string[]; recheckAt: number }> {
+      const x: Queryable = inTx ?? db
+      const h = head ?? Number((await x.query<{ seq: string }>(`select seq from ${s}.feed_head`)).rows[0]?.seq ?? 0)
       const recheckAt = (parts: Partition[]) => {
         const last = parts.at(-1)
         return last === undefined ? 0 : Math.ceil(last.hi - (last.hi - (last.lo ?? 0)) / 2)
       }
-      const known = await list()
+      const known = await list(x)
       if (h < recheckAt(known)) return { made: [], recheckAt: recheckAt(known) }
-      return db.transaction(async (tx) => {
+      // in the caller's transaction (a restore: its DDL goes with its rows), or one of its own
+      const within = <T>(fn: (tx: Tx) => Promise<T>) => (inTx ? fn(inTx) : db.transaction(fn))
+      return within(async (tx) => {
         await tx.query(`select pg_advisory_xact_lock(hashtextextended($1, 0))`, [lockKey])
         await tx.exec(`set local lock_timeout = '5s'`)
         // no insert may land in the default partition between reading its top and making the next
@@ -132,7 +137,9 @@ export function signalPartitions(db: Db, s: Ident) {
         while (h >= recheckAt(parts)) {
           // rows that fell into the default partition above the last range stay there: start above them
           const { rows } = await tx.query<{ top: string | null }>(`select max(seq) as top from ${s}.${KEPT_PARTITION}`)
-          const lo = Math.max(parts.at(-1)?.hi ?? 1, Number(rows[0]?.top ?? 0) + 1)
+          // a head far above the last range (a restore's) gets a range at the head, not every one below it
+          const from = parts.at(-1)?.hi ?? 1
+          const lo = Math.max(h - from > MAX_GAP ? h : from, Number(rows[0]?.top ?? 0) + 1)
           const name = `signals_s${lo}`
           const hi = lo + (await nextWidth(tx, h))
           await tx.exec(partitionSql(s, name, String(lo), hi))
