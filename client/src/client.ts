@@ -29,6 +29,8 @@ export interface WireClientOptions {
   fetch?: FetchLike
   /** Per-request deadline for everything but long-polls, ms (default 30 000). */
   timeoutMs?: number
+  /** Most bytes of any one answer to read, counted as decoded; past it the call fails with `payload_too_large` (default: no cap). */
+  maxBytes?: number
 }
 
 const list = (u: string | string[]) => (Array.isArray(u) ? u : [u]).map((s) => s.replace(/\/+$/, ''))
@@ -52,7 +54,7 @@ export class WireClient {
   }
 
   #call<T>(base: string, path: string, co: CallOptions = {}): Promise<T> {
-    return call<T>(this.#fetch, base, path, { timeoutMs: this.#o.timeoutMs ?? 30_000, token: this.#o.token, ...co })
+    return call<T>(this.#fetch, base, path, { timeoutMs: this.#o.timeoutMs ?? 30_000, token: this.#o.token, ...(this.#o.maxBytes !== undefined && { maxBytes: this.#o.maxBytes }), ...co })
   }
 
   /** @internal the follower's way in: one GET of the feed against a chosen reader. */

@@ -1,4 +1,5 @@
 import t from 'tap'
+import { recheckDeps } from '../../apps/aggregator/rechecks.js'
 import { recheckBoards } from '../../apps/aggregator/registry/recheck.js'
 import { httpServer } from '../client/support.js'
 import { freePort } from '../helpers/process.js'
@@ -144,7 +145,7 @@ t.test('a board that stops answering is marked down after a while, then dropped;
   const agg = await startTestAggregator(t, { AGGREGATOR_DOWN_AFTER_SECONDS: '60', AGGREGATOR_DROP_AFTER_SECONDS: '3600', AGGREGATOR_FETCH_TIMEOUT_MS: '500' }, { follow: false })
   t.equal((await agg.register(board.url)).status, 201)
   const ctx = agg.started().ctx
-  const recheck = () => recheckBoards({ registry: ctx.registry, store: ctx.store, index: ctx.index, dispatcher: ctx.agent, timeoutMs: 500, log: ctx.log, changed: ctx.proxy.forget }, new AbortController().signal)
+  const recheck = () => recheckBoards(recheckDeps(ctx, ctx.log, 500), new AbortController().signal)
   t.match(await recheck(), { up: 1 })
   await board.stop()
   t.match(await recheck(), { up: 1 }, 'a first failure leaves it up (not failed for long)')

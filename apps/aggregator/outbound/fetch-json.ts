@@ -29,7 +29,7 @@ export async function fetchJson(url: string, o: FetchJsonOptions): Promise<{ url
     seen.add(current.href)
     let res: Dispatcher.ResponseData
     try {
-      res = await request(current, { dispatcher: o.dispatcher, method: 'GET', headers: { accept: 'application/json' }, signal: deadline })
+      res = await request(current, { dispatcher: o.dispatcher, method: 'GET', headers: { accept: 'application/json', 'accept-encoding': 'identity' }, signal: deadline })
     } catch (err) {
       throw failure(err, current, deadline, o.timeoutMs)
     }
