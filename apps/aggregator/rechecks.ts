@@ -13,6 +13,7 @@ export const recheckDeps = (ctx: AggregatorContext, log = ctx.log, timeoutMs = c
   dispatcher: ctx.agent,
   timeoutMs,
   quota: { rows: ctx.cfg.aggregator.boardRowsMax, bytes: ctx.cfg.aggregator.boardBytesMax },
+  forgetDroppedSeconds: ctx.cfg.aggregator.dropAfterSeconds,
   log,
   changed: ctx.proxy.forget,
 })

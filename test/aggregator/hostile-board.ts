@@ -28,6 +28,8 @@ export interface HostileBoard {
   pages: number
   /** Requests in progress. */
   open: number
+  /** Every path asked for, as it arrived. */
+  paths: string[]
 }
 
 const id = (n: number) => `H${String(n).padStart(19, '0')}`
@@ -70,9 +72,9 @@ function stream(out: NodeJS.WritableStream, total: number, done: () => void) {
   more()
 }
 
-export async function startHostileBoard(t: Test, mode: Misbehaviour, o: { hugeBytes?: number; trickleMs?: number } = {}): Promise<HostileBoard> {
+export async function startHostileBoard(t: Test, mode: Misbehaviour, o: { hugeBytes?: number; trickleMs?: number; authority?: string } = {}): Promise<HostileBoard> {
   const hugeBytes = o.hugeBytes ?? 150 * 1024 * 1024
-  const state: HostileBoard = { url: '', authority: '', pages: 0, open: 0 }
+  const state: HostileBoard = { url: '', authority: '', pages: 0, open: 0, paths: [] }
   const sockets = new Set<import('node:net').Socket>()
   const timers = new Set<NodeJS.Timeout>()
   const json = (res: ServerResponse, body: unknown) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body))
@@ -108,8 +110,9 @@ export async function startHostileBoard(t: Test, mode: Misbehaviour, o: { hugeBy
     state.open++
     res.once('close', () => state.open--)
     const path = req.url!.split('?')[0]!
-    if (path === '/.well-known/wire')
-      return json(res, { protocol: 'wire', version: '1', subwires: [{ authority: state.authority, name: `hostile ${mode}` }], features: ['signals', 'poll'], limits: { maxLimit: 100 } })
+    state.paths.push(path)
+    if (path.endsWith('/.well-known/wire')) // at any base path
+      return json(res, { protocol: 'wire', version: '1', subwires: [{ authority: o.authority ?? state.authority, name: `hostile ${mode}` }], features: ['signals', 'poll'], limits: { maxLimit: 100 } })
     if (mode === 'trickle') {
       res.writeHead(200, { 'content-type': 'application/json' })
       const t = setInterval(() => res.write(' '), o.trickleMs ?? 500)

@@ -64,9 +64,10 @@ t.test('every bad registration is a 4xx with its reason, never a 5xx', async (t)
     ['redirect loop', await serve((u) => ({ status: 302, headers: { location: `${u}/.well-known/wire` } })), 400],
     ['too large', await serve((u) => ({ body: JSON.stringify(discovery(new URL(u).host, { pad: 'x'.repeat(5000) })) })), 400],
     ['too slow', await serve(() => ({ hang: true })), 400],
-    ['authority taken', await serve(() => ({ body: JSON.stringify(discovery(board.authority)) })), 400],
+    ['authority taken', `${await serve((u) => ({ body: JSON.stringify(discovery(new URL(u).host)) }))}/b`, 400],
   ]
   t.equal((await agg.register(board.url)).status, 201, 'the real board first')
+  t.equal((await agg.register(cases.at(-1)![1].replace(/\/b$/, '/a'))).status, 201, 'a board at one base path of a server; the same authority at another is taken')
   const reasons: Record<string, string> = {
     'not wire': 'not_wire',
     'not JSON': 'not_wire',

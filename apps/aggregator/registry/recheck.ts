@@ -22,6 +22,8 @@ export interface RecheckDeps {
   timeoutMs: number
   /** Each board's share of the index: a board under 90 % of it again is followed again. */
   quota: { rows: number; bytes: number }
+  /** A dropped board is forgotten (deleted from the registry) this long after it was dropped. */
+  forgetDroppedSeconds: number
   log: Logger
   /** Told when a board's status changed (this process's proxy forgets what it cached; other processes' caches expire within seconds). */
   changed?: (authority: string) => void
@@ -29,7 +31,7 @@ export interface RecheckDeps {
 
 export async function recheckBoards(deps: RecheckDeps, signal: AbortSignal) {
   const boards = await deps.store.active()
-  const counts = { up: 0, down: 0, dropped: 0, removed: 0, expired: 0 }
+  const counts = { up: 0, down: 0, dropped: 0, removed: 0, expired: 0, forgotten: 0 }
   const queue = [...boards]
   const worker = async () => {
     for (let b = queue.shift(); b && !signal.aborted; b = queue.shift()) {
@@ -41,6 +43,7 @@ export async function recheckBoards(deps: RecheckDeps, signal: AbortSignal) {
   }
   await Promise.all(Array.from({ length: Math.min(8, boards.length) }, worker))
   counts.expired = await deps.index.purgeExpired(deps.quota)
+  counts.forgotten = await deps.store.forgetDropped(deps.forgetDroppedSeconds)
   deps.log.info(counts, 'boards rechecked')
   return counts
 }

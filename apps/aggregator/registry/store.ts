@@ -63,8 +63,9 @@ export function registryStore(db: Db, s: Ident) {
       const { rows } = await db.query<Row>(`select * from ${s}.registered_boards where url = $1`, [url])
       return rows[0] ? toBoard(rows[0]) : null
     },
+    /** Boards that count toward AGGREGATOR_MAX_BOARDS: every one not dropped. */
     async count(): Promise<number> {
-      const { rows } = await db.query<{ n: string }>(`select count(*) n from ${s}.registered_boards`)
+      const { rows } = await db.query<{ n: string }>(`select count(*) n from ${s}.registered_boards where status <> 'dropped'`)
       return Number(rows[0]!.n)
     },
     async isBlocked(authority: string): Promise<boolean> {
@@ -96,6 +97,10 @@ export function registryStore(db: Db, s: Ident) {
     /** The boards still checked, proxied and followed (not dropped). */
     async active(): Promise<RegisteredBoard[]> {
       return (await db.query<Row>(`select * from ${s}.registered_boards where status <> 'dropped' order by list_seq`)).rows.map(toBoard)
+    },
+    /** Dropped boards listed for `seconds` since they were dropped are forgotten (the registry does not fill for good). */
+    async forgetDropped(seconds: number): Promise<number> {
+      return (await db.query(`delete from ${s}.registered_boards where status = 'dropped' and checked_at < now() - $1::int * interval '1 second'`, [seconds])).rowCount
     },
     async remove(authority: string): Promise<boolean> {
       return (await db.query(`delete from ${s}.registered_boards where authority = $1`, [authority])).rowCount > 0
