@@ -19,8 +19,9 @@ const isViewerPage = (path: string) => path === '/view' || path === '/view/'
 
 /**
  * What follows `/sw/{authority}` as the board's path and query: refused (400) when a segment is a
- * dot segment or hides a slash once decoded (`%2e%2e`, `%2f`), since the URL parser would resolve
- * it out of the board's registered base path; a reference-form path gets the board's `/sw` prefix.
+ * dot segment once decoded (`..`, `%2e%2e`, `.%2E`), since the URL parser would resolve it out of
+ * the board's registered base path (an encoded slash stays inside its segment: a `sw://` URI as an
+ * id is one); a reference-form path gets the board's `/sw` prefix.
  */
 export function boardPath(rest: string): string {
   const q = rest.indexOf('?')
@@ -34,7 +35,7 @@ export function boardPath(rest: string): string {
     } catch {
       throw new WireError('invalid_request', 'the path is not valid percent-encoding')
     }
-    if (d === '.' || d === '..' || d.includes('/') || d.includes('\\')) throw new WireError('invalid_request', 'the path leaves the board (a dot segment or an encoded slash)')
+    if (d === '.' || d === '..') throw new WireError('invalid_request', 'the path leaves the board (a dot segment)')
   }
   const first = segments[0] ?? ''
   return BOARD_TOP_LEVEL.has(first) ? rest : `/sw${rest}`

@@ -57,7 +57,7 @@ t.test('a proxied path cannot leave the board\'s registered base path', async (t
       })
       req.on('error', reject).end()
     })
-  for (const path of ['/%2e%2e/secret', '/sw/%2e%2e/%2e%2e/secret', '/sw/%2E%2E/%2E%2E/secret', '/.%2e/secret', '/sw/..%2fsecret', '/sw/%2e/x', '/sw/../../secret']) {
+  for (const path of ['/%2e%2e/secret', '/sw/%2e%2e/%2e%2e/secret', '/sw/%2E%2E/%2E%2E/secret', '/.%2e/secret', '/sw/%2e%2E/secret', '/sw/%2e/x', '/sw/../../secret']) {
     const r = await raw(`/sw/${h.authority}${path}`)
     t.equal(r.status, 400, `${path} → 400`)
     t.equal(JSON.parse(r.body).error.code, 'invalid_request')
