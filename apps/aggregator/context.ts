@@ -55,7 +55,16 @@ export async function createAggregatorContext(cfg: Config, log: Logger, o: Aggre
     const store = registryStore(db, schema)
     const index = indexStore(db, schema)
     const reg = registry(cfg, store, fetchOpts, log.child({ mod: 'registry' }), redis)
-    const proxy = boardProxy(store, agent, policy, { maxInFlight: cfg.reader.maxWaiters, retryAfterSeconds: Math.min(60, a.recheckSeconds), limits, sharePolls: a.sharedPolls })
+    const proxy = boardProxy(store, agent, policy, {
+      maxInFlight: cfg.reader.maxWaiters,
+      retryAfterSeconds: Math.min(60, a.recheckSeconds),
+      limits,
+      sharePolls: a.sharedPolls,
+      answerMaxBytes: a.answerMaxBytes,
+      perAddressMax: a.proxyPerAddressMax,
+      perBoardMax: a.proxyPerBoardMax,
+      timeoutMs: a.proxyTimeoutMs,
+    })
     const search = searchSide(index, { maxWaiters: cfg.reader.maxWaiters, pollMs: cfg.reader.fallbackPollMs })
     root.defer(() => search.close())
     // the client library's fetch, through the guarded agent; a redirect is refused, not followed unchecked
@@ -70,6 +79,9 @@ export async function createAggregatorContext(cfg: Config, log: Logger, o: Aggre
       fetch,
       onIndexed: () => search.wake(),
       enabled: o.follow !== false,
+      quota: { rows: a.boardRowsMax, bytes: a.boardBytesMax, pinHorizonSeconds: a.pinHorizonSeconds },
+      pageMaxBytes: a.pageMaxBytes,
+      pagesPerMinute: a.boardPagesPerMinute,
     })
     root.defer(() => followers.stop())
     return { cfg, log, db, schema, redis, policy, agent, fetchOpts, store, registry: reg, index, proxy, search, followers, limits, close: root.close }

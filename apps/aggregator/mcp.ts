@@ -10,7 +10,7 @@ import { parseSearchQuery } from './search/search.js'
 const text = (v: unknown, isError = false) => ({ content: [{ type: 'text' as const, text: JSON.stringify(v) }], ...(isError && { isError }) })
 
 /** A fresh stateless MCP server per request with `search_signals` and `list_boards`, calling what the HTTP routes call. */
-function mcpServer(ctx: AggregatorContext, left: AbortSignal): McpServer {
+function mcpServer(ctx: AggregatorContext, left: AbortSignal, address: string): McpServer {
   const server = new McpServer({ name: 'wire-aggregator', version: '1' }, { instructions: 'Search signals across every Wire board registered with this aggregator, and list the boards.' })
   const run = async (fn: () => Promise<unknown>) => {
     try {
@@ -39,7 +39,14 @@ function mcpServer(ctx: AggregatorContext, left: AbortSignal): McpServer {
     (args) =>
       run(async () => {
         const raw = Object.fromEntries(Object.entries(args).filter(([, v]) => v !== undefined).map(([k, v]) => [k, String(v)]))
-        return { ...(await ctx.search.search(parseSearchQuery(raw, Date.now()), left)), serverNow: new Date().toISOString() }
+        const q = parseSearchQuery(raw, Date.now())
+        // a search that may wait holds one of its address's long-poll slots, as GET /search/signals?wait= does
+        const release = q.cursor !== null && q.waitMs > 0 ? await ctx.limits.openPoll(address) : () => {}
+        try {
+          return { ...(await ctx.search.search(q, left)), serverNow: new Date().toISOString() }
+        } finally {
+          release()
+        }
       }),
   )
   server.registerTool(
@@ -69,7 +76,7 @@ export async function aggregatorMcpRoutes(app: FastifyInstance, { ctx }: { ctx: 
     }
     if (Array.isArray(message)) return reply.code(400).send({ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'batches are not supported' } })
     const left = new AbortController()
-    const server = mcpServer(ctx, left.signal)
+    const server = mcpServer(ctx, left.signal, req.ip)
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
     reply.raw.once('close', () => {
       left.abort()

@@ -28,3 +28,6 @@ export const watchAggregator = (g: AggregatorGauges) => void (source = g)
 
 /** Refusals and outcomes of registration, by reason. */
 export const registrations = new client.Counter({ name: 'wire_aggregator_registrations_total', help: 'Registration attempts by outcome (registered, refreshed, or the refusal reason)', labelNames: ['outcome'], registers: [registry] })
+
+/** Followed signals not indexed because they break the protocol, by reason (shape, id, uri, payload, ttl, time, tags). */
+export const refusedSignals = new client.Counter({ name: 'wire_aggregator_signals_refused_total', help: 'Followed signals not indexed because they break the protocol, by reason', labelNames: ['reason'], registers: [registry] })

@@ -1,16 +1,16 @@
+import { pipeline } from 'node:stream'
 import { LRUCache } from 'lru-cache'
 import { request, type Dispatcher } from 'undici'
-import { WireError } from '../../libs/shared/domain/index.js'
+import { LIMITS, WireError } from '../../libs/shared/domain/index.js'
 import type { ClientLimits } from '../../libs/shared/limits/index.js'
 import type { AddressPolicy } from './outbound/address-policy.js'
 import { checkHost } from './outbound/agent.js'
+import { answerHeaders, boardPath, capped } from './proxy-policy.js'
 import { sharedPolls } from './shared-polls.js'
 import type { RegisteredBoard, RegistryStore } from './registry/store.js'
 
 /** Request headers a board needs; the rest (cookies, hop-by-hop, Host) stay here. */
 const FORWARD = ['authorization', 'content-type', 'accept', 'idempotency-key', 'user-agent', 'x-request-id']
-/** Response headers that describe this hop, not the board's answer (CORS is the aggregator's own). */
-const DROP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'proxy-connection', 'trailer', 'date'])
 
 export interface ProxyRequest {
   method: string
@@ -26,22 +26,44 @@ export interface ProxyRequest {
 export interface ProxyAnswer {
   status: number
   headers: Record<string, string | string[]>
-  /** Streamed as it arrives, or (a shared long-poll's answer) bytes read whole once. */
-  body: Dispatcher.ResponseData['body'] | Buffer
+  /** Streamed as it arrives (counted, cut at the answer cap), or (a shared long-poll's answer) bytes read whole once. */
+  body: NodeJS.ReadableStream | Buffer
 }
 
-/** Most bytes a shared long-poll's answer may have: a page of 100 signals of 16 KiB with room to spare. */
-const MAX_SHARED_ANSWER = 8 * 1024 * 1024
-
-async function readAll(body: Dispatcher.ResponseData['body']): Promise<Buffer> {
+async function readAll(body: Dispatcher.ResponseData['body'], max: number): Promise<Buffer> {
   const chunks: Buffer[] = []
   let size = 0
   for await (const c of body as AsyncIterable<Buffer>) {
     size += c.length
-    if (size > MAX_SHARED_ANSWER) throw new WireError('unavailable', 'the board\'s answer is too large', undefined, { retryAfter: 1, overload: true })
+    if (size > max) {
+      body.destroy()
+      throw new WireError('unavailable', `the board's answer is larger than ${max} bytes`, undefined, { retryAfter: 1, overload: true })
+    }
     chunks.push(c)
   }
   return Buffer.concat(chunks)
+}
+
+/** The `wait` a query asks for, in seconds (0 when none), as the app's long-poll hook reads it. */
+export function waitSeconds(query: string): number {
+  const m = /(?:^|[?&])wait=([^&]{1,32})/.exec(query)
+  const v = m ? Number(decodeURIComponent(m[1]!.replace(/\+/g, ' ')).trim()) : 0
+  return Number.isFinite(v) && v > 0 ? Math.min(v, LIMITS.maxWaitSeconds) : 0
+}
+
+export interface ProxyOptions {
+  maxInFlight: number
+  retryAfterSeconds: number
+  limits: Pick<ClientLimits, 'publish' | 'key'>
+  sharePolls: boolean
+  /** Most bytes of one answer (streamed or shared). */
+  answerMaxBytes: number
+  /** Requests without wait one client address may have in flight (0: off). */
+  perAddressMax: number
+  /** Requests in flight to one board; a shared poll counts once (0: off). */
+  perBoardMax: number
+  /** A whole exchange's deadline, ms; a long-poll gets its wait on top. */
+  timeoutMs: number
 }
 
 /**
@@ -57,18 +79,29 @@ async function readAll(body: Dispatcher.ResponseData['body']): Promise<Buffer> {
  */
 const TRANSIENT_RETRY_SECONDS = 2
 
-export function boardProxy(
-  store: RegistryStore,
-  dispatcher: Dispatcher,
-  policy: AddressPolicy,
-  o: { maxInFlight: number; retryAfterSeconds: number; limits: Pick<ClientLimits, 'publish'>; sharePolls: boolean },
-) {
+export function boardProxy(store: RegistryStore, dispatcher: Dispatcher, policy: AddressPolicy, o: ProxyOptions) {
   // @NOTE the lookup's promise is what is cached: when the entry expires, the thousands of followers
   // re-polling at once share one registry query, instead of each queueing its own for the pool
   // (past the pool's connect timeout they failed with 503, every TTL)
   const boards = new LRUCache<string, { board: Promise<RegisteredBoard | null> }>({ max: 10_000, ttl: 5_000 })
   let inFlight = 0
   const polls = sharedPolls()
+  // both hold an entry only while its count is above zero, and every count is one request in flight (at most maxInFlight)
+  const perBoard = new Map<string, number>()
+  const perAddress = new Map<string, number>()
+  const hold = (m: Map<string, number>, k: string, max: number, refuse: () => WireError): (() => void) => {
+    const n = m.get(k) ?? 0
+    if (max > 0 && n >= max) throw refuse()
+    m.set(k, n + 1)
+    let done = false
+    return () => {
+      if (done) return
+      done = true
+      const left = (m.get(k) ?? 1) - 1
+      if (left <= 0) m.delete(k)
+      else m.set(k, left)
+    }
+  }
   const boardOf = (authority: string): Promise<RegisteredBoard | null> => {
     const hit = boards.get(authority)
     if (hit) return hit.board
@@ -77,20 +110,25 @@ export function boardProxy(
     entry.board.catch(() => boards.get(authority) === entry && boards.delete(authority)) // a failed lookup is not kept
     return entry.board
   }
+  const boardBusy = (authority: string) => () =>
+    new WireError('unavailable', `this aggregator holds its limit of requests to ${authority}`, undefined, { retryAfter: 1, overload: true })
   return {
     get inFlight() {
       return inFlight
     },
+    /** Requests in flight to a board (a shared poll once). */
+    boardInFlight: (authority: string) => perBoard.get(authority) ?? 0,
     forget: (authority: string) => boards.delete(authority),
     async forward(r: ProxyRequest): Promise<ProxyAnswer> {
       // reads spent their budget in the app's hook; every other method spends the address's publish budget here, before any work
       if (r.method !== 'GET' && r.method !== 'HEAD') await o.limits.publish(r.clientAddress)
+      const rest = boardPath(r.rest)
       const board = await boardOf(r.authority.toLowerCase())
       if (!board || board.status === 'dropped') throw new WireError('not_found', `no board ${r.authority.slice(0, 200)} is registered here`)
       if (board.status === 'down') throw new WireError('unavailable', `${board.authority} is down`, undefined, { retryAfter: o.retryAfterSeconds, overload: true })
       if (o.maxInFlight > 0 && inFlight >= o.maxInFlight)
         throw new WireError('unavailable', 'this aggregator holds its limit of proxied requests', undefined, { retryAfter: 1, overload: true })
-      const url = new URL(board.url + (r.rest.startsWith('/') ? r.rest : `/${r.rest}`))
+      const url = new URL(board.url + rest)
       checkHost(policy, url)
       const headers: Record<string, string> = {}
       for (const h of FORWARD) {
@@ -99,41 +137,62 @@ export function boardProxy(
       }
       const xff = r.headers['x-forwarded-for']
       headers['x-forwarded-for'] = typeof xff === 'string' ? `${xff}, ${r.clientAddress}` : r.clientAddress
-      const keep = (h: Dispatcher.ResponseData['headers']) => {
-        const out: Record<string, string | string[]> = {}
-        for (const [k, v] of Object.entries(h)) if (v !== undefined && !DROP.has(k) && !k.startsWith('access-control-')) out[k] = v
-        return out
-      }
       const fail = (err: unknown, left: AbortSignal) =>
-        left.aborted
+        left.aborted && !(left.reason instanceof DOMException && left.reason.name === 'TimeoutError')
           ? new WireError('invalid_request', 'the client left') // nobody reads this answer: a client-side refusal, logged at debug
           : // the board's trouble, not ours: a warning (overload), with Retry-After
             new WireError('unavailable', `${board.authority} did not answer`, { board: board.authority }, { retryAfter: TRANSIENT_RETRY_SECONDS, overload: true, cause: err })
-      if (o.sharePolls && r.method === 'GET' && headers.authorization === undefined && /[?&]wait=/.test(r.rest)) {
-        // an anonymous long-poll: one upstream request per board path and query, shared by every client asking the same
+      const waits = r.method === 'GET' ? waitSeconds(rest.slice(rest.indexOf('?') + 1 || rest.length)) : 0
+      const deadlineMs = o.timeoutMs + waits * 1000
+      if (o.sharePolls && waits > 0 && headers.authorization === undefined) {
+        // an anonymous long-poll: one upstream request per board path and query, shared by every client asking the same.
+        // The board counts it against the address of the client that opened it (X-Forwarded-For), not the aggregator's.
         inFlight++
         try {
-          const answer = await polls.join(`${board.authority} ${r.rest}`, async (signal) => {
-            const res = await request(url, { dispatcher, method: 'GET', headers: { accept: headers.accept ?? 'application/json' }, signal }).catch((err: unknown) => Promise.reject(fail(err, signal)))
-            return { status: res.statusCode, headers: keep(res.headers), body: await readAll(res.body) }
+          return await polls.join(`${board.authority} ${rest}`, async (shared) => {
+            const free = hold(perBoard, board.authority, o.perBoardMax, boardBusy(board.authority))
+            const signal = AbortSignal.any([shared, AbortSignal.timeout(deadlineMs)])
+            try {
+              const res = await request(url, { dispatcher, method: 'GET', headers: { accept: headers.accept ?? 'application/json', 'accept-encoding': 'identity', 'x-forwarded-for': headers['x-forwarded-for']! }, signal })
+              const body = await readAll(res.body, o.answerMaxBytes)
+              return { status: res.statusCode, headers: answerHeaders(res.headers, rest), body }
+            } catch (err) {
+              throw err instanceof WireError ? err : fail(err, signal)
+            } finally {
+              free()
+            }
           }, r.left)
-          return answer
         } finally {
           inFlight--
         }
       }
+      // a waiting request holds its address's long-poll slot (the app's hook); any other holds one of its proxy slots
+      const freeAddress =
+        waits > 0 ? () => {} : hold(perAddress, o.limits.key(r.clientAddress), o.perAddressMax, () => new WireError('rate_limited', `rate limit reached: ${o.perAddressMax} proxied requests in flight from one address`, undefined, { retryAfter: 1 }))
+      let freeBoard: () => void
+      try {
+        freeBoard = hold(perBoard, board.authority, o.perBoardMax, boardBusy(board.authority))
+      } catch (err) {
+        freeAddress()
+        throw err
+      }
       inFlight++
+      let done = false
+      const release = () => void (done || ((done = true), inFlight--, freeBoard(), freeAddress()))
+      const signal = AbortSignal.any([r.left, AbortSignal.timeout(deadlineMs)])
       let res: Dispatcher.ResponseData
       try {
-        res = await request(url, { dispatcher, method: r.method as Dispatcher.HttpMethod, headers, body: r.body ?? null, signal: r.left })
+        res = await request(url, { dispatcher, method: r.method as Dispatcher.HttpMethod, headers: { ...headers, 'accept-encoding': 'identity' }, body: r.body ?? null, signal })
       } catch (err) {
-        inFlight--
-        throw fail(err, r.left)
+        release()
+        throw fail(err, signal)
       }
-      let done = false
-      const release = () => void (done || ((done = true), inFlight--))
-      res.body.once('close', release).once('end', release).once('error', release)
-      return { status: res.statusCode, headers: keep(res.headers), body: res.body }
+      // the answer streams through counted: cut at answerMaxBytes, and at the deadline (the signal destroys the body)
+      const out = pipeline(res.body, capped(o.answerMaxBytes), (err) => {
+        release()
+        if (err) res.body.destroy()
+      })
+      return { status: res.statusCode, headers: answerHeaders(res.headers, rest), body: out }
     },
   }
 }

@@ -1,9 +1,22 @@
 import { PgBoss } from 'pg-boss'
 import { bossSchemaName } from '../../libs/shared/db/index.js'
 import type { AggregatorContext } from './context.js'
-import { recheckBoards } from './registry/recheck.js'
+import { recheckBoards, type RecheckDeps } from './registry/recheck.js'
 
 export const RECHECK_JOB = 'wire.aggregator-recheck'
+
+/** What one recheck pass works with, from the aggregator's parts. */
+export const recheckDeps = (ctx: AggregatorContext, log = ctx.log, timeoutMs = ctx.cfg.aggregator.fetchTimeoutMs): RecheckDeps => ({
+  registry: ctx.registry,
+  store: ctx.store,
+  index: ctx.index,
+  dispatcher: ctx.agent,
+  timeoutMs,
+  quota: { rows: ctx.cfg.aggregator.boardRowsMax, bytes: ctx.cfg.aggregator.boardBytesMax },
+  forgetDroppedSeconds: ctx.cfg.aggregator.dropAfterSeconds,
+  log,
+  changed: ctx.proxy.forget,
+})
 
 /**
  * pg-boss in a schema of its own offers one recheck per AGGREGATOR_RECHECK_SECONDS slot, however
@@ -19,10 +32,10 @@ export async function startRechecks(ctx: AggregatorContext) {
   await boss.start()
   try {
     await boss.createQueue(RECHECK_JOB)
-    const deps = { registry: ctx.registry, store: ctx.store, index: ctx.index, dispatcher: ctx.agent, timeoutMs: ctx.cfg.aggregator.fetchTimeoutMs, log, changed: ctx.proxy.forget }
+    const deps = recheckDeps(ctx, log)
     const workId = await boss.work(RECHECK_JOB, async (jobs: Array<{ signal: AbortSignal }>) => {
       const counts = await recheckBoards(deps, AbortSignal.any([stopping.signal, ...jobs.map((j) => j.signal)]))
-      for (const state of ['down', 'dropped'] as const) if (counts[state] > 0) ctx.followers.sync()
+      ctx.followers.sync() // down or dropped boards stop, boards back under their quota start again
       return counts
     })
     const offer = async () => {

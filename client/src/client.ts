@@ -36,6 +36,8 @@ export interface WireClientOptions {
    * within 30 s), or false: never, and no Idempotency-Key of the client's own.
    */
   publishRetry?: PublishRetryOptions | false
+  /** Most bytes of any one answer to read, counted as decoded; past it the call fails with `payload_too_large` (default: no cap). */
+  maxBytes?: number
 }
 
 const list = (u: string | string[]) => (Array.isArray(u) ? u : [u]).map((s) => s.replace(/\/+$/, ''))
@@ -59,7 +61,7 @@ export class WireClient {
   }
 
   #call<T>(base: string, path: string, co: CallOptions = {}): Promise<T> {
-    return call<T>(this.#fetch, base, path, { timeoutMs: this.#o.timeoutMs ?? 30_000, token: this.#o.token, ...co })
+    return call<T>(this.#fetch, base, path, { timeoutMs: this.#o.timeoutMs ?? 30_000, token: this.#o.token, ...(this.#o.maxBytes !== undefined && { maxBytes: this.#o.maxBytes }), ...co })
   }
 
   /** @internal the follower's way in: one GET of the feed against a chosen reader. */

@@ -9,6 +9,8 @@ export interface CallOptions {
   headers?: Record<string, string>
   signal?: AbortSignal | undefined
   timeoutMs?: number
+  /** Most bytes of the answer's body to read, counted after decoding (gzip included); past it the read stops with `payload_too_large`. */
+  maxBytes?: number
 }
 
 export type FetchLike = (input: string, init: RequestInit) => Promise<Response>
@@ -27,7 +29,7 @@ export async function call<T>(fetchFn: FetchLike, base: string, path: string, o:
     const init: RequestInit = { method: o.method ?? 'GET', headers, signal: d.signal }
     if (o.body !== undefined) init.body = JSON.stringify(o.body)
     const res = await fetchFn(url, init)
-    const text = await res.text()
+    const text = o.maxBytes === undefined ? await res.text() : await readCapped(res, o.maxBytes, url)
     let body: unknown = null
     try {
       body = text === '' ? null : JSON.parse(text)
@@ -44,6 +46,37 @@ export async function call<T>(fetchFn: FetchLike, base: string, path: string, o:
   } finally {
     d.dispose()
   }
+}
+
+/**
+ * The body as text, reading at most `max` bytes as they are decoded: a page of 150 MB, or a small
+ * gzip answer that inflates to that, stops at the cap instead of being held whole.
+ */
+async function readCapped(res: Response, max: number, url: string): Promise<string> {
+  const declared = Number(res.headers.get('content-length'))
+  const tooLarge = () => new WireError('payload_too_large', res.status, `${url}: the answer is larger than ${max} bytes`, { maxBytes: max })
+  if (declared > max && res.headers.get('content-encoding') === null) {
+    await res.body?.cancel().catch(() => {})
+    throw tooLarge()
+  }
+  if (!res.body) return ''
+  const reader = res.body.getReader()
+  const chunks: Uint8Array[] = []
+  let size = 0
+  for (;;) {
+    const { done, value } = await reader.read()
+    if (done) break
+    size += value.byteLength
+    if (size > max) {
+      await reader.cancel().catch(() => {})
+      throw tooLarge()
+    }
+    chunks.push(value)
+  }
+  const all = new Uint8Array(size)
+  let at = 0
+  for (const c of chunks) (all.set(c, at), (at += c.byteLength))
+  return new TextDecoder().decode(all)
 }
 
 /** Read parameters → a query string, repeating `tag` for several tags. */

@@ -27,3 +27,20 @@ t.test('without DATABASE_URL it says what to set', async (t) => {
   const proc = await startProcess(t, process.execPath, [projectPath('dist/apps/aggregator/main.js')], env, /DATABASE_URL/)
   t.not((await proc.exited).code, 0, 'exits non-zero')
 })
+
+t.test('a database it cannot use is one line naming DATABASE_URL, not a stack trace', async (t) => {
+  const port = await freePort()
+  for (const [what, url, extra] of [
+    ['a URL naming no user', 'postgres://127.0.0.1:5432/test', { USER: '', PGUSER: '' }],
+    ['nothing listening', `postgres://wire:secret-pw@127.0.0.1:${await freePort()}/test`, {}],
+  ] as const) {
+    const env = { ...process.env, DATABASE_URL: url, SERVER_PORT: String(port), LOG_LEVEL: 'info', ...extra }
+    const proc = await startProcess(t, process.execPath, [projectPath('dist/apps/aggregator/main.js')], env, /DATABASE_URL/)
+    t.not((await proc.exited).code, 0, `${what}: exits non-zero`)
+    const lines = proc.output().trim().split('\n')
+    t.equal(lines.length, 1, `${what}: one line`)
+    t.match(lines[0], /^wire: the aggregator cannot use its database \(DATABASE_URL: /, what)
+    t.notMatch(proc.output(), /"stack"|    at /, 'no stack trace')
+    t.notMatch(proc.output(), /secret-pw/, 'and never the password')
+  }
+})

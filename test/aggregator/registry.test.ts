@@ -1,4 +1,5 @@
 import t from 'tap'
+import { recheckDeps } from '../../apps/aggregator/rechecks.js'
 import { recheckBoards } from '../../apps/aggregator/registry/recheck.js'
 import { httpServer } from '../client/support.js'
 import { freePort } from '../helpers/process.js'
@@ -63,9 +64,10 @@ t.test('every bad registration is a 4xx with its reason, never a 5xx', async (t)
     ['redirect loop', await serve((u) => ({ status: 302, headers: { location: `${u}/.well-known/wire` } })), 400],
     ['too large', await serve((u) => ({ body: JSON.stringify(discovery(new URL(u).host, { pad: 'x'.repeat(5000) })) })), 400],
     ['too slow', await serve(() => ({ hang: true })), 400],
-    ['authority taken', await serve(() => ({ body: JSON.stringify(discovery(board.authority)) })), 400],
+    ['authority taken', `${await serve((u) => ({ body: JSON.stringify(discovery(new URL(u).host)) }))}/b`, 400],
   ]
   t.equal((await agg.register(board.url)).status, 201, 'the real board first')
+  t.equal((await agg.register(cases.at(-1)![1].replace(/\/b$/, '/a'))).status, 201, 'a board at one base path of a server; the same authority at another is taken')
   const reasons: Record<string, string> = {
     'not wire': 'not_wire',
     'not JSON': 'not_wire',
@@ -144,7 +146,7 @@ t.test('a board that stops answering is marked down after a while, then dropped;
   const agg = await startTestAggregator(t, { AGGREGATOR_DOWN_AFTER_SECONDS: '60', AGGREGATOR_DROP_AFTER_SECONDS: '3600', AGGREGATOR_FETCH_TIMEOUT_MS: '500' }, { follow: false })
   t.equal((await agg.register(board.url)).status, 201)
   const ctx = agg.started().ctx
-  const recheck = () => recheckBoards({ registry: ctx.registry, store: ctx.store, index: ctx.index, dispatcher: ctx.agent, timeoutMs: 500, log: ctx.log, changed: ctx.proxy.forget }, new AbortController().signal)
+  const recheck = () => recheckBoards(recheckDeps(ctx, ctx.log, 500), new AbortController().signal)
   t.match(await recheck(), { up: 1 })
   await board.stop()
   t.match(await recheck(), { up: 1 }, 'a first failure leaves it up (not failed for long)')

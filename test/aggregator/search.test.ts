@@ -1,5 +1,6 @@
 import pg from 'pg'
 import t from 'tap'
+import { recheckDeps } from '../../apps/aggregator/rechecks.js'
 import { recheckBoards } from '../../apps/aggregator/registry/recheck.js'
 import { TEST_DATABASE_URL } from '../helpers/services.js'
 import { eventually, until } from '../helpers/wait.js'
@@ -74,7 +75,7 @@ t.test('a signal that expires, or is removed on its board, leaves the search', a
   const removed = await fetch(`${board.url}/sw/admin/signals/${gone.id}`, { method: 'DELETE', headers: auth(ADMIN) })
   t.ok(removed.status < 300, 'removed on the board')
   const ctx = agg.started().ctx
-  const counts = await recheckBoards({ registry: ctx.registry, store: ctx.store, index: ctx.index, dispatcher: ctx.agent, timeoutMs: 2000, log: ctx.log, changed: ctx.proxy.forget }, new AbortController().signal)
+  const counts = await recheckBoards(recheckDeps(ctx, ctx.log, 2000), new AbortController().signal)
   t.match(counts, { up: 1, removed: 1, expired: 1 }, 'the recheck finds the removal and purges the expired row')
   t.same(await ids(), new Set([stays.id]), 'removed: gone from search')
 })

@@ -14,6 +14,19 @@ export const TOKEN = 'client-agent-token'
  * (test/aggregator/client-suites.test.ts runs the suites so).
  */
 const VIA_AGGREGATOR = process.env.WIRE_AGGREGATOR_URL
+/**
+ * `reference`: the client's requests take the reference platform's public form through the
+ * aggregator, `{aggregator}/sw/{authority}/signals` for the board's `/sw/signals` (the client itself
+ * always writes `{base}/sw/signals`; this fetch drops that `/sw`).
+ */
+const REFERENCE_FORM = process.env.WIRE_AGGREGATOR_FORM === 'reference'
+
+/** The fetch the suites' clients use: the global one, or through the reference form. */
+export const formFetch: FetchLike = (input, init) => {
+  if (!VIA_AGGREGATOR || !REFERENCE_FORM) return fetch(input, init)
+  const m = /^(.*\/sw\/[^/?]+)\/sw(\/.*)$/.exec(input)
+  return fetch(m && input.startsWith(`${VIA_AGGREGATOR}/sw/`) ? m[1]! + m[2]! : input, init)
+}
 
 /** The single-process board on a real port, and a client for it (directly, or through an aggregator). */
 export async function listeningBoard(t: Test, o: StackOptions = {}) {
@@ -32,7 +45,7 @@ export async function listeningBoard(t: Test, o: StackOptions = {}) {
   for (let i = 0; i < 5 && r.status === 400; i++) r = await new Promise((ok) => setTimeout(ok, 200 * (i + 1))).then(register)
   if (r.status !== 201) throw new Error(`registration with ${VIA_AGGREGATOR} failed: ${r.status} ${await r.text()}`)
   const url = `${VIA_AGGREGATOR}/sw/${s.cfg.authority}`
-  return { s, url, wire: new WireClient({ url, token: TOKEN, adminToken: ADMIN_TOKEN }) }
+  return { s, url, wire: new WireClient({ url, token: TOKEN, adminToken: ADMIN_TOKEN, fetch: formFetch }) }
 }
 
 /**
@@ -42,7 +55,7 @@ export async function listeningBoard(t: Test, o: StackOptions = {}) {
 export function recordingFetch(): { fetch: FetchLike; pages: string[][] } {
   const pages: string[][] = []
   const f: FetchLike = async (input, init) => {
-    const res = await fetch(input, init)
+    const res = await formFetch(input, init)
     if (res.ok && new URL(input).pathname.endsWith('/sw/signals') && (init.method ?? 'GET') === 'GET') {
       const body = (await res.clone().json()) as { signals: EmittedSignal[] }
       pages.push(body.signals.map((s) => s.id))

@@ -6,7 +6,10 @@ import type { AddressPolicy } from './address-policy.js'
 
 /** The refusal every outbound path gives for an address that is not public. */
 export const privateAddress = (host: string) =>
-  new WireError('invalid_request', `${host} resolves to an address that is not public`, { reason: 'private_address' })
+  new WireError('invalid_request', privateMessage(host), { reason: 'private_address' })
+
+/** Says which setting opens a private host, for the operator who meant it (two local boards and an aggregator). */
+export const privateMessage = (host: string) => `${host} resolves to an address that is not public; to allow it on purpose, list it in AGGREGATOR_ALLOW_HOSTS (e.g. AGGREGATOR_ALLOW_HOSTS=127.0.0.1,localhost)`
 
 type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void
 

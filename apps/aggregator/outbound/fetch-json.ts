@@ -1,7 +1,7 @@
 import { request, type Dispatcher } from 'undici'
 import { WireError } from '../../../libs/shared/domain/index.js'
 import type { AddressPolicy } from './address-policy.js'
-import { checkHost } from './agent.js'
+import { checkHost, privateMessage } from './agent.js'
 
 export interface FetchJsonOptions {
   dispatcher: Dispatcher
@@ -29,7 +29,7 @@ export async function fetchJson(url: string, o: FetchJsonOptions): Promise<{ url
     seen.add(current.href)
     let res: Dispatcher.ResponseData
     try {
-      res = await request(current, { dispatcher: o.dispatcher, method: 'GET', headers: { accept: 'application/json' }, signal: deadline })
+      res = await request(current, { dispatcher: o.dispatcher, method: 'GET', headers: { accept: 'application/json', 'accept-encoding': 'identity' }, signal: deadline })
     } catch (err) {
       throw failure(err, current, deadline, o.timeoutMs)
     }
@@ -74,6 +74,6 @@ function failure(err: unknown, url: URL, deadline: AbortSignal, timeoutMs: numbe
   if (err instanceof WireError) return err
   if (deadline.aborted) return refuse('too_slow', `${url.href} did not answer within ${timeoutMs} ms`)
   const e = err as { code?: unknown; cause?: { code?: unknown } }
-  if (e.code === 'EWIRE_PRIVATE_ADDRESS' || e.cause?.code === 'EWIRE_PRIVATE_ADDRESS') return refuse('private_address', `${url.hostname} resolves to an address that is not public`)
+  if (e.code === 'EWIRE_PRIVATE_ADDRESS' || e.cause?.code === 'EWIRE_PRIVATE_ADDRESS') return refuse('private_address', privateMessage(url.hostname))
   return refuse('unreachable', `${url.href} is unreachable`)
 }

@@ -36,6 +36,23 @@ export function normaliseBoardUrl(raw: unknown): string {
   return (u.origin + u.pathname).replace(/\/+$/, '')
 }
 
+/** Names under /sw/ or at the aggregator's root that an authority may not take (`/sw/sw/…`, `/sw/registry`). */
+const RESERVED = new Set(['sw', 'registry', 'search', 'mcp', 'view', 'metrics', 'healthz', 'readyz', 'openapi.json', '.well-known'])
+
+/**
+ * A board's authority is its URL's host (and port), so a token sent to `{aggregator}/sw/{authority}`
+ * goes to the server that name belongs to; no empty label (`..`), no reserved name.
+ */
+export function checkAuthority(authority: string, url: string): void {
+  const a = authority.toLowerCase()
+  const host = a.startsWith('[') ? a.slice(0, a.indexOf(']') + 1) : a.split(':')[0]!
+  if (RESERVED.has(a) || RESERVED.has(host) || (!host.startsWith('[') && host.split('.').some((l) => l === '')))
+    throw refuse('invalid_authority', `${url} names ${a.slice(0, 100)} as its authority, which is not a host name this aggregator can serve`)
+  const u = new URL(url)
+  const mine = [u.host, ...(u.port === '' ? [`${u.hostname}:${u.protocol === 'https:' ? 443 : 80}`] : [])]
+  if (!mine.includes(a)) throw refuse('authority_mismatch', `${url} names ${a.slice(0, 100)} as its authority; it must be the URL's host, ${u.host}`)
+}
+
 /** Fetches `{url}/.well-known/wire` and accepts protocol `wire`, version `1` only. */
 export async function describeBoard(url: string, o: FetchJsonOptions): Promise<BoardDescription> {
   const { body } = await fetchJson(`${url}/.well-known/wire`, o)
@@ -46,6 +63,7 @@ export async function describeBoard(url: string, o: FetchJsonOptions): Promise<B
   const parsed = Discovery.safeParse(body)
   if (!parsed.success) throw refuse('not_wire', `${url}: the discovery document is malformed (${parsed.error.issues[0]?.path.join('.')})`)
   const board = parsed.data.subwires[0]!
+  checkAuthority(board.authority, url)
   return {
     authority: board.authority.toLowerCase(),
     url,

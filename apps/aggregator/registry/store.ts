@@ -11,6 +11,12 @@ export interface RegisteredBoard extends BoardDescription {
   lastOkAt: string
   feedCursor: number | null
   listSeq: number
+  /** Its share of the search index. */
+  indexRows: number
+  indexBytes: number
+  /** Set while the board is over its quota (and not followed): when, and why. */
+  overQuotaAt: string | null
+  overQuotaReason: string | null
 }
 
 /** A registry row as PostgreSQL returns it: the description's columns, then its own. */
@@ -21,6 +27,10 @@ interface Row extends BoardDescription {
   last_ok_at: Date
   feed_cursor: string | null
   list_seq: string
+  index_rows: string
+  index_bytes: string
+  over_quota_at: Date | null
+  over_quota_reason: string | null
 }
 
 const toBoard = (r: Row): RegisteredBoard => ({
@@ -36,6 +46,10 @@ const toBoard = (r: Row): RegisteredBoard => ({
   lastOkAt: r.last_ok_at.toISOString(),
   feedCursor: r.feed_cursor === null ? null : Number(r.feed_cursor),
   listSeq: Number(r.list_seq),
+  indexRows: Number(r.index_rows ?? 0),
+  indexBytes: Number(r.index_bytes ?? 0),
+  overQuotaAt: r.over_quota_at ? r.over_quota_at.toISOString() : null,
+  overQuotaReason: r.over_quota_reason ?? null,
 })
 
 /** The registry's SQL: boards, their health and feed cursors, blocked authorities. */
@@ -49,8 +63,9 @@ export function registryStore(db: Db, s: Ident) {
       const { rows } = await db.query<Row>(`select * from ${s}.registered_boards where url = $1`, [url])
       return rows[0] ? toBoard(rows[0]) : null
     },
+    /** Boards that count toward AGGREGATOR_MAX_BOARDS: every one not dropped. */
     async count(): Promise<number> {
-      const { rows } = await db.query<{ n: string }>(`select count(*) n from ${s}.registered_boards`)
+      const { rows } = await db.query<{ n: string }>(`select count(*) n from ${s}.registered_boards where status <> 'dropped'`)
       return Number(rows[0]!.n)
     },
     async isBlocked(authority: string): Promise<boolean> {
@@ -83,6 +98,10 @@ export function registryStore(db: Db, s: Ident) {
     async active(): Promise<RegisteredBoard[]> {
       return (await db.query<Row>(`select * from ${s}.registered_boards where status <> 'dropped' order by list_seq`)).rows.map(toBoard)
     },
+    /** Dropped boards listed for `seconds` since they were dropped are forgotten (the registry does not fill for good). */
+    async forgetDropped(seconds: number): Promise<number> {
+      return (await db.query(`delete from ${s}.registered_boards where status = 'dropped' and checked_at < now() - $1::int * interval '1 second'`, [seconds])).rowCount
+    },
     async remove(authority: string): Promise<boolean> {
       return (await db.query(`delete from ${s}.registered_boards where authority = $1`, [authority])).rowCount > 0
     },
@@ -112,7 +131,9 @@ export function registryStore(db: Db, s: Ident) {
           `update ${s}.registered_boards set checked_at = now(), last_error = $2,
              status = case when last_ok_at <= now() - $4::int * interval '1 second' then 'dropped'
                            when last_ok_at <= now() - $3::int * interval '1 second' then 'down' else status end,
-             feed_cursor = case when last_ok_at <= now() - $4::int * interval '1 second' then null else feed_cursor end
+             feed_cursor = case when last_ok_at <= now() - $4::int * interval '1 second' then null else feed_cursor end,
+             index_rows = case when last_ok_at <= now() - $4::int * interval '1 second' then 0 else index_rows end,
+             index_bytes = case when last_ok_at <= now() - $4::int * interval '1 second' then 0 else index_bytes end
            where authority = $1 returning status`,
           [authority, reason.slice(0, 200), downAfterSeconds, dropAfterSeconds],
         )

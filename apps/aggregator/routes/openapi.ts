@@ -84,6 +84,8 @@ export function aggregatorOpenApi(baseUrl: string) {
             registeredAt: { type: 'string' },
             checkedAt: { type: 'string' },
             lastOkAt: { type: 'string' },
+            indexed: { type: 'object', properties: { rows: { type: 'integer' }, bytes: { type: 'integer' } } },
+            overQuota: { type: ['object', 'null'], properties: { since: { type: 'string' }, reason: { enum: ['index_quota', 'page_too_large'] } } },
           },
         },
       },

@@ -31,6 +31,9 @@ export const presentBoard = (baseUrl: string) => (b: RegisteredBoard) => ({
   registeredAt: b.registeredAt,
   checkedAt: b.checkedAt,
   lastOkAt: b.lastOkAt,
+  indexed: { rows: b.indexRows, bytes: b.indexBytes },
+  // set while the board is not followed: past its share of the index, or a page past AGGREGATOR_PAGE_MAX_BYTES
+  overQuota: b.overQuotaAt ? { since: b.overQuotaAt, reason: b.overQuotaReason } : null,
 })
 
 /** POST/GET /registry/boards, GET/DELETE /registry/boards/{authority}, and blocking (admin). */

@@ -1,8 +1,11 @@
 import pg from 'pg'
-import { WireClient, type EmittedSignal, type FetchLike } from '../../../client/src/index.js'
+import { WireClient, WireError, type EmittedSignal, type FetchLike } from '../../../client/src/index.js'
+import { LIMITS } from '../../../libs/shared/domain/wire-types.js'
 import type { Logger } from '../../../libs/shared/log/index.js'
+import { refusedSignals } from '../metrics.js'
 import type { RegisteredBoard, RegistryStore } from '../registry/store.js'
-import type { IndexStore } from './index-store.js'
+import type { IndexQuota, IndexStore } from './index-store.js'
+import { validatePage } from './validate.js'
 
 export interface FollowersOptions {
   /** A direct session for the follow lock: one aggregator process follows the boards at a time. */
@@ -15,7 +18,24 @@ export interface FollowersOptions {
   onIndexed: () => void
   /** False: this process never follows (tests of the registry alone). */
   enabled: boolean
+  /** Each board's share of the index. */
+  quota: IndexQuota
+  /** Most decoded bytes of one page (the page's limit is chosen to fit). */
+  pageMaxBytes: number
+  /** Pages read from one board per minute, at most. */
+  pagesPerMinute: number
 }
+
+/** Signals per followed page: as many of the largest the protocol allows (and their envelopes) as fit in the page's bytes. */
+export const pageLimit = (pageMaxBytes: number) => Math.max(1, Math.min(LIMITS.maxLimit, Math.floor(pageMaxBytes / (LIMITS.maxPayloadBytes + 8192))))
+
+const pause = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    if (ms <= 0 || signal.aborted) return resolve()
+    const done = () => (clearTimeout(t), signal.removeEventListener('abort', done), resolve())
+    const t = setTimeout(done, ms)
+    signal.addEventListener('abort', done, { once: true })
+  })
 
 /**
  * Follows every registered board with Wire's client, from the cursor stored beside the index, and
@@ -28,33 +48,56 @@ export function boardFollowers(registry: RegistryStore, index: IndexStore, log: 
   const stopping = new AbortController()
   let lock: pg.Client | null = null
 
+  const limit = pageLimit(o.pageMaxBytes)
+  const gapMs = 60_000 / o.pagesPerMinute
   const followOne = async (board: RegisteredBoard, signal: AbortSignal) => {
     const flog = log.child({ board: board.authority })
     while (!signal.aborted) {
       const current = await registry.get(board.authority).catch(() => null)
-      if (!current || current.status === 'dropped') return
-      const client = new WireClient({ url: current.url, fetch: o.fetch })
+      if (!current || current.status === 'dropped' || current.overQuotaAt) return
+      // a stranger's answers: each page read as a stream and cut at pageMaxBytes, counted after decoding
+      const client = new WireClient({ url: current.url, fetch: o.fetch, maxBytes: o.pageMaxBytes })
       const batch: EmittedSignal[] = []
       let stored = current.feedCursor ?? 0
+      let lastPage = 0
+      const ctl = new AbortController() // aborted when the board goes over its quota
+      const inner = AbortSignal.any([signal, ctl.signal])
       try {
-        const follower = client.follow({ limit: 100 }, {
+        const follower = client.follow({ limit }, {
           cursor: stored,
-          signal,
+          signal: inner,
           wait: 25,
           minIntervalMs: 200,
           dedupeWindow: 1000, // per board, and there may be AGGREGATOR_MAX_BOARDS of them; the index's unique key catches any repeat
           onCursor: async (c) => {
             if (batch.length === 0 && c === stored) return
-            const added = await index.add(board.authority, batch.splice(0), c)
+            const { signals, refused } = validatePage(batch.splice(0), board.authority)
+            for (const [reason, n] of Object.entries(refused)) refusedSignals.inc({ reason }, n)
+            if (Object.keys(refused).length) flog.warn({ refused }, 'signals not indexed: they break the protocol')
+            const { added, cut } = await index.add(board.authority, signals, c, o.quota)
             stored = c
             if (added > 0) o.onIndexed()
+            if (cut) {
+              flog.warn({ rows: o.quota.rows, bytes: o.quota.bytes }, 'board over its index quota: no longer followed until its signals expire')
+              return void ctl.abort()
+            }
+            // the board's page rate: a board that answers full pages at once is read at most pagesPerMinute
+            const next = lastPage + gapMs
+            lastPage = Math.max(Date.now(), next)
+            await pause(next - Date.now(), inner)
           },
         })
         for await (const s of follower) batch.push(s)
+        if (ctl.signal.aborted) return
       } catch (err) {
-        if (signal.aborted) return
+        if (signal.aborted || ctl.signal.aborted) return
+        if (err instanceof WireError && err.code === 'payload_too_large') {
+          flog.warn({ maxBytes: o.pageMaxBytes }, 'board answered a page larger than AGGREGATOR_PAGE_MAX_BYTES: no longer followed until a recheck')
+          await index.markOverQuota(board.authority, 'page_too_large').catch(() => {})
+          return
+        }
         flog.warn({ err: String(err) }, 'follow failed; resuming from the stored cursor')
-        await new Promise((r) => setTimeout(r, 2000).unref())
+        await pause(2000, signal)
       }
     }
   }
@@ -62,10 +105,10 @@ export function boardFollowers(registry: RegistryStore, index: IndexStore, log: 
   const sync = async () => {
     if (!lock) return
     const boards = await registry.active()
-    const wanted = new Set(boards.map((b) => b.authority))
+    const wanted = new Set(boards.filter((b) => !b.overQuotaAt).map((b) => b.authority))
     for (const [authority, ctl] of running) if (!wanted.has(authority)) (ctl.abort(), running.delete(authority))
     for (const b of boards) {
-      if (running.has(b.authority)) continue
+      if (running.has(b.authority) || !wanted.has(b.authority)) continue
       const ctl = new AbortController()
       running.set(b.authority, ctl)
       void followOne(b, AbortSignal.any([ctl.signal, stopping.signal])).finally(() => {

@@ -12,6 +12,13 @@ export interface SearchQuery {
   sinceMs: number | null
 }
 
+/** A board's share of the index, and how long a pinned signal stays. */
+export interface IndexQuota {
+  rows: number
+  bytes: number
+  pinHorizonSeconds: number
+}
+
 export interface SearchPage {
   /** Each signal as its board emitted it, plus `board`: the authority it came from. */
   signals: Array<Record<string, unknown>>
@@ -26,19 +33,29 @@ export interface SearchPage {
  */
 export function indexStore(db: Db, s: Ident) {
   const lockKey = `wire:aggregator-index:${s}`
+  // a pinned signal is held to the pin horizon ($3 seconds from now), not kept for good
   const insertSql = `
-    insert into ${s}.indexed_signals (seq, board, id, type, tags, origin, pinned, created_at, expires_at, signal, search)
+    insert into ${s}.indexed_signals (seq, board, id, type, tags, origin, pinned, created_at, expires_at, signal, search, bytes)
     select nextval('${s}.indexed_signals_seq'), $1, x->>'id', x->>'type', array(select json_array_elements_text(x->'tags')),
-      x->>'origin', coalesce((x->>'pinned')::boolean, false), (x->>'createdAt')::timestamptz, (x->>'expiresAt')::timestamptz, x,
-      jsonb_to_tsvector('simple', (x->'payload')::jsonb, '["string"]')
+      x->>'origin', coalesce((x->>'pinned')::boolean, false), (x->>'createdAt')::timestamptz,
+      case when coalesce((x->>'pinned')::boolean, false) then now() + $3::int * interval '1 second' else (x->>'expiresAt')::timestamptz end, x,
+      jsonb_to_tsvector('simple', (x->'payload')::jsonb, '["string"]'), octet_length(x::text)
     from (select x from json_array_elements($2::json) with ordinality t(x, n) order by n) page
-    on conflict (board, id) do nothing`
+    on conflict (board, id) do nothing
+    returning bytes`
+  /** Deleted rows given back to their boards' shares; the statement answers how many went. */
+  const giveBack = (deleteSql: string) => `
+    with gone as (${deleteSql} returning board, bytes),
+    per as (select board, count(*) n, sum(bytes) b from gone group by board),
+    upd as (update ${s}.registered_boards r set index_rows = greatest(0, r.index_rows - per.n), index_bytes = greatest(0, r.index_bytes - per.b)
+            from per where r.authority = per.board returning 1)
+    select coalesce((select sum(n) from per), 0)::int n, (select count(*) from upd) boards`
   const searchSql = (newest: boolean) => `
     with head as (select coalesce(max(seq), 0) head from ${s}.indexed_signals),
     hits as (
       select seq, board, signal::text signal from ${s}.indexed_signals
       where ($1::bigint is null or seq > $1::bigint)
-        and (pinned or expires_at > now())
+        and expires_at > now()
         and ($2::text is null or search @@ websearch_to_tsquery('simple', $2::text))
         and (cardinality($3::text[]) = 0 or tags && $3::text[])
         and ($4::text is null or type = $4::text)
@@ -48,13 +65,41 @@ export function indexStore(db: Db, s: Ident) {
       order by seq ${newest ? 'desc' : 'asc'} limit $8::int)
     select (select head from head) head, hits.* from (select 1) one left join hits on true order by seq`
   return {
-    /** Indexes one page of a board's feed and stores the board's cursor after it, in one transaction. */
-    async add(board: string, signals: EmittedSignal[], feedCursor: number): Promise<number> {
+    /**
+     * Indexes one page of a board's feed and stores the board's cursor after it, in one transaction.
+     * The page is cut where the board's share of the index (rows, bytes) ends; a cut page marks the
+     * board over quota (`cut: true`), and the cursor still moves past it.
+     */
+    async add(board: string, signals: EmittedSignal[], feedCursor: number, quota: IndexQuota): Promise<{ added: number; cut: boolean }> {
       return db.transaction(async (tx) => {
         await tx.query(`select pg_advisory_xact_lock(hashtext($1))`, [lockKey])
-        const added = signals.length ? (await tx.query(insertSql, [board, JSON.stringify(signals)])).rowCount : 0
-        await tx.query(`update ${s}.registered_boards set feed_cursor = $2 where authority = $1`, [board, feedCursor])
-        return added
+        const { rows: held } = await tx.query<{ index_rows: string; index_bytes: string }>(`select index_rows, index_bytes from ${s}.registered_boards where authority = $1 for update`, [board])
+        let rows = Number(held[0]?.index_rows ?? 0)
+        let bytes = Number(held[0]?.index_bytes ?? 0)
+        const fit: string[] = []
+        for (const sig of signals) {
+          const text = JSON.stringify(sig)
+          const size = Buffer.byteLength(text, 'utf8')
+          if (rows + 1 > quota.rows || bytes + size > quota.bytes) break
+          rows++
+          bytes += size
+          fit.push(text)
+        }
+        const cut = fit.length < signals.length
+        let added = 0
+        let addedBytes = 0
+        if (fit.length) {
+          const r = await tx.query<{ bytes: number }>(insertSql, [board, `[${fit.join(',')}]`, quota.pinHorizonSeconds])
+          added = r.rowCount
+          for (const x of r.rows) addedBytes += x.bytes
+        }
+        await tx.query(
+          `update ${s}.registered_boards set feed_cursor = $2, index_rows = index_rows + $3, index_bytes = index_bytes + $4,
+             over_quota_at = case when $5 then now() else over_quota_at end, over_quota_reason = case when $5 then 'index_quota' else over_quota_reason end
+           where authority = $1`,
+          [board, feedCursor, added, addedBytes, cut],
+        )
+        return { added, cut }
       })
     },
     async search(q: SearchQuery): Promise<SearchPage> {
@@ -86,10 +131,28 @@ export function indexStore(db: Db, s: Ident) {
       if (ids.length) await db.query(`update ${s}.indexed_signals set checked_at = now() where board = $1 and id = any($2::text[])`, [board, ids])
     },
     async remove(board: string, ids: string[]): Promise<number> {
-      return ids.length ? (await db.query(`delete from ${s}.indexed_signals where board = $1 and id = any($2::text[])`, [board, ids])).rowCount : 0
+      if (!ids.length) return 0
+      const { rows } = await db.query<{ n: number }>(giveBack(`delete from ${s}.indexed_signals where board = $1 and id = any($2::text[])`), [board, ids])
+      return rows[0]!.n
     },
-    async purgeExpired(): Promise<number> {
-      return (await db.query(`delete from ${s}.indexed_signals where not pinned and expires_at < now() - interval '1 minute'`)).rowCount
+    /** Expired rows (pinned ones at their horizon) purged; a board over quota whose share fell below 90 % is followed again. */
+    async purgeExpired(quota: Pick<IndexQuota, 'rows' | 'bytes'>): Promise<number> {
+      const { rows } = await db.query<{ n: number }>(giveBack(`delete from ${s}.indexed_signals where expires_at < now() - interval '1 minute'`))
+      await db.query(
+        `update ${s}.registered_boards set over_quota_at = null, over_quota_reason = null
+         where over_quota_at is not null and index_rows < $1 and index_bytes < $2`,
+        [Math.floor(quota.rows * 0.9), Math.floor(quota.bytes * 0.9)],
+      )
+      return rows[0]!.n
+    },
+    /** Marks a board over quota: not followed until a recheck finds it under 90 % again. */
+    async markOverQuota(board: string, reason: string): Promise<void> {
+      await db.query(`update ${s}.registered_boards set over_quota_at = now(), over_quota_reason = $2 where authority = $1`, [board, reason.slice(0, 100)])
+    },
+    /** A board's share of the index. */
+    async share(board: string): Promise<{ rows: number; bytes: number }> {
+      const { rows } = await db.query<{ index_rows: string; index_bytes: string }>(`select index_rows, index_bytes from ${s}.registered_boards where authority = $1`, [board])
+      return { rows: Number(rows[0]?.index_rows ?? 0), bytes: Number(rows[0]?.index_bytes ?? 0) }
     },
   }
 }

@@ -4,6 +4,15 @@ import { $, announce, h } from './dom.js'
 
 const KEY = 'wire.adminToken'
 
+/** The tab's session storage, or null where the page has none (sandboxed at an opaque origin, as through an aggregator's proxy). */
+function session() {
+  try {
+    return sessionStorage
+  } catch {
+    return null
+  }
+}
+
 export function createOperator(board, { onBoard, onSignal, onRemoved }) {
   const section = $('#operator')
   const toggle = $('#operator-toggle')
@@ -43,7 +52,7 @@ export function createOperator(board, { onBoard, onSignal, onRemoved }) {
     const candidate = board.admin(token)
     const b = await candidate.board() // 401 for a wrong token, 501 when the board has none
     admin = candidate
-    if (remember) sessionStorage.setItem(KEY, token)
+    if (remember) session()?.setItem(KEY, token)
     document.body.classList.add('op-mode')
     login.hidden = true
     $('#op-panel').hidden = false
@@ -53,7 +62,7 @@ export function createOperator(board, { onBoard, onSignal, onRemoved }) {
 
   function leave() {
     admin = null
-    sessionStorage.removeItem(KEY)
+    session()?.removeItem(KEY)
     document.body.classList.remove('op-mode')
     login.reset()
     login.hidden = false
@@ -105,8 +114,8 @@ export function createOperator(board, { onBoard, onSignal, onRemoved }) {
     announce('Rule removed.')
   }))
 
-  const saved = sessionStorage.getItem(KEY)
-  if (saved) enter(saved, true).catch(() => sessionStorage.removeItem(KEY))
+  const saved = session()?.getItem(KEY)
+  if (saved) enter(saved, true).catch(() => session()?.removeItem(KEY))
 
   return {
     /** pin, unpin or remove, from a card's button. */

@@ -100,6 +100,15 @@ const Env = z.object({
   AGGREGATOR_REGISTER_RATE_LIMIT_MAX: int(0, 1_000_000, 20), // per identity and per address per hour; 0: off
   AGGREGATOR_CONNECTIONS_PER_BOARD: int(1, 100_000, 2048),
   AGGREGATOR_SHARED_POLLS: flag('1'), // identical anonymous proxied long-polls share one request to the board
+  AGGREGATOR_ANSWER_MAX_BYTES: int(65_536, 268_435_456, 8_388_608), // most bytes of one proxied answer (streamed, or a shared poll's, read whole)
+  AGGREGATOR_PAGE_MAX_BYTES: int(65_536, 67_108_864, 2_097_152), // most decoded bytes of one followed page (its limit is chosen to fit)
+  AGGREGATOR_BOARD_INDEX_ROWS_MAX: int(1, 100_000_000, 50_000), // a board's rows in the search index; past it the board is marked over quota and skipped
+  AGGREGATOR_BOARD_INDEX_BYTES_MAX: int(65_536, 68_719_476_736, 104_857_600),
+  AGGREGATOR_BOARD_PAGES_PER_MINUTE: int(1, 1_000_000, 120), // followed pages per board per minute
+  AGGREGATOR_PIN_HORIZON_SECONDS: int(60, 365 * 86400, 86400), // a pinned signal stays searchable this long after it was indexed
+  AGGREGATOR_PROXY_PER_ADDRESS_MAX: int(0, 1_000_000, 16), // proxied requests without wait one client address may have in flight (0: off)
+  AGGREGATOR_PROXY_PER_BOARD_MAX: int(0, 10_000_000, 1024), // requests in flight to one board (a shared poll counts once; 0: off)
+  AGGREGATOR_PROXY_TIMEOUT_MS: int(1000, 600_000, 30_000), // whole proxied exchange, answer included; a long-poll gets its wait on top
   LOG_LEVEL: z.enum(LOG_LEVELS, { message: `must be one of ${LOG_LEVELS.join(', ')}` }).default('info'),
   // OpenTelemetry traces (config/tracing.ts): off unless an endpoint is set
   OTEL_SDK_DISABLED: otelEnv.OTEL_SDK_DISABLED,
@@ -263,6 +272,15 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       registerMax: e.AGGREGATOR_REGISTER_RATE_LIMIT_MAX,
       connectionsPerBoard: e.AGGREGATOR_CONNECTIONS_PER_BOARD,
       sharedPolls: e.AGGREGATOR_SHARED_POLLS,
+      answerMaxBytes: e.AGGREGATOR_ANSWER_MAX_BYTES,
+      pageMaxBytes: e.AGGREGATOR_PAGE_MAX_BYTES,
+      boardRowsMax: e.AGGREGATOR_BOARD_INDEX_ROWS_MAX,
+      boardBytesMax: e.AGGREGATOR_BOARD_INDEX_BYTES_MAX,
+      boardPagesPerMinute: e.AGGREGATOR_BOARD_PAGES_PER_MINUTE,
+      pinHorizonSeconds: e.AGGREGATOR_PIN_HORIZON_SECONDS,
+      proxyPerAddressMax: e.AGGREGATOR_PROXY_PER_ADDRESS_MAX,
+      proxyPerBoardMax: e.AGGREGATOR_PROXY_PER_BOARD_MAX,
+      proxyTimeoutMs: e.AGGREGATOR_PROXY_TIMEOUT_MS,
     },
     // the only place secrets live; never logged
     secrets: { adminToken: e.SERVER_ADMIN_TOKEN, fingerprintSecret: e.FINGERPRINT_SECRET },
