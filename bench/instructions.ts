@@ -58,6 +58,13 @@ const env = {
   SHED_EVENT_LOOP_DELAY_MS: '0',
 }
 const log = (s: string) => process.stdout.write(s + '\n')
+/** The roles under callgrind now: stopped with the bench (valgrind would outlive it). */
+const running = new Set<CallgrindProc>()
+for (const signal of ['SIGINT', 'SIGTERM'] as const)
+  process.once(signal, () => {
+    for (const p of running) p.child.kill('SIGKILL')
+    process.exit(130)
+  })
 let port = 4900 + Math.floor(Math.random() * 200)
 
 interface Phase {
@@ -75,6 +82,7 @@ interface Phase {
 /** Runs `work` between a zero and a dump of the counters; its figure net of the idle rate. */
 async function phase(p: CallgrindProc, name: string, operations: number, idlePerSecond: number, work: () => Promise<void>, tag: string): Promise<Phase> {
   const b0 = [await metric(p.url, 'wire_batch_size_sum'), await metric(p.url, 'wire_batch_size_count')]
+  await p.collect()
   await p.zero()
   const t0 = performance.now()
   await work()
@@ -91,6 +99,7 @@ async function measure(role: 'server' | 'writer', build: string | undefined, tag
   const nodeArgs = KEEP ? ['--perf-basic-prof'] : []
   const t = performance.now()
   const p = await startUnderCallgrind(role, port++, env, build, nodeArgs)
+  running.add(p)
   log(`${tag}: started under callgrind in ${round((performance.now() - t) / 1000, 1)} s`)
   const out: Record<string, Phase> = {}
   try {
@@ -105,6 +114,7 @@ async function measure(role: 'server' | 'writer', build: string | undefined, tag
         log(`${tag}: warm-up: ${(err as Error).message}; again`)
       }
     // what the process counts doing nothing (timers, the sweeper, the bus), per second
+    await p.collect()
     await p.zero()
     const t0 = performance.now()
     await sleep(IDLE_S * 1000)
@@ -114,14 +124,20 @@ async function measure(role: 'server' | 'writer', build: string | undefined, tag
     if (role === 'server') {
       const head = ((await (await fetch(`${p.url}/sw/signals?limit=1`)).json()) as { nextCursor: number }).nextCursor
       const headPath = `/sw/signals?cursor=${head}&wait=0`
-      await getLoop(p.url, headPath, HEAD_POLLS / 4, 16)
-      out.headPoll = await phase(p, 'head-poll', HEAD_POLLS, idlePerSecond, () => getLoop(p.url, headPath, HEAD_POLLS, 16), tag)
-      await getLoop(p.url, '/sw/signals', PAGES / 4, 16)
-      out.newestPage = await phase(p, 'newest-page', PAGES, idlePerSecond, () => getLoop(p.url, '/sw/signals', PAGES, 16), tag)
-      out.fanOut = await fanOut(p, idlePerSecond, tag)
+      // a phase of 0 operations is left out
+      if (HEAD_POLLS > 0) {
+        await getLoop(p.url, headPath, HEAD_POLLS / 4, 16)
+        out.headPoll = await phase(p, 'head-poll', HEAD_POLLS, idlePerSecond, () => getLoop(p.url, headPath, HEAD_POLLS, 16), tag)
+      }
+      if (PAGES > 0) {
+        await getLoop(p.url, '/sw/signals', PAGES / 4, 16)
+        out.newestPage = await phase(p, 'newest-page', PAGES, idlePerSecond, () => getLoop(p.url, '/sw/signals', PAGES, 16), tag)
+      }
+      if (FOLLOWERS > 0 && FANOUT_ROUNDS > 0) out.fanOut = await fanOut(p, idlePerSecond, tag)
     }
     return out
   } finally {
+    running.delete(p)
     await p.stop()
   }
 }

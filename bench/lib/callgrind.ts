@@ -3,7 +3,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
-import { startRole, type RoleProc } from './procs.js'
+import { freePort, startRole, type RoleProc } from './procs.js'
 
 const run = promisify(execFile)
 
@@ -19,6 +19,12 @@ const run = promisify(execFile)
 const VALGRIND = ['valgrind', '--tool=callgrind', '--smc-check=all-non-file', '--trace-children=yes', '--instr-atstart=no', '-q']
 
 export interface CallgrindProc extends RoleProc {
+  /**
+   * A full garbage collection (V8's inspector, HeapProfiler.collectGarbage), before a phase: every phase
+   * starts from the same old generation, so whether a major collection falls inside a short phase
+   * depends on what the phase allocates, not on what came before it.
+   */
+  collect(): Promise<void>
   /** Sets every counter to 0 (the start of a phase). */
   zero(): Promise<void>
   /** Writes the counts since the last zero() and returns their instructions (Ir) and the file. */
@@ -32,6 +38,8 @@ export interface CallgrindProc extends RoleProc {
  */
 export async function startUnderCallgrind(role: 'writer' | 'server' | 'reader', port: number, env: Record<string, string>, root?: string, nodeArgs: string[] = []): Promise<CallgrindProc> {
   const dir = mkdtempSync(join(tmpdir(), 'wire-callgrind-'))
+  const inspectPort = await freePort()
+  nodeArgs = [...nodeArgs, `--inspect=127.0.0.1:${inspectPort}`]
   // a start under callgrind runs ~5x slower: on a busy machine a first connection to PostgreSQL may outlast
   // the pool's 3 s connect timeout and the role exits; it is started again (nothing was counted yet)
   let proc: RoleProc | undefined
@@ -53,6 +61,16 @@ export async function startUnderCallgrind(role: 'writer' | 'server' | 'reader', 
       .map((m) => Number(m[1]))
   return {
     ...proc,
+    async collect() {
+      const [target] = (await (await fetch(`http://127.0.0.1:${inspectPort}/json/list`)).json()) as Array<{ webSocketDebuggerUrl: string }>
+      const ws = new WebSocket(target!.webSocketDebuggerUrl)
+      await new Promise<void>((resolve, reject) => {
+        ws.onopen = () => ws.send(JSON.stringify({ id: 1, method: 'HeapProfiler.collectGarbage' }))
+        ws.onmessage = (m) => (JSON.parse(String(m.data)) as { id?: number }).id === 1 && resolve()
+        ws.onerror = () => reject(new Error('inspector: no answer to collectGarbage'))
+      })
+      ws.close()
+    },
     zero: async () => void (await control('-z')),
     async dump(label: string) {
       const before = new Set(parts())
