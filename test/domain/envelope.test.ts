@@ -243,6 +243,21 @@ t.test('signal ids', async (t) => {
     const chars = new Set([...ids].join(''))
     t.ok(chars.size > 55, 'the whole alphabet is used')
   })
+  t.test('every character of the alphabet is equally likely, in every position', async (t) => {
+    // 62 characters x 20 positions; 31,000 ids give each (character, position) 500 draws on average. A
+    // character drawn from a random byte modulo 62 (0-7 a quarter more likely) or a 6-bit value
+    // folded back (0 and 1 twice as likely) is far outside these bounds
+    const n = 31_000
+    const counts = Array.from({ length: 20 }, () => new Map<string, number>())
+    for (let i = 0; i < n; i++) [...newSignalId()].forEach((c, p) => counts[p]!.set(c, (counts[p]!.get(c) ?? 0) + 1))
+    let chi = 0
+    for (const byChar of counts) {
+      t.equal(byChar.size, 62, 'all 62 characters appear')
+      for (const c of byChar.values()) chi += (c - n / 62) ** 2 / (n / 62)
+    }
+    // chi-square with 20 x 61 = 1,220 degrees of freedom: mean 1,220, standard deviation ~49
+    t.ok(chi < 1220 + 6 * 49, `chi-square ${Math.round(chi)} within six deviations of uniform`)
+  })
   t.test('isSignalId accepts exactly that shape', async (t) => {
     t.ok(isSignalId('aZ09aZ09aZ09aZ09aZ09'))
     for (const s of ['', 'a'.repeat(19), 'a'.repeat(21), 'a'.repeat(19) + '-', 'a'.repeat(19) + 'é', ' ' + 'a'.repeat(20)]) t.notOk(isSignalId(s), s)

@@ -1,13 +1,25 @@
-import { randomInt } from 'node:crypto'
+import { randomFillSync } from 'node:crypto'
 import { invalid } from './errors.js'
 import { isSignalId } from './sw-uri.js'
 
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'
 
-/** 20 characters from [0-9A-Za-z], cryptographically random (~119 bits). */
+/** Random bytes drawn from the system's generator a page at a time, used once each. */
+const pool = Buffer.alloc(4096)
+let used = pool.length
+
+/**
+ * 20 characters from [0-9A-Za-z], cryptographically random (~119 bits). Each is a random byte's
+ * low 6 bits, 62 and 63 drawn again, so every character is equally likely; one system call per
+ * ~190 ids instead of crypto.randomInt's checks and promise-free wrapper twenty times an id.
+ */
 export function newSignalId(): string {
   let id = ''
-  for (let i = 0; i < 20; i++) id += ALPHABET[randomInt(ALPHABET.length)]
+  while (id.length < 20) {
+    if (used === pool.length) (randomFillSync(pool), (used = 0))
+    const n = pool[used++]! & 63
+    if (n < 62) id += ALPHABET[n]
+  }
   return id
 }
 

@@ -19,15 +19,20 @@ const COLUMNS: Record<keyof NewSignal, string> = {
 const keys = Object.keys(COLUMNS) as Array<keyof NewSignal>
 const batchParams = (batch: readonly NewSignal[]) => [batch.length, JSON.stringify(batch)]
 
-const withSeqs = (batch: readonly NewSignal[], rows: Array<{ seq: string; id: string }>): Signal[] => {
-  const seqById = new Map(rows.map((r) => [r.id, Number(r.seq)]))
-  return batch.map((x) => ({ ...x, seq: seqById.get(x.id)!, pinned: false }))
+/**
+ * The batch's signals with their seqs: the statement numbers the batch's i-th signal (0-based)
+ * `head - batch.length + i + 1`, so it returns only the new head, not a row per signal.
+ */
+const withSeqs = (batch: readonly NewSignal[], head: string | number): Signal[] => {
+  const first = Number(head) - batch.length + 1
+  return batch.map((x, i) => ({ ...x, seq: first + i, pinned: false }))
 }
 
 /** The write side of the signals table (primary only). */
 export function signalWriter(db: Db, s: Ident) {
   // @NOTE one statement takes the block of seqs and inserts the batch with its tag rows
-  // (migrations/0008); the feed_head row lock is
+  // (migrations/0008), and answers the new head alone (PostgreSQL runs every data-modifying CTE to
+  // completion whether or not the final select reads it); the feed_head row lock is
   // held to commit, so batches commit in seq order (the feed invariant). The head is read as a
   // scalar, never joined: a join with feed_head's (unanalysed) row estimate made the planner
   // expect ~10^6 rows and JIT-compile every batch (360 ms for 500 signals). After a failover the
@@ -42,9 +47,9 @@ export function signalWriter(db: Db, s: Ident) {
            timestamptz 'epoch' + u."expiresAtMs" * interval '1 millisecond'
     from rows from (json_to_recordset($2::json) as (${keys.map((k) => `"${k}" ${COLUMNS[k]}`).join(', ')}))
          with ordinality as u(${keys.map((k) => `"${k}"`).join(', ')}, ord)
-    returning seq, id, tags),
+    returning seq, tags),
     tagged as (insert into ${s}.signal_tags (tag, seq) select distinct t.tag, ins.seq from ins cross join unnest(ins.tags) t(tag))
-    select seq, id from ins`
+    select seq from head`
   const threadsSinceSql = `select count(*)::int as n from ${s}.signals where origin = $1 and ref_id is null and created_at > now() - interval '24 hours'`
   // every pin, unpin and removal takes the next change number (0004_signal_changes.sql)
   const change = `with ${takeFromHead(s, 'c', '0', '1')}`
@@ -75,8 +80,8 @@ export function signalWriter(db: Db, s: Ident) {
     /** Inserts a batch atomically; returns the signals with their seqs, in order. */
     async insertBatch(batch: readonly NewSignal[]): Promise<Signal[]> {
       // one statement is one transaction: a single round trip per batch
-      const { rows } = await db.query<{ seq: string; id: string }>(insertBatchSql, batchParams(batch))
-      const out = withSeqs(batch, rows)
+      const { rows } = await db.query<{ seq: string }>(insertBatchSql, batchParams(batch))
+      const out = withSeqs(batch, rows[0]!.seq)
       watch(out.at(-1)?.seq ?? 0)
       return out
     },
@@ -90,8 +95,8 @@ export function signalWriter(db: Db, s: Ident) {
         await tx.query(`select pg_advisory_xact_lock(hashtextextended($1, 0))`, [`wire:${s}:threads:${x.origin}`])
         const n = (await tx.query<{ n: number }>(threadsSinceSql, [x.origin])).rows[0]?.n ?? 0
         if (n >= limit) return null
-        const r = await tx.query<{ seq: string; id: string }>(insertBatchSql, batchParams([x]))
-        return withSeqs([x], r.rows)[0]!
+        const r = await tx.query<{ seq: string }>(insertBatchSql, batchParams([x]))
+        return withSeqs([x], r.rows[0]!.seq)[0]!
       }).then((x) => (x && watch(x.seq), x))
     },
     async setPinned(id: string, pinned: boolean, q: Queryable = db): Promise<Signal | null> {

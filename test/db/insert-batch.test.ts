@@ -1,0 +1,45 @@
+import t from 'tap'
+import { ident, migrate, postgresDb, signalWriter, type NewSignal } from '../../libs/shared/db/index.js'
+import { assertServicesUp, dropSchema, TEST_DATABASE_URL, uniqueSchema } from '../helpers/services.js'
+
+// The batch insert answers the new head alone and the writer numbers the batch from it
+// (db/signals/write.ts): each signal it hands back must carry the seq its row was stored with, in the
+// batch's order, with its tag rows under that seq.
+
+const signal = (id: string, tags: string[]): NewSignal => ({
+  id,
+  origin: 'fp_0123456789abcdef0123',
+  originName: null,
+  originUri: 'sw://board.test/identities/fp_0123456789abcdef0123',
+  originVerified: true,
+  type: 'broadcast',
+  tags,
+  payloadText: `{"$type":"broadcast","$tags":${JSON.stringify(tags)},"id":"${id}"}`,
+  ttl: 3600,
+  refId: null,
+  createdAtMs: Date.now(),
+  expiresAtMs: Date.now() + 3_600_000,
+})
+
+t.test('a batch comes back numbered as it was stored, in order, its tag rows under the same seqs', async (t) => {
+  await assertServicesUp()
+  const schema = uniqueSchema('batch')
+  const db = postgresDb(TEST_DATABASE_URL, { max: 2 })
+  t.teardown(async () => (await db.close(), await dropSchema(schema)))
+  await migrate(db, schema)
+  const writer = signalWriter(db, ident(schema))
+
+  const stored = async () =>
+    (await db.query<{ seq: string; id: string; tags: string[] }>(`select seq, id, tags from ${ident(schema)}.signals order by seq`)).rows.map((r) => [Number(r.seq), r.id])
+  const tagRows = async () =>
+    (await db.query<{ tag: string; seq: string }>(`select tag, seq from ${ident(schema)}.signal_tags order by seq, tag`)).rows.map((r) => [Number(r.seq), r.tag])
+
+  const first = await writer.insertBatch([signal('AAAAAAAAAAAAAAAAAAA1', ['x']), signal('AAAAAAAAAAAAAAAAAAA2', []), signal('AAAAAAAAAAAAAAAAAAA3', ['y', 'z'])])
+  const second = await writer.insertBatch([signal('AAAAAAAAAAAAAAAAAAA4', ['x']), signal('AAAAAAAAAAAAAAAAAAA5', ['z'])])
+  const all = [...first, ...second]
+  t.same(all.map((s) => s.id), ['AAAAAAAAAAAAAAAAAAA1', 'AAAAAAAAAAAAAAAAAAA2', 'AAAAAAAAAAAAAAAAAAA3', 'AAAAAAAAAAAAAAAAAAA4', 'AAAAAAAAAAAAAAAAAAA5'], 'in the order given')
+  t.same(all.map((s) => s.seq), [1, 2, 3, 4, 5], 'consecutive from the head, batch after batch')
+  t.same(await stored(), all.map((s) => [s.seq, s.id]), 'each seq is the one its row was stored with')
+  t.same(await tagRows(), [[1, 'x'], [3, 'y'], [3, 'z'], [4, 'x'], [5, 'z']], 'the tag rows were written under the same seqs')
+  t.ok(all.every((s) => s.pinned === false), 'not pinned')
+})
