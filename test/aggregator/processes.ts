@@ -15,9 +15,11 @@ export interface ProcessRole {
   kill(): Promise<void>
   /** Starts it again on the same port and schema. */
   start(): Promise<void>
+  /** What every run of the process printed so far. */
+  output(): string
 }
 
-async function processRole(t: Test, main: string, env: Record<string, string>, ready: RegExp, schema: string): Promise<ProcessRole> {
+export async function processRole(t: Test, main: string, env: Record<string, string>, ready: RegExp, schema: string): Promise<ProcessRole> {
   await assertServicesUp()
   const port = await freePort()
   const url = `http://127.0.0.1:${port}`
@@ -35,8 +37,10 @@ async function processRole(t: Test, main: string, env: Record<string, string>, r
     ...env,
   }
   let proc: Proc | null = null
+  const runs: Proc[] = []
   const start = async () => {
     proc = await startProcess(t, projectPath('node_modules/.bin/node'), [projectPath(main)], fullEnv, ready, 30_000)
+    runs.push(proc)
   }
   const kill = async () => {
     const p = proc
@@ -50,7 +54,7 @@ async function processRole(t: Test, main: string, env: Record<string, string>, r
     await kill()
     await dropSchema(schema)
   })
-  return { url, authority: `127.0.0.1:${port}`, kill, start }
+  return { url, authority: `127.0.0.1:${port}`, kill, start, output: () => runs.map((p) => p.output()).join('') }
 }
 
 /** A single-process board (`dist/apps/server/main.js`) on PostgreSQL. */

@@ -1,0 +1,48 @@
+import type { Redis } from 'ioredis'
+import type { Config } from '../../libs/shared/config/index.js'
+import { WireError } from '../../libs/shared/domain/index.js'
+import { addressKey, clientLimits, limited, RateLimiterRes, WindowLimiter, type ClientLimits } from '../../libs/shared/limits/index.js'
+
+/**
+ * Every door's budgets, from libs/shared/limits: the board's per-address budgets (clientLimits:
+ * each request's read budget, and REGISTER_RATE_LIMIT_MAX registrations per address per hour),
+ * plus the network's own, shared through Redis like the board's:
+ * - verifies per address (a board's writers verify for all their publishers: a door of its own);
+ * - calls per identity on every token door (verify, derive, balance, transfer, card);
+ * - the instant tier's hourly valve, network-wide (0 closes the tier).
+ */
+export function identityBudgets(cfg: Config, keyPrefix: string, redis: Redis | undefined) {
+  const n = cfg.identityNetwork
+  const limits: ClientLimits = clientLimits({ ...cfg.clientLimits, keyPrefix: `${keyPrefix}:client` }, redis)
+  const window = (name: string, points: number, seconds: number) =>
+    points > 0 ? new WindowLimiter({ keyPrefix: `${keyPrefix}:${name}`, points, duration: seconds }, redis) : null
+  const verifies = window('verify', n.verifyMax, 60)
+  const calls = window('calls', n.callsMax, 60)
+  const valve = window('valve', n.registerHourlyMax, 3600)
+
+  const take = async (l: WindowLimiter | null, key: string, what: string) => {
+    if (!l) return
+    try {
+      await l.consume(key)
+    } catch (res) {
+      if (!(res instanceof RateLimiterRes)) throw res
+      throw limited(l.points, what, res)
+    }
+  }
+  const addr = (address: string) => addressKey(address, cfg.clientLimits.ipv6PrefixBits)
+
+  return {
+    limits,
+    /** One verify from this address (instead of its read budget). */
+    verify: (address: string) => take(verifies, addr(address), `${n.verifyMax} verifies per minute from one address`),
+    /** One call by this identity on a token door. */
+    identity: (identityId: string) => take(calls, identityId, `${n.callsMax} calls per minute by one identity`),
+    /** One instant registration: the address's hourly budget, then the network's hourly valve. */
+    async register(address: string) {
+      if (n.registerHourlyMax === 0) throw new WireError('forbidden', 'instant registration is closed on this identity network')
+      await limits.register(address)
+      await take(valve, 'all', `${n.registerHourlyMax} instant registrations per hour on this network`)
+    },
+  }
+}
+export type IdentityBudgets = ReturnType<typeof identityBudgets>
