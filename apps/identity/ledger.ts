@@ -26,10 +26,10 @@ export interface TransferResult {
 type Stored = { to_id: string; amount: string | number; memo: string; outcome: TransferResult['outcome']; balance_after: string | number }
 
 /**
- * Moves bits between two identities in one transaction: the transfer's row first (with an
- * Idempotency-Key, a concurrent request with the same key waits on it and then answers what it
- * answered), both identities locked in id order (no deadlock between A→B and B→A), a conditional
- * debit, the credit, and the two ledger rows. A refusal (insufficient bits, unknown recipient) is
+ * Moves bits between two identities in one transaction: both identities locked in id order (no
+ * deadlock between A→B and B→A; a concurrent request with the same Idempotency-Key waits there and
+ * then answers what the first answered), the transfer's row, a conditional debit, the credit, and
+ * the two ledger rows. A refusal (insufficient bits, unknown recipient) is
  * stored too, so a retry gets the same answer.
  */
 export function ledger(db: Db, s: Ident) {
@@ -41,6 +41,13 @@ export function ledger(db: Db, s: Ident) {
   return {
     async transfer(r: TransferRequest): Promise<TransferResult> {
       const done = await db.transaction(async (tx): Promise<TransferResult | null> => {
+        // both rows locked first, in id order: no deadlock between A→B and B→A, and a retry of the same
+        // key (same sender) waits here for the first to commit. NO KEY UPDATE: the foreign keys'
+        // KEY SHARE locks on the same rows (the transfer's and the ledger's rows) don't conflict with it.
+        const locked = await tx.query<{ id: string; bits: string | number }>(
+          `select id, bits from ${s}.identities where id = any($1::text[]) and decayed_at is null order by id for no key update`,
+          [[r.from, r.to]],
+        )
         const ins = await tx.query<{ id: string }>(
           `insert into ${s}.transfers (from_id, to_id, amount, memo, idempotency_key, outcome, balance_after, created_at)
            values ($1, $2, $3, $4, $5, 'ok', 0, $6) on conflict (from_id, idempotency_key) do nothing returning id`,
@@ -48,10 +55,6 @@ export function ledger(db: Db, s: Ident) {
         )
         const id = ins.rows[0]?.id
         if (id === undefined) return null // the key's first request committed: answer what it answered (below)
-        const locked = await tx.query<{ id: string; bits: string | number }>(
-          `select id, bits from ${s}.identities where id = any($1::text[]) and decayed_at is null order by id for update`,
-          [[r.from, r.to]],
-        )
         const bitsOf = (who: string) => locked.rows.find((x) => x.id === who)
         const sender = bitsOf(r.from)
         const before = Number(sender?.bits ?? 0)
