@@ -12,6 +12,7 @@ export const DECAY_SWEEP_MS = 3_600_000
 export function startDecay(ctx: IdentityContext) {
   const idleMs = ctx.cfg.identityNetwork.decayDays * 86_400_000
   let running: Promise<number> | null = null
+  let queued: Promise<number> | null = null
   const sweep = async (): Promise<number> => {
     let total = 0
     for (;;) {
@@ -26,8 +27,14 @@ export function startDecay(ctx: IdentityContext) {
     }
     return total
   }
-  /** One sweep at a time; a tick during a sweep waits for that one. */
-  const run = () => (running ??= sweep().finally(() => (running = null)))
+  /**
+   * One sweep at a time; asked during one, one more runs after it (reading the time when it starts),
+   * however many asked meanwhile.
+   */
+  const run = (): Promise<number> => {
+    if (!running) return (running = sweep().finally(() => (running = null)))
+    return (queued ??= running.catch(() => 0).then(() => ((queued = null), run())))
+  }
   const tick = ctx.clock.every(DECAY_SWEEP_MS, () => void run().catch((err: unknown) => ctx.log.warn({ err }, 'decay sweep failed')))
   return {
     run,
