@@ -27,7 +27,7 @@ function procStat(pid: number) {
  * Starts a role of the built code and waits until /readyz answers 200. `root`: another checkout
  * whose built dist/ to run instead (before/after comparisons in one run). `nodeArgs`: node's own flags for it.
  */
-export async function startRole(role: 'writer' | 'reader' | 'agents' | 'sweeper' | 'server' | 'aggregator', port: number, env: Record<string, string>, root?: string, nodeArgs: string[] = []): Promise<RoleProc> {
+export async function startRole(role: 'writer' | 'reader' | 'agents' | 'sweeper' | 'server' | 'aggregator' | 'identity', port: number, env: Record<string, string>, root?: string, nodeArgs: string[] = []): Promise<RoleProc> {
   const main = root ? `${root}/dist/apps/${role}/main.js` : projectPath(`dist/apps/${role}/main.js`)
   // BENCH_PROFILE=<role>: that role writes a V8 CPU profile (.cpuprofile) into BENCH_PROFILE_DIR when it stops
   const profile = process.env.BENCH_PROFILE === role ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR ?? 'bench/results/profiles'}`] : []
