@@ -15,7 +15,9 @@ export interface ProcessRole {
   kill(): Promise<void>
   /** Starts it again on the same port and schema. */
   start(): Promise<void>
-  /** What every run of the process printed so far. */
+  /** The running process's id. */
+  pid(): number
+  /** What it wrote so far. */
   output(): string
 }
 
@@ -37,10 +39,8 @@ export async function processRole(t: Test, main: string, env: Record<string, str
     ...env,
   }
   let proc: Proc | null = null
-  const runs: Proc[] = []
   const start = async () => {
     proc = await startProcess(t, projectPath('node_modules/.bin/node'), [projectPath(main)], fullEnv, ready, 30_000)
-    runs.push(proc)
   }
   const kill = async () => {
     const p = proc
@@ -54,7 +54,7 @@ export async function processRole(t: Test, main: string, env: Record<string, str
     await kill()
     await dropSchema(schema)
   })
-  return { url, authority: `127.0.0.1:${port}`, kill, start, output: () => runs.map((p) => p.output()).join('') }
+  return { url, authority: `127.0.0.1:${port}`, kill, start, pid: () => proc!.child.pid!, output: () => proc?.output() ?? '' }
 }
 
 /** A single-process board (`dist/apps/server/main.js`) on PostgreSQL. */
@@ -64,12 +64,12 @@ export async function startBoardProcess(t: Test, env: Record<string, string> = {
 }
 
 /** The aggregator (`dist/apps/aggregator/main.js`), allowed to reach boards on 127.0.0.1. */
-export async function startAggregatorProcess(t: Test): Promise<ProcessRole> {
+export async function startAggregatorProcess(t: Test, env: Record<string, string> = {}): Promise<ProcessRole> {
   const schema = uniqueSchema('agpa')
   return processRole(
     t,
     'dist/apps/aggregator/main.js',
-    { AGGREGATOR_PG_SCHEMA: schema, AGGREGATOR_ALLOW_HOSTS: '127.0.0.1', WAKE_FALLBACK_POLL_MS: '1000' },
+    { AGGREGATOR_PG_SCHEMA: schema, AGGREGATOR_ALLOW_HOSTS: '127.0.0.1', WAKE_FALLBACK_POLL_MS: '1000', ...env },
     /"msg":"listening"/,
     schema,
   )

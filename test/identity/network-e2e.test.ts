@@ -1,5 +1,6 @@
 import t from 'tap'
-import { startBoardProcess, type ProcessRole } from '../aggregator/processes.js'
+import { startAggregatorProcess, startBoardProcess, type ProcessRole } from '../aggregator/processes.js'
+import { TOKEN } from '../aggregator/support.js'
 import { startIdentityProcess } from './support.js'
 
 // A network from this repository alone: the identity network and two boards in network mode
@@ -9,8 +10,8 @@ import { startIdentityProcess } from './support.js'
 
 const FLOOR = 10
 
-async function publish(board: ProcessRole, token: string, body: Record<string, unknown>) {
-  const res = await fetch(`${board.url}/sw/signals`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })
+async function publish(board: ProcessRole | string, token: string, body: Record<string, unknown>) {
+  const res = await fetch(`${typeof board === 'string' ? board : board.url}/sw/signals`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })
   return { status: res.status, body: (await res.json()) as any, retryAfter: res.headers.get('retry-after') }
 }
 const thread = (text: string) => ({ $type: 'broadcast', text })
@@ -67,4 +68,41 @@ t.test('one identity, two boards, derived tokens, standing, revocation, the netw
   t.ok(((await read.json()) as { signals: unknown[] }).signals.length >= 3)
   await net.start()
   t.equal((await publish(a, notYetSeen, thread('network back'))).status, 200, 'the network back, the same token publishes')
+})
+
+t.test('the aggregator swaps a master token for one derived for the board it proxies to', async (t) => {
+  const net = await startIdentityProcess(t, { REGISTER_RATE_LIMIT_MAX: '0' })
+  const boardEnv = { IDENTITY_URL: net.url, THREAD_BIT_FLOOR: '1', UNVERIFIED_THREADS_PER_DAY: '10' }
+  const [a, b, agg] = await Promise.all([startBoardProcess(t, boardEnv), startBoardProcess(t, boardEnv), startAggregatorProcess(t, { IDENTITY_URL: net.url, AGGREGATOR_FETCH_TIMEOUT_MS: '20000' })])
+  for (const board of [a, b]) {
+    const r = await fetch(`${agg.url}/registry/boards`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ url: board.url }) })
+    t.equal(r.status, 201, `registers ${board.authority}`)
+  }
+  const derivedCount = async () => {
+    const text = await fetch(`${net.url}/metrics`).then((r) => r.text())
+    return Number(/wire_identity_events_total\{event="derived"\} (\d+)/.exec(text)?.[1] ?? 0)
+  }
+  const agent = (await net.call('POST', '/identity/register', { body: { displayName: 'Via Aggregator' } })).body
+  const viaA = `${agg.url}/sw/${a.authority}`
+  const viaB = `${agg.url}/sw/${b.authority}`
+
+  const first = await publish(viaA, agent.token, thread('through the aggregator'))
+  t.equal(first.status, 200)
+  t.match(first.body.signal, { origin: agent.identityId, originName: 'Via Aggregator' })
+  t.equal(await derivedCount(), 1, 'the aggregator derived a token for board A')
+  t.equal((await publish(viaA, agent.token, thread('again'))).status, 200)
+  t.equal(await derivedCount(), 1, 'and reuses it')
+  t.equal((await publish(viaB, agent.token, thread('on B'))).status, 200)
+  t.equal(await derivedCount(), 2, 'board B gets a token of its own')
+
+  const forB = (await net.call('POST', '/identity/tokens/derive', { token: agent.token, body: { authority: b.authority, ttl: 600 } })).body.token
+  t.equal((await publish(viaA, forB, thread('B token to A'))).status, 401, 'a derived token goes on unchanged, and board A refuses one made for B')
+  t.equal((await publish(viaB, forB, thread('ok on B'))).status, 200, 'board B takes it')
+
+  const other = (await net.call('POST', '/identity/register', { body: {} })).body
+  await net.kill()
+  const down = await publish(viaA, other.token, thread('network down'))
+  t.equal(down.status, 503, 'no derived token, no publish: the master token is not sent instead')
+  const read = await fetch(`${viaA}/sw/signals`, { headers: { authorization: `Bearer ${other.token}` } })
+  t.equal(read.status, 200, 'a read goes on without the token')
 })
