@@ -13,6 +13,7 @@ import { freePort, startRole, type RoleProc } from './lib/procs.js'
 //   3. derived tokens, budgets on, Redis  (the defaults: per address and per identity, through Redis)
 // Prints verifies/s, p50/p99 (ms), and the CPU per verify of the identity process and of its
 // PostgreSQL backends (from /proc), so verifies per core = 1 / CPU per verify.
+// IDN_BEFORE=<another checkout, built>: cases 1 and 2 run on its code first, then on this one's (before/after in one run).
 // Settings: DATABASE_URL, REDIS_URL, IDN_TOKENS, IDN_SECONDS, IDN_CONCURRENCY. Run under `flock /tmp/bench.lock`.
 
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test'
@@ -40,9 +41,10 @@ async function backendCpu(db: pg.Client): Promise<number> {
   return s
 }
 
-async function start(env: Record<string, string>): Promise<RoleProc> {
-  return startRole('identity', await freePort(), { DATABASE_URL, IDENTITY_PG_SCHEMA: schema, REGISTER_RATE_LIMIT_MAX: '0', IDENTITY_REGISTER_HOURLY_MAX: '0', ...env })
+async function start(env: Record<string, string>, root?: string): Promise<RoleProc> {
+  return startRole('identity', await freePort(), { DATABASE_URL, IDENTITY_PG_SCHEMA: schema, REGISTER_RATE_LIMIT_MAX: '0', IDENTITY_REGISTER_HOURLY_MAX: '0', ...env }, root)
 }
+const BEFORE = process.env.IDN_BEFORE
 
 async function measure(name: string, proc: RoleProc, db: pg.Client, tokens: string[]): Promise<void> {
   const http = client(proc.url, CONCURRENCY)
@@ -60,7 +62,7 @@ async function measure(name: string, proc: RoleProc, db: pg.Client, tokens: stri
   http.close()
   const perVerify = (s: number) => round((s / r.ok) * 1e6, 1)
   out(
-    `${name.padEnd(34)} ${String(r.perSecond).padStart(6)}/s  p50 ${r.p50} ms  p99 ${r.p99} ms  ` +
+    `${name.padEnd(42)} ${String(r.perSecond).padStart(6)}/s  p50 ${r.p50} ms  p99 ${r.p99} ms  ` +
       `node ${perVerify(cpu)} µs/verify (${Math.round(r.ok / cpu)}/core-s)  +pg ${perVerify(pgCpu)} µs  ok ${r.ok}/${r.requests}`,
   )
 }
@@ -86,12 +88,14 @@ try {
   procs.pop()
   out(`identity network verify: ${TOKENS} identities, ${CONCURRENCY} clients, ${SECONDS} s each, PostgreSQL ${(await db.query<{ server_version: string }>('show server_version')).rows[0]!.server_version}`)
 
-  const plain = await start(NO_BUDGETS)
-  procs.push(plain)
-  await measure('master tokens, no budgets', plain, db, masters)
-  await measure('derived tokens, no budgets', plain, db, derived)
-  await plain.stop()
-  procs.pop()
+  for (const [label, root] of [...(BEFORE ? [['before: ', BEFORE] as const] : []), [BEFORE ? 'after: ' : '', undefined] as const]) {
+    const plain = await start(NO_BUDGETS, root)
+    procs.push(plain)
+    await measure(`${label}master tokens, no budgets`, plain, db, masters)
+    await measure(`${label}derived tokens, no budgets`, plain, db, derived)
+    await plain.stop()
+    procs.pop()
+  }
 
   const budgeted = await start({ REDIS_URL, SHED_EVENT_LOOP_DELAY_MS: '0' })
   procs.push(budgeted)

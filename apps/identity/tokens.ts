@@ -1,4 +1,4 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
+import { createHmac, createSecretKey, randomBytes, timingSafeEqual } from 'node:crypto'
 import { WireError } from '../../libs/shared/domain/index.js'
 
 /** Master tokens (an identity's), account credentials and derived tokens: told apart by prefix. */
@@ -44,8 +44,9 @@ export interface DerivedClaims {
  * derived tokens' signatures. A token is never stored, compared or logged as itself.
  */
 export function tokenKeys(serverKey: string) {
-  const hashKey = createHmac('sha256', serverKey).update('wire-identity:token-hash').digest()
-  const signKey = createHmac('sha256', serverKey).update('wire-identity:derived').digest()
+  // @NOTE KeyObjects made once: createHmac with a Buffer key makes one per call (a sixth of a verify's JavaScript time)
+  const hashKey = createSecretKey(createHmac('sha256', serverKey).update('wire-identity:token-hash').digest())
+  const signKey = createSecretKey(createHmac('sha256', serverKey).update('wire-identity:derived').digest())
   const sign = (payload: string) => createHmac('sha256', signKey).update(payload).digest()
 
   return {
