@@ -24,6 +24,7 @@ export async function startIdentity(
   const ctx = await createIdentityContext(cfg, log, opts)
   try {
     const decay = startDecay(ctx)
+    ctx.defer(() => decay.stop())
     const app = createHttpApp(log, cfg.http, ctx.budgets.limits) // every request spends its address's request budget first (verify has its own)
     app.register(healthRoutes, {
       ready: async () => {
@@ -37,7 +38,6 @@ export async function startIdentity(
     app.register(accountRoutes, { ctx, who })
     app.register(cardRoutes, { ctx, who })
     const close = async () => {
-      await decay.stop()
       await app.close()
       await ctx.close()
     }

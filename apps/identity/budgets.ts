@@ -1,19 +1,18 @@
 import type { Redis } from 'ioredis'
 import type { Config } from '../../libs/shared/config/index.js'
 import { WireError } from '../../libs/shared/domain/index.js'
-import { addressKey, clientLimits, limited, RateLimiterRes, WindowLimiter, type ClientLimits } from '../../libs/shared/limits/index.js'
+import { addressKey, limited, RateLimiterRes, WindowLimiter, type ClientLimits } from '../../libs/shared/limits/index.js'
 
 /**
- * Every door's budgets, from libs/shared/limits: the board's per-address budgets (clientLimits:
+ * Every door's budgets, from libs/shared/limits: the root's per-address budgets (clientLimits:
  * each request's read budget, and REGISTER_RATE_LIMIT_MAX registrations per address per hour),
  * plus the network's own, shared through Redis like the board's:
  * - verifies per address (a board's writers verify for all their publishers: a door of its own);
  * - calls per identity on every token door (verify, derive, balance, transfer, card);
  * - the instant tier's hourly valve, network-wide (0 closes the tier).
  */
-export function identityBudgets(cfg: Config, keyPrefix: string, redis: Redis | undefined) {
+export function identityBudgets(cfg: Config, limits: ClientLimits, keyPrefix: string, redis: Redis | undefined) {
   const n = cfg.identityNetwork
-  const limits: ClientLimits = clientLimits({ ...cfg.clientLimits, keyPrefix: `${keyPrefix}:client` }, redis)
   const window = (name: string, points: number, seconds: number) =>
     points > 0 ? new WindowLimiter({ keyPrefix: `${keyPrefix}:${name}`, points, duration: seconds }, redis) : null
   const verifies = window('verify', n.verifyMax, 60)

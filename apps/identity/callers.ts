@@ -1,19 +1,19 @@
-import type { FastifyRequest } from 'fastify'
 import { bearerToken } from '../../libs/shared/auth/index.js'
+import type { Caller } from '../../libs/shared/caller.js'
 import { WireError } from '../../libs/shared/domain/index.js'
 import type { AccountRow } from './accounts.js'
 import type { IdentityContext } from './context.js'
 import type { IdentityRow } from './store.js'
 import { ACCOUNT_PREFIX, DERIVED_PREFIX, MASTER_PREFIX, unauthorized } from './tokens.js'
 
-const tokenOf = (req: FastifyRequest): string => {
-  const token = bearerToken(req.headers.authorization)
+const tokenOf = (caller: Caller): string => {
+  const token = bearerToken(caller.authorization)
   if (token === null) throw unauthorized('Authorization: Bearer <token> is required')
   return token
 }
 
 /**
- * Who calls, by token. Lookups go by the token's keyed hash (a unique index), then the stored hash
+ * Who calls, by the request's Caller (libs/shared/caller.ts): its token. Lookups go by the token's keyed hash (a unique index), then the stored hash
  * is compared to it in constant time; a token never leaves this module but as its hash.
  */
 export function callers(ctx: IdentityContext) {
@@ -31,8 +31,8 @@ export function callers(ctx: IdentityContext) {
     byMaster,
 
     /** Doors only a master token opens (derive, balance, transfer, card, rotate); its identity's call budget is spent. */
-    async master(req: FastifyRequest): Promise<IdentityRow> {
-      const token = tokenOf(req)
+    async master(caller: Caller): Promise<IdentityRow> {
+      const token = tokenOf(caller)
       if (token.startsWith(DERIVED_PREFIX)) throw new WireError('forbidden', 'a derived token can only be verified; this needs the master token')
       const id = await byMaster(token)
       if (!id) throw unauthorized('unknown or revoked token')
@@ -45,8 +45,8 @@ export function callers(ctx: IdentityContext) {
      * (honoured only for the authority it was derived for, until it expires, while its master
      * token's generation is current). 401 invalid, 403 not honoured here.
      */
-    async verify(req: FastifyRequest, authority: string): Promise<IdentityRow> {
-      const token = tokenOf(req)
+    async verify(caller: Caller, authority: string): Promise<IdentityRow> {
+      const token = tokenOf(caller)
       if (token.startsWith(DERIVED_PREFIX)) {
         const c = keys.open(token)
         if (!c || c.expiresAt * 1000 <= ctx.clock.now()) throw unauthorized('invalid or expired token')
@@ -62,14 +62,13 @@ export function callers(ctx: IdentityContext) {
       return id
     },
 
-    /** An account, by its credential; a wrong one counts against the address like a failed admin token. */
-    async account(req: FastifyRequest): Promise<AccountRow> {
-      ctx.budgets.limits.adminAllowed(req.ip)
-      const token = tokenOf(req)
+    /** An account, by its credential; a wrong one counts against the address like a failed admin token (429 past the budget). */
+    async account(caller: Caller): Promise<AccountRow> {
+      const token = tokenOf(caller)
       const h = keys.hash(token)
       const acct = token.startsWith(ACCOUNT_PREFIX) ? await ctx.accounts.byCredentialHash(h) : null
       if (acct && keys.same(acct.credentialHash, h)) return acct
-      await ctx.budgets.limits.adminFailed(req.ip)
+      await ctx.budgets.limits.adminFailed(caller.address)
       throw unauthorized('unknown account credential')
     },
   }

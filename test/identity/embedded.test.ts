@@ -6,6 +6,8 @@ import { projectPath } from '../../libs/shared/paths.js'
 import { freePort, startProcess } from '../helpers/process.js'
 
 // A trial identity network on the embedded database: no DATABASE_URL, one process, WIRE_DATA_DIR.
+// PGlite's first start (initdb in WebAssembly) is slow on a busy machine: two starts get four minutes.
+t.setTimeout(240_000)
 
 t.test('the identity network runs on the embedded database, and keeps its key and identities across a restart', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'wire-identity-'))
@@ -13,7 +15,7 @@ t.test('the identity network runs on the embedded database, and keeps its key an
   const port = await freePort()
   const url = `http://127.0.0.1:${port}`
   const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', WIRE_DATA_DIR: dir, SERVER_HOST: '127.0.0.1', SERVER_PORT: String(port), LOG_LEVEL: 'info' }
-  const start = () => startProcess(t, projectPath('node_modules/.bin/node'), [projectPath('dist/apps/identity/main.js')], env, /"msg":"listening"/, 60_000)
+  const start = () => startProcess(t, projectPath('node_modules/.bin/node'), [projectPath('dist/apps/identity/main.js')], env, /"msg":"listening"/, 110_000)
   const post = async (path: string, body: unknown, token?: string) => {
     const res = await fetch(url + path, { method: 'POST', headers: { 'content-type': 'application/json', ...(token && { authorization: `Bearer ${token}` }) }, body: JSON.stringify(body) })
     return { status: res.status, body: (await res.json()) as any }

@@ -1,9 +1,9 @@
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { z } from 'zod'
 import { adminGuard, bearerToken } from '../../../libs/shared/auth/index.js'
 import { cleanName } from '../../../libs/shared/auth/network.js'
 import { WireError } from '../../../libs/shared/domain/index.js'
-import { parseJsonBody } from '../../../libs/shared/http/index.js'
+import { callerOf, parseJsonBody } from '../../../libs/shared/http/index.js'
 import type { Callers } from '../callers.js'
 import type { IdentityContext } from '../context.js'
 import { identityEvents } from '../metrics.js'
@@ -22,11 +22,15 @@ const IdParam = z.object({ id: z.string().min(1).max(64) })
  * master tokens of the identities it owns.
  */
 export async function accountRoutes(app: FastifyInstance, { ctx, who }: { ctx: IdentityContext; who: Callers }) {
-  const admin = adminGuard(ctx.cfg.secrets.adminToken, ctx.budgets.limits)
+  const guard = adminGuard(ctx.cfg.secrets.adminToken, ctx.budgets.limits)
+  const admin = (req: FastifyRequest) => {
+    const caller = callerOf(req)
+    return guard(caller.authorization, caller.address)
+  }
   const n = ctx.cfg.identityNetwork
 
   app.post('/admin/accounts', async (req, reply) => {
-    await admin(req.headers.authorization, req.ip)
+    await admin(req)
     const { name } = NewAccount.parse(parseJsonBody(req.body))
     const credential = ctx.keys.mint(ACCOUNT_PREFIX)
     const a = await ctx.accounts.create(newAccountId(), name, ctx.keys.hash(credential))
@@ -34,7 +38,7 @@ export async function accountRoutes(app: FastifyInstance, { ctx, who }: { ctx: I
   })
 
   app.post('/admin/accounts/:id/credential', async (req, reply) => {
-    await admin(req.headers.authorization, req.ip)
+    await admin(req)
     const { id } = IdParam.parse(req.params)
     const credential = ctx.keys.mint(ACCOUNT_PREFIX)
     if (!(await ctx.accounts.rotate(id, ctx.keys.hash(credential)))) throw new WireError('not_found', 'no such account')
@@ -42,12 +46,12 @@ export async function accountRoutes(app: FastifyInstance, { ctx, who }: { ctx: I
   })
 
   app.get('/accounts/identities', async (req) => {
-    const a = await who.account(req)
+    const a = await who.account(callerOf(req))
     return { accountId: a.id, identities: await ctx.accounts.identities(a.id) }
   })
 
   app.post('/accounts/identities', async (req, reply) => {
-    const a = await who.account(req)
+    const a = await who.account(callerOf(req))
     const { displayName } = NewIdentity.parse(parseJsonBody(req.body))
     const token = ctx.keys.mint(MASTER_PREFIX)
     const id = await ctx.identities.create({ id: newIdentityId(), displayName: cleanName(displayName), accountId: a.id, tokenHash: ctx.keys.hash(token), grant: n.claimedGrant, now: ctx.clock.now() })
@@ -57,7 +61,7 @@ export async function accountRoutes(app: FastifyInstance, { ctx, who }: { ctx: I
 
   // possession of an instant identity's master token proves control of it
   app.post('/accounts/claim', async (req) => {
-    const a = await who.account(req)
+    const a = await who.account(callerOf(req))
     const { token } = Claim.parse(parseJsonBody(req.body))
     const found = bearerToken(`Bearer ${token}`) === token ? await who.byMaster(token) : null
     if (!found) throw new WireError('unauthorized', 'unknown or revoked master token')
@@ -69,7 +73,7 @@ export async function accountRoutes(app: FastifyInstance, { ctx, who }: { ctx: I
   })
 
   app.post('/accounts/identities/:id/token', async (req, reply) => {
-    const a = await who.account(req)
+    const a = await who.account(callerOf(req))
     const { id } = IdParam.parse(req.params)
     const cur = await ctx.identities.byId(id)
     if (!cur || cur.decayed || cur.accountId !== a.id) throw new WireError('not_found', 'no such identity in this account')

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
 import { invalid, WireError } from '../../../libs/shared/domain/index.js'
-import { parseJsonBody } from '../../../libs/shared/http/index.js'
+import { callerOf, parseJsonBody } from '../../../libs/shared/http/index.js'
 import type { Callers } from '../callers.js'
 import type { IdentityContext } from '../context.js'
 import { identityEvents } from '../metrics.js'
@@ -19,9 +19,10 @@ const KEY = /^[\x21-\x7e]{1,128}$/
 /** POST /bits/transfer (master token): exactly once per Idempotency-Key, the same answer to every retry. */
 export async function bitsRoutes(app: FastifyInstance, { ctx, who }: { ctx: IdentityContext; who: Callers }) {
   app.post('/bits/transfer', async (req, reply) => {
-    const from = await who.master(req)
+    const caller = callerOf(req)
+    const from = await who.master(caller)
     const t = Transfer.parse(parseJsonBody(req.body))
-    const header = req.headers['idempotency-key']
+    const header = caller.idempotencyKey
     if (header !== undefined && (typeof header !== 'string' || !KEY.test(header))) throw invalid('Idempotency-Key: 1 to 128 printable ASCII characters')
     if (t.to === from.id) throw invalid('to: an identity cannot send bits to itself')
     const r = await ctx.ledger.transfer({ from: from.id, to: t.to, amount: t.amount, memo: t.memo, key: header ?? null, now: ctx.clock.now() })

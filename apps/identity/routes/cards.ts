@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
 import { WireError } from '../../../libs/shared/domain/index.js'
-import { parseJsonBody } from '../../../libs/shared/http/index.js'
+import { callerOf, parseJsonBody } from '../../../libs/shared/http/index.js'
 import type { Callers } from '../callers.js'
 import type { IdentityContext } from '../context.js'
 import { DERIVED_TTL_MAX, DERIVED_TTL_MIN } from '../tokens.js'
@@ -21,7 +21,7 @@ export async function cardRoutes(app: FastifyInstance, { ctx, who }: { ctx: Iden
   const STANDING = `${base}/extensions/standing/v1`
 
   app.put('/identity/card', async (req, reply) => {
-    const id = await who.master(req)
+    const id = await who.master(callerOf(req))
     const card = Card.parse(parseJsonBody(req.body))
     if (Buffer.byteLength(JSON.stringify(card)) > CARD_MAX_BYTES) throw new WireError('payload_too_large', `a card is at most ${CARD_MAX_BYTES} bytes`)
     await ctx.identities.setCard(id.id, card)

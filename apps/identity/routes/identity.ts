@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
 import { cleanName } from '../../../libs/shared/auth/network.js'
 import { invalid } from '../../../libs/shared/domain/index.js'
-import { DOOR, parseJsonBody } from '../../../libs/shared/http/index.js'
+import { DOOR, callerOf, parseJsonBody } from '../../../libs/shared/http/index.js'
 import type { Callers } from '../callers.js'
 import type { IdentityContext } from '../context.js'
 import { identityEvents } from '../metrics.js'
@@ -34,7 +34,7 @@ export async function identityRoutes(app: FastifyInstance, { ctx, who }: { ctx: 
 
   // the instant tier: no human in the loop; the token is shown here once and never again
   app.post('/identity/register', async (req, reply) => {
-    await ctx.budgets.register(req.ip)
+    await ctx.budgets.register(callerOf(req).address)
     const { displayName } = Register.parse(bodyOf(req.body))
     const token = ctx.keys.mint(MASTER_PREFIX)
     const id = await ctx.identities.create({
@@ -51,9 +51,9 @@ export async function identityRoutes(app: FastifyInstance, { ctx, who }: { ctx: 
 
   // boards call this for every publish they have not cached (30 s): its own per-address budget, not the read budget
   app.post('/identity/verify', { config: DOOR }, async (req) => {
-    await ctx.budgets.verify(req.ip)
+    await ctx.budgets.verify(callerOf(req).address)
     const authority = authorityOf(bodyOf(req.body).authority)
-    const id = await who.verify(req, authority).catch((err: unknown) => {
+    const id = await who.verify(callerOf(req), authority).catch((err: unknown) => {
       identityEvents.inc({ event: 'verify_refused' })
       throw err
     })
@@ -62,7 +62,7 @@ export async function identityRoutes(app: FastifyInstance, { ctx, who }: { ctx: 
   })
 
   app.post('/identity/tokens/derive', async (req, reply) => {
-    const id = await who.master(req)
+    const id = await who.master(callerOf(req))
     const d = Derive.parse(bodyOf(req.body))
     const authority = authorityOf(d.authority)
     const expiresAt = Math.floor(ctx.clock.now() / 1000) + d.ttl
@@ -72,13 +72,13 @@ export async function identityRoutes(app: FastifyInstance, { ctx, who }: { ctx: 
   })
 
   app.get('/identity/balance', async (req) => {
-    const id = await who.master(req)
+    const id = await who.master(callerOf(req))
     return { identityId: id.id, bits: id.bits, verified: id.accountId !== null }
   })
 
   // revoking: a new master token; the old one and every token derived from it stop verifying at once
   app.post('/identity/tokens/rotate', async (req, reply) => {
-    const id = await who.master(req)
+    const id = await who.master(callerOf(req))
     const token = ctx.keys.mint(MASTER_PREFIX)
     const next = await ctx.identities.rotate(id.id, ctx.keys.hash(token))
     if (!next) throw invalid('this identity can no longer be changed')
