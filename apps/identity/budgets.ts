@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis'
 import type { Config } from '../../libs/shared/config/index.js'
 import { WireError } from '../../libs/shared/domain/index.js'
-import { addressKey, limited, RateLimiterRes, WindowLimiter, type ClientLimits } from '../../libs/shared/limits/index.js'
+import { addressKey, WindowLimiter, type ClientLimits } from '../../libs/shared/limits/index.js'
 
 /**
  * Every door's budgets, from libs/shared/limits: the root's per-address budgets (clientLimits:
@@ -13,34 +13,26 @@ import { addressKey, limited, RateLimiterRes, WindowLimiter, type ClientLimits }
  */
 export function identityBudgets(cfg: Config, limits: ClientLimits, keyPrefix: string, redis: Redis | undefined) {
   const n = cfg.identityNetwork
-  const window = (name: string, points: number, seconds: number) =>
-    points > 0 ? new WindowLimiter({ keyPrefix: `${keyPrefix}:${name}`, points, duration: seconds }, redis) : null
-  const verifies = window('verify', n.verifyMax, 60)
-  const calls = window('calls', n.callsMax, 60)
-  const valve = window('valve', n.registerHourlyMax, 3600)
-
-  const take = async (l: WindowLimiter | null, key: string, what: string) => {
-    if (!l) return
-    try {
-      await l.consume(key)
-    } catch (res) {
-      if (!(res instanceof RateLimiterRes)) throw res
-      throw limited(l.points, what, res)
-    }
-  }
+  // each refuses with 429 rate_limited, its limit, Retry-After, and a count in wire_refused_total{reason}
+  const window = (name: string, points: number, seconds: number, what: string) =>
+    points > 0 ? new WindowLimiter({ keyPrefix: `${keyPrefix}:${name}`, points, duration: seconds, what, reason: `identity_${name}` }, redis) : null
+  const verifies = window('verify', n.verifyMax, 60, `${n.verifyMax} verifies per minute from one address`)
+  const calls = window('calls', n.callsMax, 60, `${n.callsMax} calls per minute by one identity`)
+  const valve = window('valve', n.registerHourlyMax, 3600, `${n.registerHourlyMax} instant registrations per hour on this network`)
+  const take = async (l: WindowLimiter | null, key: string) => void (await l?.consume(key))
   const addr = (address: string) => addressKey(address, cfg.clientLimits.ipv6PrefixBits)
 
   return {
     limits,
     /** One verify from this address (instead of its read budget). */
-    verify: (address: string) => take(verifies, addr(address), `${n.verifyMax} verifies per minute from one address`),
+    verify: (address: string) => take(verifies, addr(address)),
     /** One call by this identity on a token door. */
-    identity: (identityId: string) => take(calls, identityId, `${n.callsMax} calls per minute by one identity`),
+    identity: (identityId: string) => take(calls, identityId),
     /** One instant registration: the address's hourly budget, then the network's hourly valve. */
     async register(address: string) {
       if (n.registerHourlyMax === 0) throw new WireError('forbidden', 'instant registration is closed on this identity network')
       await limits.register(address)
-      await take(valve, 'all', `${n.registerHourlyMax} instant registrations per hour on this network`)
+      await take(valve, 'all')
     },
   }
 }
