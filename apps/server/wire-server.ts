@@ -14,6 +14,7 @@ const ROLES: Record<string, { run: () => Promise<unknown>; does: string }> = {
   agents: { run: () => import('../agents/main.js'), does: 'MCP and A2A' },
   sweeper: { run: () => import('../sweeper/main.js'), does: 'expiry and stats jobs' },
   aggregator: { run: () => import('../aggregator/main.js'), does: 'the aggregator: registry, proxy and search across boards (needs PostgreSQL)' },
+  identity: { run: () => import('../identity/main.js'), does: 'the identity network: identities, tokens, verify, bits (IDENTITY_URL of boards)' },
 }
 const BOARD = () => import('./main.js') // every role in one process on one port
 

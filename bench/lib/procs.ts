@@ -30,7 +30,7 @@ function procStat(pid: number) {
  * it may take to answer /readyz (default 30 s).
  */
 export async function startRole(
-  role: 'writer' | 'reader' | 'agents' | 'sweeper' | 'server' | 'aggregator',
+  role: 'writer' | 'reader' | 'agents' | 'sweeper' | 'server' | 'aggregator' | 'identity',
   port: number,
   env: Record<string, string>,
   root?: string,

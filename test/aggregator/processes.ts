@@ -21,7 +21,7 @@ export interface ProcessRole {
   output(): string
 }
 
-async function processRole(t: Test, main: string, env: Record<string, string>, ready: RegExp, schema: string): Promise<ProcessRole> {
+export async function processRole(t: Test, main: string, env: Record<string, string>, ready: RegExp, schema: string): Promise<ProcessRole> {
   await assertServicesUp()
   const port = await freePort()
   const url = `http://127.0.0.1:${port}`

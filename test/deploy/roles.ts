@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import type { Test } from 'tap'
 import { startAggregator } from '../../apps/aggregator/app.js'
 import { startAgents } from '../../apps/agents/app.js'
+import { startIdentity } from '../../apps/identity/app.js'
 import { startReader } from '../../apps/reader/app.js'
 import { startSweeper } from '../../apps/sweeper/app.js'
 import { startWriter } from '../../apps/writer/app.js'
@@ -10,7 +11,7 @@ import { createLogger } from '../../libs/shared/log/index.js'
 import { assertServicesUp, dropSchema, TEST_DATABASE_URL, TEST_REDIS_URL, uniqueSchema } from '../helpers/services.js'
 import { containersOf, find, type Resource } from './support.js'
 
-export type Role = 'writer' | 'reader' | 'agents' | 'sweeper' | 'aggregator'
+export type Role = 'writer' | 'reader' | 'agents' | 'sweeper' | 'aggregator' | 'identity'
 
 /** What each Secret key the manifests reference stands for on this machine. */
 const SECRET_STAND_INS: Record<string, string> = {
@@ -20,6 +21,7 @@ const SECRET_STAND_INS: Record<string, string> = {
   REDIS_URL: TEST_REDIS_URL,
   SERVER_ADMIN_TOKEN: 'admin-secret-token',
   FINGERPRINT_SECRET: 'fingerprint-test-key',
+  IDENTITY_SECRET: 'identity-test-key-0123456789abcdef0123',
 }
 
 /**
@@ -44,7 +46,7 @@ export function containerEnv(rs: Resource[], deployment: string): Record<string,
 /** The role a container runs: node dist/apps/<role>/main.js. */
 export function roleOf(container: { command?: string[]; args?: string[] }): Role {
   const argv = [...(container.command ?? []), ...(container.args ?? [])]
-  const m = argv.length === 2 && argv[0] === 'node' ? /^dist\/apps\/(writer|reader|agents|sweeper|aggregator)\/main\.js$/.exec(argv[1]!) : null
+  const m = argv.length === 2 && argv[0] === 'node' ? /^dist\/apps\/(writer|reader|agents|sweeper|aggregator|identity)\/main\.js$/.exec(argv[1]!) : null
   if (!m) throw new Error(`not a Wire role command: ${argv.join(' ')}`)
   return m[1] as Role
 }
@@ -64,7 +66,7 @@ export async function startRoleApp(t: Test, role: Role, env: Record<string, stri
   return { app: started.app, cfg }
 }
 
-const START = { writer: startWriter, reader: startReader, agents: startAgents, sweeper: startSweeper, aggregator: startAggregator }
+const START = { writer: startWriter, reader: startReader, agents: startAgents, sweeper: startSweeper, aggregator: startAggregator, identity: startIdentity }
 
 /** A schema for one test file, migrated by the writer (started first), dropped at the end. */
 export async function deploySchema(t: Test): Promise<string> {

@@ -109,6 +109,15 @@ const Env = z.object({
   AGGREGATOR_PROXY_PER_ADDRESS_MAX: int(0, 1_000_000, 16), // proxied requests without wait one client address may have in flight (0: off)
   AGGREGATOR_PROXY_PER_BOARD_MAX: int(0, 10_000_000, 1024), // requests in flight to one board (a shared poll counts once; 0: off)
   AGGREGATOR_PROXY_TIMEOUT_MS: int(1000, 600_000, 30_000), // whole proxied exchange, answer included; a long-poll gets its wait on top
+  // ours: the identity network role (docs/identity.md "Running an identity network")
+  IDENTITY_PG_SCHEMA: z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/, 'must be a lower-case SQL identifier').default('identity'),
+  IDENTITY_SECRET: z.string().trim().min(32, 'must be at least 32 characters (e.g. openssl rand -hex 32)').optional(), // unset: a random key kept in the schema
+  IDENTITY_INSTANT_GRANT_BITS: int(0, 1_000_000_000, 10),
+  IDENTITY_CLAIMED_GRANT_BITS: int(0, 1_000_000_000, 100),
+  IDENTITY_REGISTER_HOURLY_MAX: int(0, 100_000_000, 1000), // instant registrations per hour, network-wide; 0 closes the instant tier
+  IDENTITY_DECAY_DAYS: int(1, 3650, 30),
+  IDENTITY_VERIFY_RATE_LIMIT_MAX: int(0, 100_000_000, 60_000), // verifies per client address (a board) per minute; 0: off
+  IDENTITY_CALLS_RATE_LIMIT_MAX: int(0, 100_000_000, 600), // calls per identity per minute on every token door (verify included); 0: off
   LOG_LEVEL: z.enum(LOG_LEVELS, { message: `must be one of ${LOG_LEVELS.join(', ')}` }).default('info'),
   // OpenTelemetry traces (config/tracing.ts): off unless an endpoint is set
   OTEL_SDK_DISABLED: otelEnv.OTEL_SDK_DISABLED,
@@ -282,8 +291,17 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       proxyPerBoardMax: e.AGGREGATOR_PROXY_PER_BOARD_MAX,
       proxyTimeoutMs: e.AGGREGATOR_PROXY_TIMEOUT_MS,
     },
+    identityNetwork: {
+      schema: e.IDENTITY_PG_SCHEMA,
+      instantGrant: e.IDENTITY_INSTANT_GRANT_BITS,
+      claimedGrant: e.IDENTITY_CLAIMED_GRANT_BITS,
+      registerHourlyMax: e.IDENTITY_REGISTER_HOURLY_MAX,
+      decayDays: e.IDENTITY_DECAY_DAYS,
+      verifyMax: e.IDENTITY_VERIFY_RATE_LIMIT_MAX,
+      callsMax: e.IDENTITY_CALLS_RATE_LIMIT_MAX,
+    },
     // the only place secrets live; never logged
-    secrets: { adminToken: e.SERVER_ADMIN_TOKEN, fingerprintSecret: e.FINGERPRINT_SECRET },
+    secrets: { adminToken: e.SERVER_ADMIN_TOKEN, fingerprintSecret: e.FINGERPRINT_SECRET, identitySecret: e.IDENTITY_SECRET },
   })
 }
 export type Config = ReturnType<typeof loadConfig>

@@ -4,9 +4,9 @@ import { boardReader } from '../db/index.js'
 import { createReadSide, type ReadSide } from '../feed/index.js'
 import type { Logger } from '../log/index.js'
 import { boardPolicy, createPublisher, type BoardPolicy, type Publisher } from '../publish/index.js'
-import { closeStack, openAggregatorConnections, openInfra, type Connections, type Infra } from '../infra/index.js'
+import { closeStack, openAggregatorConnections, openIdentityConnections, openInfra, type Connections, type Infra } from '../infra/index.js'
 
-export { AGGREGATOR_MIGRATIONS, openInfra, type Connections, type Infra, type InfraOptions } from '../infra/index.js'
+export { AGGREGATOR_MIGRATIONS, IDENTITY_MIGRATIONS, openInfra, type Connections, type Infra, type InfraOptions } from '../infra/index.js'
 
 /** The roles a process serves; the single process (`npm start`) serves every board role at once. */
 export type BoardRole = 'writer' | 'reader' | 'agents' | 'sweeper'
@@ -109,8 +109,16 @@ export interface AggregatorRoot {
 }
 
 export async function createAggregatorRoot(cfg: Config, log: Logger): Promise<AggregatorRoot> {
+  return serviceRoot(cfg, log, await openAggregatorConnections(cfg, log))
+}
+
+/** The identity network's root: the same shape as the aggregator's, on its own schema (or the embedded database). */
+export async function createIdentityRoot(cfg: Config, log: Logger): Promise<AggregatorRoot> {
+  return serviceRoot(cfg, log, await openIdentityConnections(cfg, log))
+}
+
+function serviceRoot(cfg: Config, log: Logger, connections: Connections): AggregatorRoot {
   const stack = closeStack(log)
-  const connections = await openAggregatorConnections(cfg, log)
   stack.defer(connections.close)
   return { cfg, log, connections, defer: stack.defer, close: stack.close }
 }

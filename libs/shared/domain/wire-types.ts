@@ -24,6 +24,7 @@ export const WIRE_ERROR_CODES = [
   'reply_requires_ref',
   'unauthorized',
   'insufficient_standing',
+  'insufficient_bits',
   'unverified_limited',
   'forbidden',
   'rate_limited',

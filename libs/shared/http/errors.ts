@@ -8,6 +8,7 @@ export const STATUS: Record<WireErrorCode, number> = {
   reply_requires_ref: 400,
   unauthorized: 401,
   insufficient_standing: 402,
+  insufficient_bits: 402, // the identity network's transfers
   forbidden: 403,
   unverified_limited: 403,
   not_found: 404,

@@ -130,6 +130,39 @@ export async function openAggregatorConnections(cfg: Config, log: Logger): Promi
   }
 }
 
+/** Where the identity network's migrations live: a folder of their own, applied to IDENTITY_PG_SCHEMA. */
+export const IDENTITY_MIGRATIONS = 'migrations/identity'
+
+/**
+ * The identity network's connections: a pool on IDENTITY_PG_SCHEMA (migrated unless
+ * WIRE_AUTO_MIGRATE=0), or the embedded database in WIRE_DATA_DIR for a trial; Redis; budgets.
+ */
+export async function openIdentityConnections(cfg: Config, log: Logger): Promise<Connections> {
+  const n = cfg.identityNetwork
+  const stack = closeStack(log)
+  try {
+    stack.defer(await startTracing(cfg.tracing, String(log.bindings().app ?? 'wire'), log))
+    let primary: Db
+    if (cfg.db.kind === 'embedded') {
+      const db = await pgliteDb(cfg.db.dataDir, { sharedBuffersMb: cfg.db.sharedBuffersMb })
+      stack.defer(() => db.close())
+      if (cfg.autoMigrate) await runMigrations(db, n.schema, log, IDENTITY_MIGRATIONS)
+      primary = db
+    } else {
+      if (cfg.autoMigrate) await runMigrations(cfg.db.directUrl, n.schema, log, IDENTITY_MIGRATIONS)
+      const db = postgresDb(cfg.db.url, { applicationName: 'wire-identity', max: 10 })
+      stack.defer(() => db.close())
+      primary = db
+    }
+    const redis = openRedis(cfg.db.kind === 'postgres' ? cfg.redisUrl : undefined, log, stack.defer)
+    const limits = clientLimits({ ...cfg.clientLimits, keyPrefix: `wire:${n.schema}:client` }, redis)
+    return { primary, schema: ident(n.schema), redis, limits, close: stack.close }
+  } catch (err) {
+    await stack.close()
+    throw err
+  }
+}
+
 function openRedis(url: string | undefined, log: Logger, defer: (c: () => unknown) => void): Redis | undefined {
   if (!url) return undefined
   const redis = redisClient(url, log.child({ mod: 'redis' }))

@@ -1,7 +1,7 @@
 import { pino, type Logger } from 'pino'
 
 export type { Logger }
-export type Role = 'writer' | 'reader' | 'agents' | 'sweeper' | 'server' | 'aggregator'
+export type Role = 'writer' | 'reader' | 'agents' | 'sweeper' | 'server' | 'aggregator' | 'identity'
 
 /** Paths pino censors wherever they appear. Tokens and signal payloads are never logged on purpose; this is the net. */
 export const REDACT_PATHS = [

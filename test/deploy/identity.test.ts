@@ -1,0 +1,66 @@
+import { join } from 'node:path'
+import t from 'tap'
+import { startIdentity } from '../../apps/identity/app.js'
+import { loadConfig } from '../../libs/shared/config/index.js'
+import { createLogger } from '../../libs/shared/log/index.js'
+import { assertServicesUp, dropSchema, uniqueSchema } from '../helpers/services.js'
+import { render } from './render.js'
+import { containerEnv, roleOf } from './roles.js'
+import { containersOf, find, K8S_DIR, selects, settingNames } from './support.js'
+import { schemaErrors, unknownFieldErrors } from './validate.js'
+
+// deploy/k8s/identity: its Deployment, Service, HPA and PDB validate, line up with each other and
+// with the code, and the identity network started with the environment they give answers its probes.
+
+const DIR = join(K8S_DIR, 'identity')
+const rs = render(DIR)
+const DEPLOYMENT = 'wire-identity'
+
+t.test('every object validates against its schema, with no unknown field', async (t) => {
+  t.same(rs.flatMap((o) => schemaErrors(o).map((e) => `${o.kind}/${o.metadata.name}: ${e}`)), [], `${rs.length} objects valid`)
+  t.same(unknownFieldErrors(rs.map((obj) => ({ label: `${obj.kind}/${obj.metadata.name}`, obj }))), [])
+  t.same(rs.map((o) => o.kind).sort(), ['ConfigMap', 'Deployment', 'HorizontalPodAutoscaler', 'PodDisruptionBudget', 'Service'])
+})
+
+t.test('selectors, ports, settings, probes, secrets and security line up', async (t) => {
+  const d = find(rs, 'Deployment', DEPLOYMENT)
+  const [c] = containersOf(d)
+  t.equal(roleOf(c), 'identity', 'runs dist/apps/identity/main.js')
+  const pods = d.spec.template.metadata.labels
+  t.ok(selects(d.spec.selector.matchLabels, pods), 'the selector matches its pods')
+  t.ok(selects(find(rs, 'Service', DEPLOYMENT).spec.selector, pods), 'the Service selects them')
+  t.ok(selects(find(rs, 'PodDisruptionBudget', DEPLOYMENT).spec.selector.matchLabels, pods), 'the PDB covers them')
+  const hpa = find(rs, 'HorizontalPodAutoscaler', DEPLOYMENT).spec
+  t.match(hpa.scaleTargetRef, { kind: 'Deployment', name: DEPLOYMENT })
+  t.equal(d.spec.replicas, undefined, 'no replicas field for a re-apply to reset')
+  t.ok(hpa.minReplicas >= 2, 'two at least')
+  const env = containerEnv(rs, DEPLOYMENT)
+  const known = new Set(settingNames())
+  t.same(Object.keys(env).filter((k) => !known.has(k)), [], 'every variable is a real setting')
+  const secrets = (c.env ?? []).filter((e: { valueFrom?: unknown }) => e.valueFrom).map((e: { name: string }) => e.name).sort()
+  t.same(secrets, ['DATABASE_URL', 'IDENTITY_SECRET', 'SERVER_ADMIN_TOKEN'], 'the server key comes from a Secret, the same in every replica')
+  const cfg = loadConfig(env)
+  t.equal(c.ports[0].containerPort, cfg.port, 'containerPort = SERVER_PORT')
+  t.equal(d.spec.template.metadata.annotations['prometheus.io/port'], String(cfg.port))
+  for (const probe of ['startupProbe', 'livenessProbe', 'readinessProbe']) t.equal(c[probe].httpGet.port, 'http', `${probe} on the named port`)
+  t.ok(d.spec.template.spec.terminationGracePeriodSeconds > 5 + 30, 'Kubernetes waits longer than Wire does')
+  t.match(c.securityContext, { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } })
+  t.equal(d.spec.template.spec.automountServiceAccountToken, false)
+})
+
+t.test('the identity network started with that environment answers its probes and metrics', async (t) => {
+  await assertServicesUp()
+  const schema = uniqueSchema('deployidn')
+  t.teardown(() => dropSchema(schema))
+  const cfg = loadConfig({ ...containerEnv(rs, DEPLOYMENT), IDENTITY_PG_SCHEMA: schema, LOG_LEVEL: 'silent' })
+  const started = await startIdentity(cfg, createLogger('identity', 'silent'))
+  t.teardown(() => started.close())
+  for (const path of ['/healthz', '/readyz']) t.equal((await started.app.inject({ url: path })).statusCode, 200, path)
+  const metrics = await started.app.inject({ url: '/metrics' })
+  t.match(metrics.body, /process_cpu_seconds_total/, '/metrics')
+  const tables = await started.ctx.db.query<{ table_name: string }>(`select table_name from information_schema.tables where table_schema = $1 order by 1`, [schema])
+  t.same(tables.rows.map((r) => r.table_name), ['accounts', 'identities', 'ledger', 'schema_migrations', 'server_key', 'transfers'], 'its own tables, in its own schema, from migrations/identity')
+  const reg = await started.app.inject({ method: 'POST', url: '/identity/register', payload: {} })
+  t.equal(reg.statusCode, 201, 'registers')
+  t.equal((await started.ctx.db.query(`select 1 from "${schema}".server_key`)).rowCount, 0, 'IDENTITY_SECRET set: no key kept in the database')
+})
