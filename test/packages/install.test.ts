@@ -102,7 +102,7 @@ t.test('the packed packages install from their tarballs and run, as the README s
     for (const bin of ['wire-server', 'wire']) {
       const refused = await run(OLD_NODE, [join(dir, 'node_modules/.bin', bin)], dir, cliEnv, 30_000)
       t.equal(refused.code, 1, `${bin} on Node ${old} exits 1`)
-      t.match(refused.err, new RegExp(`^${bin}: needs Node\\.js 22\\.12\\.0 or newer, and this is Node\\.js ${old.replace(/\./g, '\\.')} \\(.*\\)\\n$`), 'with one line')
+      t.match(refused.err, new RegExp(`^${bin}: needs Node\\.js 22\\.19\\.0 or newer, and this is Node\\.js ${old.replace(/\./g, '\\.')} \\(.*\\)\\n$`), 'with one line')
     }
   }
   board.signal('SIGINT')
