@@ -27,5 +27,5 @@ await runUntilSignal(log, async () => {
   process.stdout.write(welcome(cfg, address, (await board.reader.readSide.board.meta()).name, inCheckout()))
   idleGc?.afterStart() // once quiet: what start-up left (docs/benchmarks.md "RSS after load")
   return () => board.close() // long-polls answered, publishes committed, sweeper stopped; then the database (PGlite flushes)
-})
+}, { databaseUrl: cfg.db.kind === 'postgres' ? cfg.db.url : undefined })
 idleGc?.stop()
