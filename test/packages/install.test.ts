@@ -1,11 +1,11 @@
 import { spawnSync } from 'node:child_process'
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, relative } from 'node:path'
 import t from 'tap'
 import { freePort, startProcess } from '../helpers/process.js'
 import { until } from '../helpers/wait.js'
-import { nodeVersion, PACKAGE_DIRS, packageJson, readmeInstallBlocks, REPO, run, userEnv } from './packed.js'
+import { nodeVersion, PACKAGE_DIRS, packageJson, readmeClientExample, readmeInstallBlocks, REPO, run, userEnv } from './packed.js'
 
 // What users install, tested as they get it: the README's install lines run as written in an empty
 // directory outside the repository (each package packed by `npm pack`, then installed from the
@@ -89,6 +89,18 @@ t.test('the packed packages install from their tarballs and run, as the README s
   t.match(follower.output(), /over HTTP[\s\S]*from the cli/, 'wire follow prints both, in feed order')
   follower.signal('SIGINT')
   await follower.exited
+
+  // the README's client example, saved as the README says in this `npm init -y` project, run as it says
+  const example = readmeClientExample()
+  t.match(example, { file: /\S/, code: /from '@wire-board\/client'/ }, 'the README names the file its client example is saved as')
+  writeFileSync(join(dir, example.file), example.code)
+  const hello = await run('npx', ['wire', 'publish', '--tag', 'hello', 'for the readme example'], dir, cliEnv)
+  t.equal(hello.code, 0, 'a signal tagged hello')
+  const readmeFollower = await startProcess(t, 'node', [example.file], cliEnv, /for the readme example|Error/, 30_000, dir)
+  t.match(readmeFollower.output(), /broadcast \{.*"text":"for the readme example"/, `node ${example.file} follows the board`)
+  readmeFollower.signal('SIGINT')
+  t.equal((await readmeFollower.exited).code, 0, 'and stops on Ctrl-C')
+  t.match(readFileSync(join(dir, 'cursor.txt'), 'utf8'), /^\d+$/, 'keeping its cursor in cursor.txt')
 
   // the client, imported by an ES module under the oldest Node it claims; below the server's floor,
   // each bin stops with one line before anything else loads. Fails (never skips) without that Node.

@@ -29,6 +29,16 @@ export function readmeInstallBlocks(): string[][] {
   return blocks.map((b) => b.split('\n').map((l) => l.replace(/\s+#.*$/, '').trim()).filter(Boolean))
 }
 
+/** The README's client example ("## Client and CLI"): its code, and the file name the README says to save it as. */
+export function readmeClientExample(): { file: string; code: string } {
+  const readme = readFileSync(projectPath('README.md'), 'utf8')
+  const section = readme.slice(readme.indexOf('## Client and CLI'))
+  const end = section.indexOf('\n## ', 10)
+  const code = /```js\n([\s\S]*?)```/.exec(section.slice(0, end))?.[1] ?? ''
+  const file = /save it as `([^`]+)`/.exec(section.slice(0, end))?.[1] ?? ''
+  return { file, code }
+}
+
 /**
  * How this machine reaches the network, which a user's shell has too: the certificates its TLS
  * trusts and its proxies. Without them npm cannot ask the registry about the packages being
