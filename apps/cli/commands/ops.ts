@@ -59,7 +59,7 @@ export function opsCommands(io: Io): (program: Command) => void {
         const cfg = loadConfig(io.env)
         const file = loadBoardFile(cfg.boardFile)
         io.out(`configuration OK: ${describe(cfg)}`)
-        io.out(file ? `board file ${cfg.boardFile} OK${file.name ? ` (board "${file.name}")` : ''}` : `no board file at ${cfg.boardFile} (the board is named "main")`)
+        io.out(file ? `board file ${cfg.boardFile} OK${file.name ? ` (board "${file.name}")` : ''}` : `no board file at ${cfg.boardFile} (a new board is named "${cfg.boardName ?? 'main'}")`)
         for (const line of formatUnsetForPublicHost(cfg)) io.out(line) // a public name with ★ settings unset: named, still exit 0
       })
   }

@@ -34,6 +34,7 @@ const Env = z.object({
   WIRE_PG_SCHEMA: z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/, 'must be a lower-case SQL identifier').default('public'),
   WIRE_AUTO_MIGRATE: z.string().default('1').transform((v) => v.trim() !== '0'), // the spec: `0` disables, anything else migrates
   WIRE_CONFIG: z.string().min(1).default('./subwire.config.json'),
+  WIRE_BOARD_NAME: z.string().trim().min(1, 'must not be blank').max(128, 'must be at most 128 characters').optional(), // ours: names a new board when no board file does
   WIRE_DATA_DIR: z.string().min(1).default('./.wire'),
   WIRE_EMBEDDED_SHARED_BUFFERS_MB: int(1, 65_536, 16), // ours: the embedded database's shared_buffers, resident from its start (db/pglite.ts)
   WIRE_EMBEDDED_MALLOC_ARENAS: int(0, 64, 1), // ours: MALLOC_ARENA_MAX the embedded single process runs itself with (0: glibc's default; MALLOC_ARENA_MAX's own wins)
@@ -177,6 +178,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     baseUrl,
     aggregatorUrl: e.AGGREGATOR_URL?.replace(/\/+$/, ''),
     boardFile: e.WIRE_CONFIG,
+    boardName: e.WIRE_BOARD_NAME,
     autoMigrate: e.WIRE_AUTO_MIGRATE,
     db: e.DATABASE_URL
       ? ({
