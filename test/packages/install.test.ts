@@ -29,14 +29,17 @@ console.log('node', process.versions.node)
 `
 
 t.test('the packed packages install from their tarballs and run, as the README says', async (t) => {
-  const [setup, fromCheckout] = readmeInstallBlocks()
+  const [setup, fromRelease] = readmeInstallBlocks()
   const names = PACKAGE_DIRS.map((d) => packageJson(d).name)
   t.same(names, ['@wire-board/server', '@wire-board/client', '@wire-board/cli'], 'three packages: root, client/, cli/')
-  t.ok(setup?.includes(`npm install ${names[0]} ${names[2]} ${names[1]}`), 'the README installs exactly these three from the registry')
-  t.ok(setup?.includes('npx wire-server') && setup.includes('npx wire follow'), 'then runs wire-server and wire follow with npx, as below')
+  t.ok(setup?.includes('npx wire-server') && setup.includes('npx wire follow'), 'the README runs wire-server and wire follow with npx, as below')
   const makeDir = setup!.find((l) => l.startsWith('mkdir '))!
-  const install = fromCheckout?.find((l) => l.startsWith('npm install $(npm pack'))
-  t.ok(install, 'and gives one line to install them from a checkout')
+  const install = setup?.find((l) => l.startsWith('npm install $(npm pack'))
+  t.ok(install, 'after installing them from a clone')
+  const version = packageJson(REPO).version
+  const releaseLine = `npm install ./wire-board-server-${version}.tgz ./wire-board-cli-${version}.tgz ./wire-board-client-${version}.tgz`
+  t.same(fromRelease, [releaseLine], 'or from the release tarballs of this version')
+  t.match(readFileSync(join(REPO, 'README.md'), 'utf8'), /not on the npm registry yet\*\*: `npm install @wire-board\/server` answers `E404`/, 'and says the registry does not have them yet')
 
   const home = mkdtempSync(join(tmpdir(), 'wire-install-'))
   t.teardown(() => rmSync(home, { recursive: true, force: true }))
@@ -56,6 +59,8 @@ t.test('the packed packages install from their tarballs and run, as the README s
   const tarballs = readdirSync(dir).filter((f) => f.endsWith('.tgz'))
   t.same(tarballs.sort(), ['wire-board-cli-0.1.0.tgz', 'wire-board-client-0.1.0.tgz', 'wire-board-server-0.1.0.tgz'], 'npm pack wrote the tarballs where it was told')
   t.same(readdirSync(REPO).filter((f) => f.endsWith('.tgz')), [], 'and none into the checkout')
+  const again = await sh(releaseLine, dir) // the release's line, on the same files the release workflow attaches
+  t.notMatch(again.err, /EBADENGINE|ERR!/, 'the release line installs the tarballs as written')
   const ignored = spawnSync('git', ['check-ignore', '-q', 'wire-board-server-0.1.0.tgz'], { cwd: REPO })
   t.equal(ignored.status, 0, 'a plain `npm pack` in the checkout writes a tarball git ignores')
 

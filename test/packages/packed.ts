@@ -17,6 +17,7 @@ export const packageJson = (dir: string) => JSON.parse(readFileSync(`${dir}/pack
   version: string
   bin?: Record<string, string>
   engines?: { node?: string }
+  publishConfig?: { access?: string }
   dependencies?: Record<string, string>
 }
 
