@@ -5,6 +5,8 @@ const cfg = loadConfigOrExit()
 // WIRE_EMBEDDED_MALLOC_ARENAS and WIRE_EMBEDDED_WASM_OPTIMIZE
 const embedded = cfg.db.kind === 'embedded' ? cfg.db : null
 runAgainWith({ semiSpaceMb: cfg.reader.semiSpaceMb, mallocArenas: embedded?.mallocArenas ?? 0, wasmBaselineOnly: embedded ? !embedded.wasmOptimize : false })
+// a first start on the embedded database creates it, then runs itself again without initdb's memory
+if (embedded) await (await import('./first-start.js')).createEmbeddedDatabaseFirst(embedded, (line) => process.stderr.write(`${line}\n`))
 // loaded only now: a process that runs itself again has not loaded them for nothing
 const [{ runUntilSignal }, { createLogger }, { inCheckout }, { startBoard }, { welcome }, { startIdleGc }] = await Promise.all([
   import('../../libs/shared/lifecycle.js'),

@@ -73,7 +73,7 @@ t.test('the packed packages install from their tarballs and run, as the README s
   // the server's bin, as the README runs it: the embedded default in this directory, a free port
   const port = await freePort()
   const url = `http://localhost:${port}`
-  const board = await startProcess(t, 'npx', ['wire-server'], { ...env, SERVER_PORT: String(port), LOG_LEVEL: 'warn' }, /is live at/, 60_000, dir)
+  const board = await startProcess(t, 'npx', ['wire-server'], { ...env, SERVER_PORT: String(port), LOG_LEVEL: 'warn' }, /is live at/, 150_000, dir)
   t.match(board.output(), new RegExp(`is live at ${url} .*embedded PostgreSQL \\(PGlite\\) in \\./\\.wire`), 'wire-server runs the whole board on PGlite')
   t.match(board.output(), /npx @wire-board\/cli follow/, 'and, installed, names the command line by its package')
   const res = await fetch(`${url}/sw/signals`, {

@@ -38,7 +38,7 @@ const Env = z.object({
   WIRE_DATA_DIR: z.string().min(1).default('./.wire'),
   WIRE_EMBEDDED_SHARED_BUFFERS_MB: int(1, 65_536, 16), // ours: the embedded database's shared_buffers, resident from its start (db/pglite.ts)
   WIRE_EMBEDDED_MALLOC_ARENAS: int(0, 64, 1), // ours: MALLOC_ARENA_MAX the embedded single process runs itself with (0: glibc's default; MALLOC_ARENA_MAX's own wins)
-  WIRE_EMBEDDED_WASM_OPTIMIZE: flag('1'), // ours: 0 runs the embedded single process with V8's baseline WebAssembly compiler only (--liftoff-only): no start-up peak, slower scans
+  WIRE_EMBEDDED_WASM_OPTIMIZE: flag('0'), // ours: 1 lets V8 optimise the embedded database's WebAssembly (TurboFan): faster scans, a 0.7 GB start-up peak; 0 (default) runs the embedded single process with the baseline compiler only (--liftoff-only)
   SERVER_PORT: int(0, 65535, 4000),
   SERVER_HOST: z.string().min(1).default('0.0.0.0'),
   PUBLIC_WIRE_HOST: z.string().trim().regex(/^[A-Za-z0-9.-]+(:\d{1,5})?$/, 'must be host or host:port').optional(),
