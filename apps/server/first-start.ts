@@ -22,7 +22,7 @@ async function peakMib(): Promise<number | null> {
  * start does. Returns at once when the database exists. docs/deploy.md, "Size and scale".
  */
 export async function createEmbeddedDatabaseFirst(db: Embedded, say: (line: string) => void): Promise<void> {
-  const { embeddedDatabaseExists, pgliteDb } = await import('../../libs/shared/db/pglite.js')
+  const { embeddedDatabaseExists, pgliteDb } = await import('../../libs/shared/db/index.js')
   if (embeddedDatabaseExists(db.dataDir)) return
   say(`wire: first start: creating the embedded database in ${db.dataDir} (PostgreSQL's initdb, once; 10-40 s)…`)
   const started = performance.now()

@@ -1,4 +1,4 @@
-import { databaseHint } from './db/hint.js'
+import { databaseHint } from './database-hint.js'
 import type { Logger } from './log/index.js'
 import { exitIfNodeTooOld } from './node-floor.js'
 

@@ -3,7 +3,7 @@ import { projectPath } from '../../libs/shared/paths.js'
 import { NODE } from '../cli/run.js'
 import { run, userEnv } from '../packages/packed.js'
 
-// A DATABASE_URL that points at nothing usable stops every start with one line naming the host and
+// libs/shared/database-hint.ts: a DATABASE_URL that points at nothing usable stops every start with one line naming the host and
 // the database and what to do (as `wire migrate` does), never a fatal log line with a stack.
 // Real processes against this machine's PostgreSQL; no database of that name is ever created.
 

@@ -1,7 +1,7 @@
 import type { Command } from 'commander'
 import { formatUnsetForPublicHost, loadBoardFile, loadConfig, type Config } from '../../../libs/shared/config/index.js'
 import { migrate, pgliteDb, postgresDb, type Db } from '../../../libs/shared/db/index.js'
-import { databaseHint } from '../../../libs/shared/db/hint.js'
+import { databaseHint } from '../../../libs/shared/database-hint.js'
 import { UsageError, type Io } from '../io.js'
 
 /** Where the database is, without its password: `127.0.0.1:5432/wire`, or the embedded directory. */
