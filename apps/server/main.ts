@@ -1,4 +1,7 @@
 import { loadConfigOrExit, runAgainWith } from '../../libs/shared/config/index.js'
+import { exitIfNodeTooOld } from '../../libs/shared/node-floor.js'
+
+exitIfNodeTooOld('wire') // before the first start's database work (runUntilSignal checks again, for the other roles)
 
 const cfg = loadConfigOrExit()
 // the board's one process holds a read side too (READER_SEMI_SPACE_MB); on the embedded database,
