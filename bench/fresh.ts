@@ -8,7 +8,7 @@ import { sqlOn } from './lib/sql.js'
 // npm run bench:fresh: the RSS of a fresh process (the budget: ≤ 100 MB), read from
 // /proc/<pid>/status (VmRSS) 2 s after /readyz first answered 200, no request in between, and again
 // BENCH_FRESH_LATER_SECONDS (10) after. Each figure at 2 s is marked * when the idle collection
-// (libs/shared/idle-gc.ts, which a role asks for once it has started) had run by then.
+// (libs/shared/runtime/idle-gc.ts, which a role asks for once it has started) had run by then.
 // Each start on a schema of its own (PostgreSQL) or a data directory of its own (embedded PGlite).
 // Settings: BENCH_FRESH_ROLES (server,reader: the single process and a reader alone), BENCH_FRESH_STARTS (3),
 // BENCH_FRESH_DB (postgres | embedded; a reader needs PostgreSQL), BENCH_BEFORE (another built
@@ -31,7 +31,7 @@ function vmRss(pid: number): number {
   return Math.round((kb / 1024) * 10) / 10
 }
 
-/** One start: VmRSS SETTLE_SECONDS after /readyz, whether the idle collection (libs/shared/idle-gc.ts) had run by then, and VmRSS LATER_SECONDS after. */
+/** One start: VmRSS SETTLE_SECONDS after /readyz, whether the idle collection (libs/shared/runtime/idle-gc.ts) had run by then, and VmRSS LATER_SECONDS after. */
 async function once(role: 'server' | 'reader', label: string, root: string | undefined): Promise<string> {
   const schema = `bench_fresh_${Date.now()}`
   const dir = mkdtempSync(join(tmpdir(), 'wire-fresh-'))

@@ -138,7 +138,7 @@ async function measure(label: string, root: string | undefined, table: Map<strin
     if (process.env.BENCH_MEMORY_DETAIL === '1') await memoryDetail(`${label}, after the sweep`, [server], { gc: true })
     const rssLoaded = server.rssBytes()
     // a second figure beside it: the same process after IDLE_SECONDS without requests, time being what is measured here
-    // (its idle collection runs once it is quiet: V8's own memory reducer never starts on Node 24, libs/shared/idle-gc.ts)
+    // (its idle collection runs once it is quiet: V8's own memory reducer never starts on Node 24, libs/shared/runtime/idle-gc.ts)
     await new Promise((r) => setTimeout(r, IDLE_SECONDS * 1000))
     if (process.env.BENCH_MEMORY_DETAIL === '1') await memoryDetail(`${label}, ${IDLE_SECONDS} s later`, [server])
     const idle = `${Math.round(server.rssBytes() / 2 ** 20)} MB ${IDLE_SECONDS} s later, idle`

@@ -46,6 +46,8 @@ if (existsSync(trimSource) && (force || !existsSync(trimAddon) || statSync(trimA
 if (!force && existsSync(stamp) && statSync(stamp).mtimeMs >= newestInput()) process.exit(0)
 
 const started = new Date() // a source saved during the compile makes the next start compile again
+// `npm start` and `npm run start:*` compile on their first run (and after a change): say so, it takes a while
+if (!force) process.stderr.write(`wire: compiling the TypeScript into dist/ (${existsSync(stamp) ? 'a source changed' : 'first start'}; 10-40 s)…\n`)
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc')
 try {
   // the server, then the client library (client/dist: the npm package, and the viewer's modules)
@@ -55,4 +57,5 @@ try {
   process.exit(1) // tsc has printed the errors
 }
 writeFileSync(stamp, `${started.toISOString()}\n`)
+if (!force) process.stderr.write(`wire: compiled in ${((Date.now() - started.getTime()) / 1000).toFixed(1)} s\n`)
 utimesSync(stamp, started, started)

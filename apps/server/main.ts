@@ -1,8 +1,17 @@
 import { loadConfigOrExit } from '../../libs/shared/config/index.js'
-import { tuneProcess } from '../../libs/shared/runtime/index.js'
+import { exitIfNodeTooOld, tuneProcess } from '../../libs/shared/runtime/index.js'
+
+exitIfNodeTooOld('wire') // before the first start's database work (runUntilSignal checks again, for the other roles)
 
 const cfg = loadConfigOrExit()
-const tuning = await tuneProcess(cfg, { readSide: true }) // the board's one process holds a read side too
+const embedded = cfg.db.kind === 'embedded' ? cfg.db : null
+// the board's one process holds a read side too; a first start on the embedded database creates
+// it once the process runs with its flags, then runs itself again without initdb's memory
+const tuning = await tuneProcess(cfg, {
+  readSide: true,
+  ...(embedded && { prepare: async () => (await import('./first-start.js')).createEmbeddedDatabaseFirst(embedded, (line) => process.stderr.write(`${line}
+`)) }),
+})
 // loaded only now: a process that runs itself again has not loaded them for nothing
 const [{ runUntilSignal }, { createLogger }, { inCheckout }, { startBoard }, { welcome }] = await Promise.all([
   import('../../libs/shared/lifecycle.js'),
@@ -22,5 +31,5 @@ await runUntilSignal(log, async () => {
   process.stdout.write(welcome(cfg, address, (await board.reader.readSide.board.meta()).name, inCheckout()))
   tuning.afterStart()
   return () => board.close() // long-polls answered, publishes committed, sweeper stopped; then the database (PGlite flushes)
-})
+}, { databaseUrl: cfg.db.kind === 'postgres' ? cfg.db.url : undefined })
 tuning.stop()

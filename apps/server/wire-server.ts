@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util'
 import { exitIfNodeTooOld } from '../../libs/shared/runtime/index.js'
+import { wireVersion } from '../../libs/shared/version.js'
 
 // `wire-server` (the @wire-board/server package's bin): no argument runs the whole board in one
 // process, as `npm start` does; `--role <name>` runs one role of a fleet. Each role is its main
@@ -19,7 +20,7 @@ const ROLES: Record<string, { run: () => Promise<unknown>; does: string }> = {
 const BOARD = () => import('./main.js') // every role in one process on one port
 
 const usage = [
-  'Usage: wire-server [--role <role>]',
+  'Usage: wire-server [--role <role>] [--version]',
   '',
   'Runs a Wire board, configured by environment variables (DATABASE_URL, SERVER_PORT, PUBLIC_WIRE_HOST, …).',
   'With no option: every role in one process, on the embedded database unless DATABASE_URL is set.',
@@ -30,9 +31,13 @@ const usage = [
 
 let role: string | undefined
 try {
-  const { values } = parseArgs({ options: { role: { type: 'string' }, help: { type: 'boolean', short: 'h' } }, strict: true })
+  const { values } = parseArgs({ options: { role: { type: 'string' }, help: { type: 'boolean', short: 'h' }, version: { type: 'boolean', short: 'V' } }, strict: true })
   if (values.help) {
     process.stdout.write(`${usage}\n`)
+    process.exit(0)
+  }
+  if (values.version) {
+    process.stdout.write(`${wireVersion()}\n`)
     process.exit(0)
   }
   role = values.role

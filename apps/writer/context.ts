@@ -32,7 +32,9 @@ export async function createWriterContext(root: AppContext): Promise<WriterConte
   if (!publisher) throw new Error('the writer needs a root with the writer role')
   const { primary, schema, bus } = infra
   const boardWrite = boardWriter(primary, schema)
-  const seed = loadBoardFile(cfg.boardFile)
+  // WIRE_BOARD_NAME names a board its file (WIRE_CONFIG) does not: both seed a board once, never over the admin's name
+  const file = loadBoardFile(cfg.boardFile)
+  const seed = cfg.boardName && !file?.name ? { ...file, name: cfg.boardName } : file
   if (seed) await boardWrite.seed(seed)
   const durability = await watchDurability(primary, log.child({ mod: 'durability' }))
   root.defer(() => durability.stop())

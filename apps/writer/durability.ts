@@ -22,7 +22,8 @@ export async function watchDurability(db: Db, log: Logger, everyMs = DURABILITY_
     try {
       const d = await readDurability(db)
       metrics.dbSynchronousStandby.set(d.synchronousStandby ? 1 : 0)
-      if (first || d.synchronousStandby !== current?.synchronousStandby)
+      // the embedded database has no standby and no failover: nothing to say about either
+      if (db.kind !== 'embedded' && (first || d.synchronousStandby !== current?.synchronousStandby))
         log.info(
           { durability: d },
           d.synchronousStandby

@@ -11,7 +11,7 @@ const run = promisify(execFile)
  * valgrind's options for node. `--smc-check=all-non-file`: V8 writes the machine code it runs into
  * anonymous memory and rewrites it (JIT, patching), which valgrind's default (code on the stack
  * only) would not see. `--trace-children=yes`: a role that runs itself again (`runAgainWith`,
- * libs/shared/config/run-again.ts) stays under callgrind, with the same pid. `--instr-atstart=no`:
+ * libs/shared/runtime/run-again.ts) stays under callgrind, with the same pid. `--instr-atstart=no`:
  * nothing is counted until the role answers /readyz (a start runs several times faster
  * uninstrumented); from then on every thread's instructions are counted, summed. A phase is the
  * counts between `zero()` and `dump()`.

@@ -2,7 +2,7 @@ import { GROW_BYTES } from '../../libs/shared/runtime/idle-gc.js'
 import { metric, type RoleProc } from './procs.js'
 
 // The RSS figures of a fan-out bench beside its readers' own idle collections
-// (libs/shared/idle-gc.ts): what a process holds once it has collected, and its peak under load.
+// (libs/shared/runtime/idle-gc.ts): what a process holds once it has collected, and its peak under load.
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 

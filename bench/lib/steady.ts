@@ -53,7 +53,7 @@ export interface SteadyResult {
   machineIdle: number
   rssPerPollerKB: number
   /**
-   * The same once each reader's own idle collection (libs/shared/idle-gc.ts) has run with the
+   * The same once each reader's own idle collection (libs/shared/runtime/idle-gc.ts) has run with the
    * followers waiting, as the baseline is taken after its start-up one: what the waiting followers
    * hold, without the connecting burst's garbage and V8's grown young generation. null when a reader's
    * RSS did not grow enough to arm its collection (GROW_BYTES), or it did not collect within HELD_WAIT_MS.

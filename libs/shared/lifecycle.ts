@@ -1,11 +1,14 @@
+import { databaseHint } from './database-hint.js'
 import type { Logger } from './log/index.js'
 import { exitIfNodeTooOld } from './runtime/index.js'
 
 /**
  * Starts a process, waits for SIGTERM or SIGINT, then stops it. A second signal or the grace
- * timer forces exit 1; otherwise the event loop drains and the exit code is 0.
+ * timer forces exit 1; otherwise the event loop drains and the exit code is 0. `databaseUrl`
+ * (DATABASE_URL) lets a start that failed on it say so in one line.
  */
-export async function runUntilSignal(log: Logger, start: () => Promise<() => Promise<void>>, graceMs = 30_000) {
+export async function runUntilSignal(log: Logger, start: () => Promise<() => Promise<void>>, opts: { graceMs?: number; databaseUrl?: string } = {}) {
+  const graceMs = opts.graceMs ?? 30_000
   exitIfNodeTooOld('wire') // `node dist/apps/<role>/main.js` run by hand; `wire-server` checked before loading anything
   const first = new Promise<NodeJS.Signals>((r) => {
     process.once('SIGTERM', r)
@@ -15,7 +18,7 @@ export async function runUntilSignal(log: Logger, start: () => Promise<() => Pro
   try {
     stop = await start()
   } catch (err) {
-    const hint = startHint(err)
+    const hint = startHint(err) ?? (opts.databaseUrl ? databaseHint(err, opts.databaseUrl) : null)
     if (hint) process.stderr.write(`wire: ${hint}\n`)
     else log.fatal({ err }, 'failed to start')
     process.exitCode = 1
@@ -45,7 +48,7 @@ export interface StartedApp {
 }
 
 /** A role's main: start it, listen on SERVER_HOST:SERVER_PORT (with HTTP_LISTEN_BACKLOG), and stop it on SIGTERM or SIGINT. */
-export function serveUntilSignal(log: Logger, where: { host: string; port: number; http: { listenBacklog: number } }, start: () => Promise<StartedApp>) {
+export function serveUntilSignal(log: Logger, where: { host: string; port: number; http: { listenBacklog: number }; db?: { kind: string; url?: string } | null }, start: () => Promise<StartedApp>) {
   return runUntilSignal(log, async () => {
     const started = await start()
     try {
@@ -55,7 +58,7 @@ export function serveUntilSignal(log: Logger, where: { host: string; port: numbe
       throw err
     }
     return () => started.close()
-  })
+  }, { databaseUrl: where.db?.kind === 'postgres' ? where.db.url : undefined })
 }
 
 /** A start failure the operator fixes with one setting gets one line naming it, not a stack trace. */

@@ -1,11 +1,11 @@
 import { spawnSync } from 'node:child_process'
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, relative } from 'node:path'
 import t from 'tap'
 import { freePort, startProcess } from '../helpers/process.js'
 import { until } from '../helpers/wait.js'
-import { nodeVersion, PACKAGE_DIRS, packageJson, readmeInstallBlocks, REPO, run, userEnv } from './packed.js'
+import { nodeVersion, PACKAGE_DIRS, packageJson, readmeClientExample, readmeInstallBlocks, REPO, run, userEnv } from './packed.js'
 
 // What users install, tested as they get it: the README's install lines run as written in an empty
 // directory outside the repository (each package packed by `npm pack`, then installed from the
@@ -29,14 +29,17 @@ console.log('node', process.versions.node)
 `
 
 t.test('the packed packages install from their tarballs and run, as the README says', async (t) => {
-  const [setup, fromCheckout] = readmeInstallBlocks()
+  const [setup, fromRelease] = readmeInstallBlocks()
   const names = PACKAGE_DIRS.map((d) => packageJson(d).name)
   t.same(names, ['@wire-board/server', '@wire-board/client', '@wire-board/cli'], 'three packages: root, client/, cli/')
-  t.ok(setup?.includes(`npm install ${names[0]} ${names[2]} ${names[1]}`), 'the README installs exactly these three from the registry')
-  t.ok(setup?.includes('npx wire-server') && setup.includes('npx wire follow'), 'then runs wire-server and wire follow with npx, as below')
+  t.ok(setup?.includes('npx wire-server') && setup.includes('npx wire follow'), 'the README runs wire-server and wire follow with npx, as below')
   const makeDir = setup!.find((l) => l.startsWith('mkdir '))!
-  const install = fromCheckout?.find((l) => l.startsWith('npm install $(npm pack'))
-  t.ok(install, 'and gives one line to install them from a checkout')
+  const install = setup?.find((l) => l.startsWith('npm install $(npm pack'))
+  t.ok(install, 'after installing them from a clone')
+  const version = packageJson(REPO).version
+  const releaseLine = `npm install ./wire-board-server-${version}.tgz ./wire-board-cli-${version}.tgz ./wire-board-client-${version}.tgz`
+  t.same(fromRelease, [releaseLine], 'or from the release tarballs of this version')
+  t.match(readFileSync(join(REPO, 'README.md'), 'utf8'), /not on the npm registry yet\*\*: `npm install @wire-board\/server` answers `E404`/, 'and says the registry does not have them yet')
 
   const home = mkdtempSync(join(tmpdir(), 'wire-install-'))
   t.teardown(() => rmSync(home, { recursive: true, force: true }))
@@ -56,6 +59,8 @@ t.test('the packed packages install from their tarballs and run, as the README s
   const tarballs = readdirSync(dir).filter((f) => f.endsWith('.tgz'))
   t.same(tarballs.sort(), ['wire-board-cli-0.1.0.tgz', 'wire-board-client-0.1.0.tgz', 'wire-board-server-0.1.0.tgz'], 'npm pack wrote the tarballs where it was told')
   t.same(readdirSync(REPO).filter((f) => f.endsWith('.tgz')), [], 'and none into the checkout')
+  const again = await sh(releaseLine, dir) // the release's line, on the same files the release workflow attaches
+  t.notMatch(again.err, /EBADENGINE|ERR!/, 'the release line installs the tarballs as written')
   const ignored = spawnSync('git', ['check-ignore', '-q', 'wire-board-server-0.1.0.tgz'], { cwd: REPO })
   t.equal(ignored.status, 0, 'a plain `npm pack` in the checkout writes a tarball git ignores')
 
@@ -68,7 +73,7 @@ t.test('the packed packages install from their tarballs and run, as the README s
   // the server's bin, as the README runs it: the embedded default in this directory, a free port
   const port = await freePort()
   const url = `http://localhost:${port}`
-  const board = await startProcess(t, 'npx', ['wire-server'], { ...env, SERVER_PORT: String(port), LOG_LEVEL: 'warn' }, /is live at/, 60_000, dir)
+  const board = await startProcess(t, 'npx', ['wire-server'], { ...env, SERVER_PORT: String(port), LOG_LEVEL: 'warn' }, /is live at/, 150_000, dir)
   t.match(board.output(), new RegExp(`is live at ${url} .*embedded PostgreSQL \\(PGlite\\) in \\./\\.wire`), 'wire-server runs the whole board on PGlite')
   t.match(board.output(), /npx @wire-board\/cli follow/, 'and, installed, names the command line by its package')
   const res = await fetch(`${url}/sw/signals`, {
@@ -90,6 +95,18 @@ t.test('the packed packages install from their tarballs and run, as the README s
   follower.signal('SIGINT')
   await follower.exited
 
+  // the README's client example, saved as the README says in this `npm init -y` project, run as it says
+  const example = readmeClientExample()
+  t.match(example, { file: /\S/, code: /from '@wire-board\/client'/ }, 'the README names the file its client example is saved as')
+  writeFileSync(join(dir, example.file), example.code)
+  const hello = await run('npx', ['wire', 'publish', '--tag', 'hello', 'for the readme example'], dir, cliEnv)
+  t.equal(hello.code, 0, 'a signal tagged hello')
+  const readmeFollower = await startProcess(t, 'node', [example.file], cliEnv, /for the readme example|Error/, 30_000, dir)
+  t.match(readmeFollower.output(), /broadcast \{.*"text":"for the readme example"/, `node ${example.file} follows the board`)
+  readmeFollower.signal('SIGINT')
+  t.equal((await readmeFollower.exited).code, 0, 'and stops on Ctrl-C')
+  t.match(readFileSync(join(dir, 'cursor.txt'), 'utf8'), /^\d+$/, 'keeping its cursor in cursor.txt')
+
   // the client, imported by an ES module under the oldest Node it claims; below the server's floor,
   // each bin stops with one line before anything else loads. Fails (never skips) without that Node.
   const claimed = /^>=\s*(\d+)/.exec(packageJson(PACKAGE_DIRS[1]!).engines?.node ?? '')?.[1]
@@ -102,7 +119,7 @@ t.test('the packed packages install from their tarballs and run, as the README s
     for (const bin of ['wire-server', 'wire']) {
       const refused = await run(OLD_NODE, [join(dir, 'node_modules/.bin', bin)], dir, cliEnv, 30_000)
       t.equal(refused.code, 1, `${bin} on Node ${old} exits 1`)
-      t.match(refused.err, new RegExp(`^${bin}: needs Node\\.js 22\\.12\\.0 or newer, and this is Node\\.js ${old.replace(/\./g, '\\.')} \\(.*\\)\\n$`), 'with one line')
+      t.match(refused.err, new RegExp(`^${bin}: needs Node\\.js 22\\.19\\.0 or newer, and this is Node\\.js ${old.replace(/\./g, '\\.')} \\(.*\\)\\n$`), 'with one line')
     }
   }
   board.signal('SIGINT')

@@ -9,16 +9,16 @@ import { nodeVersion, PACKAGE_DIRS, packageJson, REPO, run, userEnv } from './pa
 const OLD_NODE = '/usr/bin/node' // this machine's system Node (20)
 
 t.test('nodeTooOld compares versions, not strings', async (t) => {
-  t.equal(NODE_FLOOR, '22.12.0')
-  for (const v of ['22.12.0', '22.13.1', '23.0.0', '24.21.0', 'v30.1.2']) t.equal(nodeTooOld('wire', v), null, `${v} is new enough`)
-  for (const v of ['22.11.9', '22.9.0', '20.20.2', '18.0.0', 'v4.9.1'])
-    t.equal(nodeTooOld('wire', v), `wire: needs Node.js 22.12.0 or newer, and this is Node.js ${v} (see "Node.js and the toolchain" in the README)`, `${v} is refused`)
+  t.equal(NODE_FLOOR, '22.19.0')
+  for (const v of ['22.19.0', '22.23.3', '23.0.0', '24.21.0', 'v30.1.2']) t.equal(nodeTooOld('wire', v), null, `${v} is new enough`)
+  for (const v of ['22.18.9', '22.12.0', '22.9.0', '20.20.2', '18.0.0', 'v4.9.1'])
+    t.equal(nodeTooOld('wire', v), `wire: needs Node.js 22.19.0 or newer, and this is Node.js ${v} (see "Node.js and the toolchain" in the README)`, `${v} is refused`)
 })
 
 t.test('engines say what the code enforces, in every package', async (t) => {
   const [server, client, cli] = PACKAGE_DIRS.map(packageJson)
-  t.equal(server!.engines?.node, '>=22.12', 'the server declares the floor it checks')
-  t.equal(cli!.engines?.node, '>=22.12', 'so does the command line')
+  t.equal(server!.engines?.node, '>=22.19', 'the server declares the floor it checks')
+  t.equal(cli!.engines?.node, '>=22.19', 'so does the command line')
   t.equal(client!.engines?.node, '>=20', 'the client needs only fetch: Node 20 (run there by the install test)')
   t.equal(cli!.dependencies?.['@wire-board/server'], server!.version, 'the command line runs the server package of its own version')
   t.same([client!.version, cli!.version], [server!.version, server!.version], 'the three are released together')

@@ -17,6 +17,7 @@ export const packageJson = (dir: string) => JSON.parse(readFileSync(`${dir}/pack
   version: string
   bin?: Record<string, string>
   engines?: { node?: string }
+  publishConfig?: { access?: string }
   dependencies?: Record<string, string>
 }
 
@@ -27,6 +28,16 @@ export function readmeInstallBlocks(): string[][] {
   const end = section.indexOf('\n## ', 10)
   const blocks = [...section.slice(0, end).matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]!)
   return blocks.map((b) => b.split('\n').map((l) => l.replace(/\s+#.*$/, '').trim()).filter(Boolean))
+}
+
+/** The README's client example ("## Client and CLI"): its code, and the file name the README says to save it as. */
+export function readmeClientExample(): { file: string; code: string } {
+  const readme = readFileSync(projectPath('README.md'), 'utf8')
+  const section = readme.slice(readme.indexOf('## Client and CLI'))
+  const end = section.indexOf('\n## ', 10)
+  const code = /```js\n([\s\S]*?)```/.exec(section.slice(0, end))?.[1] ?? ''
+  const file = /save it as `([^`]+)`/.exec(section.slice(0, end))?.[1] ?? ''
+  return { file, code }
 }
 
 /**

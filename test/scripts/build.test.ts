@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process'
+import { execFileSync, spawnSync } from 'node:child_process'
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { createRequire } from 'node:module'
@@ -8,6 +8,9 @@ import { projectPath } from '../../libs/shared/paths.js'
 
 // scripts/build.mjs, which every `npm start*` runs first: it compiles when a source is newer than
 // the last build and does nothing otherwise. Run on a tiny project of its own (real tsc).
+
+// real tsc runs, four of them a test: minutes on a loaded machine
+t.setTimeout(400_000)
 
 function project(t: Test) {
   const dir = mkdtempSync(join(tmpdir(), 'wire-build-'))
@@ -53,6 +56,21 @@ t.test('builds once, skips while up to date, rebuilds after a change, a deletion
   const third = p.stampTime()
   p.build('--force')
   t.ok(p.stampTime() > third, '--force compiles although nothing changed')
+})
+
+t.test('a start that compiles says so on stderr, with how long it took; an up-to-date start and npm run build say nothing', async (t) => {
+  const p = project(t)
+  const stderr = (...args: string[]) => spawnSync(process.execPath, [join(p.dir, 'scripts/build.mjs'), ...args], { cwd: p.dir, encoding: 'utf8' }).stderr
+  t.match(stderr(), /^wire: compiling the TypeScript into dist\/ \(first start; 10-40 s\)…\nwire: compiled in \d+\.\d s\n$/, 'the first start')
+  t.equal(stderr(), '', 'up to date: silent')
+  writeFileSync(join(p.dir, 'apps/a.ts'), 'export const a: number = 3\n')
+  const future = new Date(p.stampTime() + 60_000)
+  utimesSync(join(p.dir, 'apps/a.ts'), future, future)
+  t.match(stderr(), /^wire: compiling the TypeScript into dist\/ \(a source changed; 10-40 s\)…\n/, 'after a change')
+  const past = new Date(p.stampTime() - 60_000)
+  utimesSync(join(p.dir, 'apps/a.ts'), past, past)
+  t.equal(stderr(), '', 'then silent again')
+  t.equal(stderr('--force'), '', 'npm run build (--force) prints only what tsc prints')
 })
 
 t.test('a compile error fails the build and keeps the stamp stale', async (t) => {

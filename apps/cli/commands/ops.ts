@@ -1,6 +1,7 @@
 import type { Command } from 'commander'
 import { formatUnsetForPublicHost, loadBoardFile, loadConfig, type Config } from '../../../libs/shared/config/index.js'
 import { migrate, pgliteDb, postgresDb, type Db } from '../../../libs/shared/db/index.js'
+import { databaseHint } from '../../../libs/shared/database-hint.js'
 import { UsageError, type Io } from '../io.js'
 
 /** Where the database is, without its password: `127.0.0.1:5432/wire`, or the embedded directory. */
@@ -44,7 +45,8 @@ export function opsCommands(io: Io): (program: Command) => void {
           const { applied } = await migrate(db, cfg.db.schema)
           io.out(applied.length ? `applied ${applied.join(', ')} to schema ${cfg.db.schema}` : `schema ${cfg.db.schema} is up to date`)
         } catch (err) {
-          throw new UsageError(`cannot migrate schema ${cfg.db.schema} of ${databaseName(cfg)}: ${causeText(err)}`)
+          const hint = cfg.db.kind === 'postgres' ? databaseHint(err, cfg.db.directUrl) : null
+          throw new UsageError(`cannot migrate schema ${cfg.db.schema} of ${databaseName(cfg)}: ${hint ?? causeText(err)}`)
         } finally {
           await db.close()
         }
@@ -57,7 +59,7 @@ export function opsCommands(io: Io): (program: Command) => void {
         const cfg = loadConfig(io.env)
         const file = loadBoardFile(cfg.boardFile)
         io.out(`configuration OK: ${describe(cfg)}`)
-        io.out(file ? `board file ${cfg.boardFile} OK${file.name ? ` (board "${file.name}")` : ''}` : `no board file at ${cfg.boardFile} (the board is named "main")`)
+        io.out(file ? `board file ${cfg.boardFile} OK${file.name ? ` (board "${file.name}")` : ''}` : `no board file at ${cfg.boardFile} (a new board is named "${cfg.boardName ?? 'main'}")`)
         for (const line of formatUnsetForPublicHost(cfg)) io.out(line) // a public name with ★ settings unset: named, still exit 0
       })
   }

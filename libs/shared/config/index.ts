@@ -33,10 +33,11 @@ const Env = z.object({
   WIRE_PG_SCHEMA: z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/, 'must be a lower-case SQL identifier').default('public'),
   WIRE_AUTO_MIGRATE: z.string().default('1').transform((v) => v.trim() !== '0'), // the spec: `0` disables, anything else migrates
   WIRE_CONFIG: z.string().min(1).default('./subwire.config.json'),
+  WIRE_BOARD_NAME: z.string().trim().min(1, 'must not be blank').max(128, 'must be at most 128 characters').optional(), // ours: names a new board when no board file does
   WIRE_DATA_DIR: z.string().min(1).default('./.wire'),
   WIRE_EMBEDDED_SHARED_BUFFERS_MB: int(1, 65_536, 16), // ours: the embedded database's shared_buffers, resident from its start (db/pglite.ts)
   WIRE_EMBEDDED_MALLOC_ARENAS: int(0, 64, 1), // ours: MALLOC_ARENA_MAX the embedded single process runs itself with (0: glibc's default; MALLOC_ARENA_MAX's own wins)
-  WIRE_EMBEDDED_WASM_OPTIMIZE: flag('1'), // ours: 0 runs the embedded single process with V8's baseline WebAssembly compiler only (--liftoff-only): no start-up peak, slower scans
+  WIRE_EMBEDDED_WASM_OPTIMIZE: flag('0'), // ours: 1 lets V8 optimise the embedded database's WebAssembly (TurboFan): faster scans, a 0.7 GB start-up peak; 0 (default) runs the embedded single process with the baseline compiler only (--liftoff-only)
   SERVER_PORT: int(0, 65535, 4000),
   SERVER_HOST: z.string().min(1).default('0.0.0.0'),
   PUBLIC_WIRE_HOST: z.string().trim().regex(/^[A-Za-z0-9.-]+(:\d{1,5})?$/, 'must be host or host:port').optional(),
@@ -61,7 +62,7 @@ const Env = z.object({
   READER_TAIL_MAX_BYTES: int(1_048_576, 17_179_869_184, 67_108_864), // ours: the tail's bound in (estimated) bytes, besides its entries
   READER_CHUNK_CACHE_MAX_BYTES: int(0, 17_179_869_184, 50_331_648), // ours: the chunk cache's bound in (estimated) bytes (0: off)
   READER_SEMI_SPACE_MB: int(0, 1024, 4), // ours: V8's --max-semi-space-size a reader runs itself with (0: node's default; NODE_OPTIONS' own wins)
-  IDLE_GC_INTERVAL_MS: int(0, 86_400_000, 10_000), // ours: at most one memory-reducing GC per this when a read side goes quiet after its RSS grew (0: never; libs/shared/idle-gc.ts)
+  IDLE_GC_INTERVAL_MS: int(0, 86_400_000, 10_000), // ours: at most one memory-reducing GC per this when a read side goes quiet after its RSS grew (0: never; libs/shared/runtime/idle-gc.ts)
   IDLE_GC_RSS_BUDGET_MB: int(0, 1_048_576, 200), // ours: over this RSS the idle GC may run 2 s after the last one instead of IDLE_GC_INTERVAL_MS (0: no budget)
   READER_MAX_WAITERS: int(0, 10_000_000, 20_000), // ours: waiting long-polls per process (each read side); past it 503 at once (0: no cap)
   READ_DB_CONCURRENCY_MAX: int(0, 10_000, 16), // ours: first pages read from the database at once per read side (as many more wait; past that 503); 0: no gate
@@ -204,6 +205,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     agents: { allowedHosts: parseHostNames(e.AGENTS_ALLOWED_HOSTS) },
     aggregatorUrl: e.AGGREGATOR_URL?.replace(/\/+$/, ''),
     boardFile: e.WIRE_CONFIG,
+    boardName: e.WIRE_BOARD_NAME,
     autoMigrate: e.WIRE_AUTO_MIGRATE,
     db: e.DATABASE_URL
       ? ({

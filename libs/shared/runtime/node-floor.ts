@@ -1,9 +1,13 @@
 /**
- * The oldest Node.js the server and the command line run on: pg-boss 12 and commander 15 need
- * 22.12 (require() of ES modules). `engines` in package.json and cli/package.json say the same
- * (test/packages checks). The client library has its own, lower floor (client/package.json).
+ * The oldest Node.js the server and the command line run on: the highest `engines` floor among
+ * the server's dependencies. undici 8 (the aggregator's HTTP client) declares 22.19 and calls
+ * `zlib.createZstdDecompress` (22.15) when it loads: on 22.12 `wire-server --role aggregator` died
+ * at start. OpenTelemetry 3 declares 22.15; pg-boss 12 and commander 15 22.12 (require() of ES
+ * modules). `engines` in package.json and cli/package.json say the same, and the package tests
+ * install and run the packed packages on this very version (test/packages/floor.test.ts). The
+ * client library has its own, lower floor (client/package.json).
  */
-export const NODE_FLOOR = '22.12.0'
+export const NODE_FLOOR = '22.19.0'
 
 const parts = (v: string) => v.replace(/^v/, '').split('.').map((n) => Number.parseInt(n, 10) || 0)
 

@@ -44,7 +44,7 @@ export interface RunAgainOptions {
  * Runs this process again with what it lacks of `opts`: the semi-space flag unless its size is 0
  * or the operator chose one already, the baseline-only flag when asked, MALLOC_ARENA_MAX unless 0
  * or already in the environment. With
- * nothing lacking, or without `process.execve` (Node older than 22.15, Windows), it returns and the
+ * nothing lacking, or without `process.execve` (Windows), it returns and the
  * process goes on as it is. Call it before loading what the role needs.
  */
 export function runAgainWith(opts: RunAgainOptions): void {

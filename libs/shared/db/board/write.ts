@@ -8,7 +8,7 @@ export interface BoardPatch {
   allowedSignalTypes?: string[] | null
 }
 
-/** The board file (WIRE_CONFIG), validated. */
+/** The board file (WIRE_CONFIG), validated; its name, else WIRE_BOARD_NAME. */
 export interface BoardSeed {
   name?: string
   description?: string
@@ -29,7 +29,8 @@ export function boardWriter(db: Queryable, s: Ident) {
       if (p.description !== undefined) set('description', p.description)
       if (p.allowedSignalTypes !== undefined) set('allowed_signal_types', p.allowedSignalTypes)
       if (!sets.length) return
-      await db.query(`update ${s}.board set ${sets.join(', ')}, updated_at = now()`, values)
+      // the admin's metadata is the board's: a board file or WIRE_BOARD_NAME seeds only a board never named
+      await db.query(`update ${s}.board set ${sets.join(', ')}, seeded_at = coalesce(seeded_at, now()), updated_at = now()`, values)
     },
     /** Adds a rule; an existing identical pair is returned as it is (`created: false`). */
     async addRule(ruleType: 'allow' | 'deny', identityId: string): Promise<{ rule: Rule; created: boolean }> {

@@ -1,0 +1,45 @@
+import { spawn } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { projectPath } from '../libs/shared/paths.js'
+import { freePort } from './lib/procs.js'
+
+// node dist/bench/embedded-peak.js: the embedded single process's peak RSS when it starts, first
+// start (a fresh data directory: initdb) then a second start on it, for each value of
+// WIRE_EMBEDDED_WASM_OPTIMIZE (BENCH_PEAK_SETTINGS, default "0,1"), alternating, BENCH_PEAK_ROUNDS (2)
+// rounds. Peak: the creation's own line on a first start (the process creates the database, then runs
+// itself again), VmHWM of the serving process 3 s after it is live; rest: VmRSS then.
+
+const SETTINGS = (process.env.BENCH_PEAK_SETTINGS ?? '0,1').split(',')
+const ROUNDS = Number(process.env.BENCH_PEAK_ROUNDS ?? 2)
+const status = (pid: number, k: string) => Number(new RegExp(`^${k}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) / 1024
+
+async function start(dir: string, optimize: string): Promise<string> {
+  const env: Record<string, string | undefined> = { ...process.env, WIRE_DATA_DIR: dir, SERVER_PORT: String(await freePort()), LOG_LEVEL: 'warn', WIRE_CONFIG: '/nonexistent', WIRE_EMBEDDED_WASM_OPTIMIZE: optimize }
+  delete env.DATABASE_URL
+  delete env.REDIS_URL
+  const t0 = Date.now()
+  const p = spawn(projectPath('node_modules/.bin/node'), [projectPath('dist/apps/server/main.js')], { env: env as NodeJS.ProcessEnv, stdio: ['ignore', 'pipe', 'pipe'] })
+  let out = ''
+  p.stderr.on('data', (d) => (out += d))
+  await new Promise<void>((res) => p.stdout.on('data', (d) => ((out += d), out.includes('is live at') && res())))
+  const live = Date.now() - t0
+  await new Promise((r) => setTimeout(r, 3000))
+  const [hwm, rss] = [status(p.pid!, 'VmHWM'), status(p.pid!, 'VmRSS')]
+  p.kill('SIGTERM')
+  await new Promise((r) => p.on('exit', r))
+  const created = /peak RSS (\d+) MiB/.exec(out)?.[1]
+  return `${created ? `creating ${created} MiB, then ` : ''}peak ${hwm.toFixed(0)} MiB, rest ${rss.toFixed(0)} MiB, live after ${(live / 1000).toFixed(1)} s`
+}
+
+for (let round = 1; round <= ROUNDS; round++)
+  for (const optimize of SETTINGS) {
+    const dir = mkdtempSync(join(tmpdir(), 'wire-peak-'))
+    try {
+      process.stdout.write(`round ${round} WIRE_EMBEDDED_WASM_OPTIMIZE=${optimize} first:  ${await start(dir, optimize)}\n`)
+      process.stdout.write(`round ${round} WIRE_EMBEDDED_WASM_OPTIMIZE=${optimize} second: ${await start(dir, optimize)}\n`)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }
