@@ -1,6 +1,6 @@
 import pg from 'pg'
 import { WireClient, WireError, type EmittedSignal, type FetchLike } from '../../../client/src/index.js'
-import { LIMITS } from '../../../libs/shared/domain/wire-types.js'
+import { LIMITS } from '../../../libs/shared/domain/index.js'
 import type { Logger } from '../../../libs/shared/log/index.js'
 import { refusedSignals } from '../metrics.js'
 import type { RegisteredBoard, RegistryStore } from '../registry/store.js'

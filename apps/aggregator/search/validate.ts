@@ -1,5 +1,5 @@
-import { EMITTED_SIGNAL_FIELDS, LIMITS, type EmittedSignal } from '../../../libs/shared/domain/wire-types.js'
-import { isSignalId } from '../../../libs/shared/domain/sw-uri.js'
+import { EMITTED_SIGNAL_FIELDS, LIMITS, type EmittedSignal } from '../../../libs/shared/domain/index.js'
+import { isSignalId } from '../../../libs/shared/domain/index.js'
 
 /** Why a followed signal was not indexed (counted by reason, never its content). */
 export type Rejection = 'shape' | 'id' | 'uri' | 'payload' | 'ttl' | 'time' | 'tags'

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { z } from 'zod'
 import { adminGuard, bearerToken } from '../../../libs/shared/auth/index.js'
-import { cleanName } from '../../../libs/shared/auth/network.js'
+import { cleanName } from '../../../libs/shared/auth/index.js'
 import { WireError } from '../../../libs/shared/domain/index.js'
 import { callerOf, parseJsonBody } from '../../../libs/shared/http/index.js'
 import type { Callers } from '../callers.js'

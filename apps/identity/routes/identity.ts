@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
-import { cleanName } from '../../../libs/shared/auth/network.js'
+import { cleanName } from '../../../libs/shared/auth/index.js'
 import { invalid } from '../../../libs/shared/domain/index.js'
 import { DOOR, callerOf, parseJsonBody } from '../../../libs/shared/http/index.js'
 import type { Callers } from '../callers.js'
