@@ -13,7 +13,7 @@ import { until } from '../helpers/wait.js'
 t.test('the agents app alone serves MCP reads and long-polls, woken by a writer elsewhere', async (t) => {
   await assertServicesUp()
   const schema = uniqueSchema()
-  const cfg = loadConfig({ DATABASE_URL: TEST_DATABASE_URL, REDIS_URL: TEST_REDIS_URL, WIRE_PG_SCHEMA: schema, WIRE_CONFIG: '/nonexistent', LOG_LEVEL: 'silent', SHED_EVENT_LOOP_DELAY_MS: '0' })
+  const cfg = loadConfig({ DATABASE_URL: TEST_DATABASE_URL, REDIS_URL: TEST_REDIS_URL, WIRE_PG_SCHEMA: schema, WIRE_CONFIG: '/nonexistent/subwire.config.json', LOG_LEVEL: 'silent', SHED_EVENT_LOOP_DELAY_MS: '0' })
   const writer = await startWriter(cfg, createLogger('writer', 'silent')) // migrates the schema
   const agents = await startAgents(cfg, createLogger('agents', 'silent'))
   t.teardown(async () => {
