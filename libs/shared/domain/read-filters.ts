@@ -154,8 +154,14 @@ export function parseFilter(raw: Raw, ctx: ParseContext): ReadFilter {
 }
 
 /** True when no field narrows the read. */
-/** Whether the chunk cache can answer a read with filter `f`: no filter it cannot apply is set. */
-export const chunksServe = (f: ReadFilter) => READ_FILTERS.every((field) => field.sources.chunks || !(field.set as (v: unknown) => boolean)(f[field.key]))
+/** The filters the chunk cache cannot apply (from the table, once). */
+const NOT_IN_CHUNKS: ReadonlyArray<FilterField> = READ_FILTERS.filter((field) => !field.sources.chunks)
+
+/** Whether the chunk cache can answer a read with filter `f`: no filter it cannot apply is set (a plain loop: it runs on every newest-page read). */
+export function chunksServe(f: ReadFilter): boolean {
+  for (const field of NOT_IN_CHUNKS) if ((field.set as (v: unknown) => boolean)(f[field.key])) return false
+  return true
+}
 export const unfiltered = (f: ReadFilter) => READ_FILTERS.every((field) => !(field.set as (v: unknown) => boolean)(f[field.key]))
 
 /** The filter as one string: reads with equal keys select the same signals (the waiters group by it). */
