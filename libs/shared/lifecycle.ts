@@ -7,8 +7,11 @@ import { exitIfNodeTooOld } from './runtime/index.js'
  * timer forces exit 1; otherwise the event loop drains and the exit code is 0. `databaseUrl`
  * (DATABASE_URL) lets a start that failed on it say so in one line.
  */
+/** How long a stopping process lets its work end before it exits anyway (Kubernetes' and systemd's grace must be longer). */
+export const SHUTDOWN_GRACE_MS = 30_000
+
 export async function runUntilSignal(log: Logger, start: () => Promise<() => Promise<void>>, opts: { graceMs?: number; databaseUrl?: string } = {}) {
-  const graceMs = opts.graceMs ?? 30_000
+  const graceMs = opts.graceMs ?? SHUTDOWN_GRACE_MS
   exitIfNodeTooOld('wire') // `node dist/apps/<role>/main.js` run by hand; `wire-server` checked before loading anything
   const first = new Promise<NodeJS.Signals>((r) => {
     process.once('SIGTERM', r)

@@ -7,6 +7,7 @@ import { imageUser } from './dockerfile.js'
 import { render } from './render.js'
 import { containerEnv, roleOf } from './roles.js'
 import { BASE_DIR, byKind, containersOf, EXAMPLES_DIR, find, LARGE_DIR, loadYaml, OVERLAY_DIR, selects, settingNames, type Resource } from './support.js'
+import { SHUTDOWN_GRACE_MS } from '../../libs/shared/lifecycle.js'
 
 // Cross-references inside the manifests and between the manifests and the code: settings, ports,
 // labels, backends, secrets, shutdown timing, security. (Paths are checked against the running
@@ -121,7 +122,7 @@ t.test('roles, image and migrations', async (t) => {
   t.equal(cfg('wire-writer').autoMigrate, true, 'writers migrate (under an advisory lock)')
   // readers, agents and sweepers never migrate whatever WIRE_AUTO_MIGRATE says: their start functions open no migration
   for (const role of ['reader', 'agents', 'sweeper']) t.notMatch(readFileSync(projectPath(`apps/${role}/app.ts`), 'utf8'), /migrate:/, `apps/${role}/app.ts never migrates`)
-  t.match(readFileSync(projectPath('apps/writer/app.ts'), 'utf8'), /migrate: cfg\.autoMigrate/, 'the writer migrates as WIRE_AUTO_MIGRATE says')
+  t.match(readFileSync(projectPath('libs/shared/context/index.ts'), 'utf8'), /migrate: roles\.has\('writer'\) && cfg\.autoMigrate/, 'the writer migrates as WIRE_AUTO_MIGRATE says (the root)')
   const readerEnv = containersOf(find(rs, 'Deployment', 'wire-reader'))[0].env
   t.match(readerEnv, [{ name: 'DATABASE_REPLICA_URL', valueFrom: { secretKeyRef: { key: 'DATABASE_REPLICA_URL' } } }], 'readers read from the replica')
   const agentsEnv = containersOf(find(rs, 'Deployment', 'wire-agents'))[0].env
@@ -144,8 +145,7 @@ t.test('secrets come from the Secret, and the example holds only placeholders', 
 })
 
 t.test('shutdown: endpoints drain first, and Kubernetes waits longer than Wire does', async (t) => {
-  const lifecycle = readFileSync(projectPath('libs/shared/lifecycle.ts'), 'utf8')
-  const graceMs = Number(/graceMs = ([\d_]+)/.exec(lifecycle)?.[1]?.replaceAll('_', ''))
+  const graceMs = SHUTDOWN_GRACE_MS
   t.ok(graceMs >= 10_000, `Wire's own shutdown grace: ${graceMs} ms (libs/shared/lifecycle.ts)`)
   for (const d of byKind(render(BASE_DIR), 'Deployment')) {
     const spec = d.spec.template.spec

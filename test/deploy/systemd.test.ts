@@ -10,6 +10,7 @@ import { readNginx } from './nginx.js'
 import { render } from './render.js'
 import { roleOf } from './roles.js'
 import { BASE_DIR, byKind, containersOf, settingNames } from './support.js'
+import { SHUTDOWN_GRACE_MS } from '../../libs/shared/lifecycle.js'
 
 // deploy/systemd: every unit passes `systemd-analyze verify` with no warning and rates "OK" or
 // better in `systemd-analyze security`; each runs a role the manifests run, on the port nginx's
@@ -61,8 +62,7 @@ t.test('systemd-analyze security: every service is hardened ("OK" or better)', a
 })
 
 t.test('each unit runs a role of the manifests, as nginx expects, and stops gracefully', async (t) => {
-  const lifecycle = readFileSync(projectPath('libs/shared/lifecycle.ts'), 'utf8')
-  const graceS = Number(/graceMs = ([\d_]+)/.exec(lifecycle)?.[1]?.replaceAll('_', '')) / 1000
+  const graceS = SHUTDOWN_GRACE_MS / 1000
   const maxConnections = loadConfig({}).http.maxConnections
   const manifestRoles = new Set(byKind(render(BASE_DIR), 'Deployment').map((d) => roleOf(containersOf(d)[0])))
   const upstreamPorts = (file: string, name: string) =>
