@@ -144,7 +144,17 @@ t.test('the viewer on a board of 137 signals', async (t) => {
     await page.locator('#feed-older').click()
     await page.locator('#feed-older-note', { hasText: 'are here' }).waitFor({ timeout: 10_000 })
     const rows = page.locator('#origins-list li')
-    await page.waitForFunction("document.querySelectorAll('#origins-list li').length === 3", null, { timeout: 5000 })
+    // a function, not a string: the page's CSP forbids eval; and the panel caught up with every card, not just three rows
+    await page.waitForFunction(
+      () => {
+        const doc = (globalThis as any).document // runs in the page (this file has no DOM types)
+        const rows: any[] = [...doc.querySelectorAll('#origins-list li')]
+        const sum = rows.reduce((n: number, e: any) => n + Number(e.querySelector('.origin-count')?.textContent ?? 0), 0)
+        return rows.length === 3 && sum === doc.querySelectorAll('#feed-list article').length
+      },
+      null,
+      { timeout: 10_000 },
+    )
     const held = await page.locator('#feed-list article').evaluateAll((els) => els.length)
     const shown = await rows.evaluateAll((els) => els.map((e) => [e.getAttribute('data-origin'), Number(e.querySelector('.origin-count')!.textContent)] as const))
     const counted = await page.locator('#feed-list article').evaluateAll((els) => {
@@ -162,7 +172,7 @@ t.test('the viewer on a board of 137 signals', async (t) => {
     const busiest = shown[0]![0]!
     await rows.first().locator('button').click()
     await page.waitForURL(new RegExp(`[?&]origin=${busiest}`), { timeout: 5000 })
-    await page.waitForFunction("document.querySelectorAll('#origins-list li').length === 1", null, { timeout: 5000 })
+    await page.waitForFunction(() => (globalThis as any).document.querySelectorAll('#origins-list li').length === 1, null, { timeout: 10_000 })
     t.equal(await page.locator('#feed-list article .origin button').evaluateAll((els, o) => els.every((e) => e.getAttribute('data-value') === o), busiest), true, 'the feed shows only that origin')
     t.same(problems, [])
   })
