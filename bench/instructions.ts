@@ -1,7 +1,6 @@
 import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs'
 import { cpus, loadavg } from 'node:os'
 import { setTimeout as sleep } from 'node:timers/promises'
-import pg from 'pg'
 import { bossSchemaName } from '../libs/shared/db/index.js'
 import { projectPath } from '../libs/shared/paths.js'
 import { startUnderCallgrind, type CallgrindProc } from './lib/callgrind.js'
@@ -9,6 +8,7 @@ import { getLoop, publishRounds } from './lib/fixed-load.js'
 import { round } from './lib/load.js'
 import { holdPollers } from './lib/pollers.js'
 import { metric } from './lib/procs.js'
+import { sqlOn } from './lib/sql.js'
 
 // npm run bench:instructions: the instructions the server process executes per operation, counted by
 // valgrind's callgrind (the same count twice whatever else the machine runs, unlike its seconds).
@@ -25,6 +25,7 @@ import { metric } from './lib/procs.js'
 // for `callgrind_annotate` (docs/benchmarks.md, "Instructions per operation").
 
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test'
+const sql = sqlOn(DATABASE_URL)
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'
 const num = (name: string, d: number) => Number(process.env[name] ?? d)
 const PUBLISHES = num('BENCH_PUBLISHES', 1024)
@@ -179,15 +180,6 @@ async function fanOut(p: CallgrindProc, idlePerSecond: number, tag: string): Pro
   }
 }
 
-async function sql(text: string) {
-  const c = new pg.Client({ connectionString: DATABASE_URL })
-  await c.connect()
-  try {
-    await c.query(text)
-  } finally {
-    await c.end()
-  }
-}
 
 const fmt = (n: number) => n.toLocaleString('en-US')
 

@@ -1,6 +1,5 @@
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { cpus, loadavg, totalmem } from 'node:os'
-import pg from 'pg'
 import { bossSchemaName } from '../libs/shared/db/index.js'
 import { projectPath } from '../libs/shared/paths.js'
 import { fanOut, type FanOutResult } from './lib/fan-out.js'
@@ -9,6 +8,7 @@ import { round } from './lib/load.js'
 import { metric, startRole, type RoleProc } from './lib/procs.js'
 import { steadyFanOut, TRACK_KEY, type SteadyResult } from './lib/steady.js'
 import { wrk, type WrkResult } from './lib/wrk.js'
+import { sqlOn } from './lib/sql.js'
 
 // npm run bench: writers and readers of the built code on this machine's PostgreSQL and Redis, loaded by
 // clients cheaper than the server (wrk; bench/lib/pollers.ts for long-polls). Every figure comes with
@@ -34,6 +34,7 @@ import { wrk, type WrkResult } from './lib/wrk.js'
 // single process (npm start's shape, writer and reader at once) instead of a writer and BENCH_READERS readers.
 
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test'
+const sql = sqlOn(DATABASE_URL)
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8)
 const POLLERS = (process.env.BENCH_POLLERS ?? '5000,20000').split(',').map(Number)
@@ -151,15 +152,6 @@ async function steady(build: string | undefined, n: number): Promise<SteadyResul
   }
 }
 
-async function sql(text: string) {
-  const c = new pg.Client({ connectionString: DATABASE_URL })
-  await c.connect()
-  try {
-    await c.query(text)
-  } finally {
-    await c.end()
-  }
-}
 
 async function main() {
   const started = new Date().toISOString()
