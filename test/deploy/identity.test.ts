@@ -5,9 +5,8 @@ import { loadConfig } from '../../libs/shared/config/index.js'
 import { createLogger } from '../../libs/shared/log/index.js'
 import { assertServicesUp, dropSchema, uniqueSchema } from '../helpers/services.js'
 import { render } from './render.js'
-import { containerEnv, roleOf } from './roles.js'
-import { containersOf, find, K8S_DIR, selects, settingNames } from './support.js'
-import { schemaErrors, unknownFieldErrors } from './validate.js'
+import { containerEnv, standaloneRoleLinesUp } from './roles.js'
+import { K8S_DIR } from './support.js'
 
 // deploy/k8s/identity: its Deployment, Service, HPA and PDB validate, line up with each other and
 // with the code, and the identity network started with the environment they give answers its probes.
@@ -16,27 +15,10 @@ const DIR = join(K8S_DIR, 'identity')
 const rs = render(DIR)
 const DEPLOYMENT = 'wire-identity'
 
-t.test('every object validates against its schema, with no unknown field', async (t) => {
-  t.same(rs.flatMap((o) => schemaErrors(o).map((e) => `${o.kind}/${o.metadata.name}: ${e}`)), [], `${rs.length} objects valid`)
-  t.same(unknownFieldErrors(rs.map((obj) => ({ label: `${obj.kind}/${obj.metadata.name}`, obj }))), [])
-  t.same(rs.map((o) => o.kind).sort(), ['ConfigMap', 'Deployment', 'HorizontalPodAutoscaler', 'PodDisruptionBudget', 'Service'])
-})
+const linesUp = standaloneRoleLinesUp(t, rs, DEPLOYMENT, 'identity')
 
 t.test('selectors, ports, settings, probes, secrets and security line up', async (t) => {
-  const d = find(rs, 'Deployment', DEPLOYMENT)
-  const [c] = containersOf(d)
-  t.equal(roleOf(c), 'identity', 'runs dist/apps/identity/main.js')
-  const pods = d.spec.template.metadata.labels
-  t.ok(selects(d.spec.selector.matchLabels, pods), 'the selector matches its pods')
-  t.ok(selects(find(rs, 'Service', DEPLOYMENT).spec.selector, pods), 'the Service selects them')
-  t.ok(selects(find(rs, 'PodDisruptionBudget', DEPLOYMENT).spec.selector.matchLabels, pods), 'the PDB covers them')
-  const hpa = find(rs, 'HorizontalPodAutoscaler', DEPLOYMENT).spec
-  t.match(hpa.scaleTargetRef, { kind: 'Deployment', name: DEPLOYMENT })
-  t.equal(d.spec.replicas, undefined, 'no replicas field for a re-apply to reset')
-  t.ok(hpa.minReplicas >= 2, 'two at least')
-  const env = containerEnv(rs, DEPLOYMENT)
-  const known = new Set(settingNames())
-  t.same(Object.keys(env).filter((k) => !known.has(k)), [], 'every variable is a real setting')
+  const { d, c, env } = linesUp(t)
   const secrets = (c.env ?? []).filter((e: { valueFrom?: unknown }) => e.valueFrom).map((e: { name: string }) => e.name).sort()
   t.same(secrets, ['DATABASE_URL', 'IDENTITY_SECRET', 'SERVER_ADMIN_TOKEN'], 'the server key comes from a Secret, the same in every replica')
   const cfg = loadConfig(env)

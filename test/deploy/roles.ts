@@ -9,7 +9,8 @@ import { startWriter } from '../../apps/writer/app.js'
 import { loadConfig, type Config } from '../../libs/shared/config/index.js'
 import { createLogger } from '../../libs/shared/log/index.js'
 import { assertServicesUp, dropSchema, TEST_DATABASE_URL, TEST_REDIS_URL, uniqueSchema } from '../helpers/services.js'
-import { containersOf, find, type Resource } from './support.js'
+import { containersOf, find, selects, settingNames, type Resource } from './support.js'
+import { schemaErrors, unknownFieldErrors } from './validate.js'
 
 export type Role = 'writer' | 'reader' | 'agents' | 'sweeper' | 'aggregator' | 'identity'
 
@@ -74,4 +75,34 @@ export async function deploySchema(t: Test): Promise<string> {
   const schema = uniqueSchema('deploy')
   t.teardown(() => dropSchema(schema))
   return schema
+}
+
+/**
+ * A role deployed on its own (the aggregator, the identity network): its objects validate with no
+ * unknown field and are the five it needs, and its Deployment, Service, PDB and HPA line up, with
+ * only real settings in its environment. Returns what the role's own checks go on with.
+ */
+export function standaloneRoleLinesUp(t: Test, rs: Resource[], deployment: string, role: Role) {
+  t.test('every object validates against its schema, with no unknown field', async (t) => {
+    t.same(rs.flatMap((o) => schemaErrors(o).map((e) => `${o.kind}/${o.metadata.name}: ${e}`)), [], `${rs.length} objects valid`)
+    t.same(unknownFieldErrors(rs.map((obj) => ({ label: `${obj.kind}/${obj.metadata.name}`, obj }))), [])
+    t.same(rs.map((o) => o.kind).sort(), ['ConfigMap', 'Deployment', 'HorizontalPodAutoscaler', 'PodDisruptionBudget', 'Service'])
+  })
+  return (t: Test) => {
+    const d = find(rs, 'Deployment', deployment)
+    const [c] = containersOf(d)
+    t.equal(roleOf(c), role, `runs dist/apps/${role}/main.js`)
+    const pods = d.spec.template.metadata.labels
+    t.ok(selects(d.spec.selector.matchLabels, pods), 'the selector matches its pods')
+    t.ok(selects(find(rs, 'Service', deployment).spec.selector, pods), 'the Service selects them')
+    t.ok(selects(find(rs, 'PodDisruptionBudget', deployment).spec.selector.matchLabels, pods), 'the PDB covers them')
+    const hpa = find(rs, 'HorizontalPodAutoscaler', deployment).spec
+    t.match(hpa.scaleTargetRef, { kind: 'Deployment', name: deployment })
+    t.equal(d.spec.replicas, undefined, 'no replicas field for a re-apply to reset')
+    t.ok(hpa.minReplicas >= 2, 'two at least')
+    const env = containerEnv(rs, deployment)
+    const known = new Set(settingNames())
+    t.same(Object.keys(env).filter((k) => !known.has(k)), [], 'every variable is a real setting')
+    return { d, c, env }
+  }
 }
