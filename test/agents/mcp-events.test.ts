@@ -134,6 +134,10 @@ t.test('MCP Events at /mcp', async (t) => {
       t.equal(r.json?.error?.code, code, `${what}: ${code}`)
       t.match(r.json?.error?.message, says, `${what}: the message says what`)
     }
+    for (const method of ['events/stream', 'events/subscribe']) {
+      const r = await post(`${url}/mcp`, JSON.stringify({ jsonrpc: '2.0', id: 9, method, params: { name: EVENT } }), { accept: 'application/json, text/event-stream' })
+      t.equal(r.json?.error?.code, -32601, `${method}: push and webhook delivery are not offered`)
+    }
     t.same((await poll(client, { name: EVENT, cursor: null })).events, [], 'and polls still answer')
   })
 })
@@ -162,4 +166,18 @@ t.test('truncated: the board no longer keeps what lay after the cursor', async (
   t.match(await poll(client, { name: EVENT, cursor: '1' }), { cursor: '8', truncated: true }, 'purged: still a gap')
   t.match(await poll(client, { name: EVENT, cursor: '6' }), { cursor: '8', truncated: false })
   t.match(await poll(client, { name: EVENT, cursor: '8' }), { events: [], truncated: false }, 'at the head: nothing to lose')
+})
+
+t.test("a long-poll past the address's slots is refused with ResourceExhausted (-32013), never held", async (t) => {
+  const { s, url } = await startListening(t, { env: { LONG_POLLS_PER_ADDRESS_MAX: '1' } })
+  const client = await connect(t, url)
+  const from = (await poll(client, { name: EVENT, cursor: null })).cursor
+  const waiting = poll(client, { name: EVENT, cursor: from, waitMs: 4000 })
+  await until(() => s.reader.readSide.feed.waiting === 1, 5000, 'the first poll to wait')
+  const r = await post(`${url}/mcp`, JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'events/poll', params: { name: EVENT, cursor: from, waitMs: 4000 } }), { accept: 'application/json, text/event-stream' })
+  t.equal(r.json?.error?.code, -32013)
+  t.match(r.json?.error?.data, { code: 'rate_limited', retryAfter: Number })
+  t.same((await poll(client, { name: EVENT, cursor: from })).events, [], 'a poll that does not wait takes no slot')
+  const pub = (await s.publish({ $type: 'broadcast', text: 'release' })).json()
+  t.same((await waiting).events.map((e) => e.eventId), [pub.signal.id], 'the waiting poll is answered')
 })
