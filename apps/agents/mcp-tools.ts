@@ -4,6 +4,7 @@ import { z } from 'zod'
 import { errorBody, logFailure, toWireError } from '../../libs/shared/http/index.js'
 import { publishAnswer, publishSignal } from '../../libs/shared/publish/index.js'
 import { boardInfo } from './board-info.js'
+import { registerEvents } from './mcp-events.js'
 import { readPage, SERVER_VERSION, type AgentCaller } from './deps.js'
 import { fieldsArg, OUTPUT, parseFields, shapeAnswer } from './model-read.js'
 import { readArgsShape, toReadQuery } from './read-args.js'
@@ -172,6 +173,7 @@ export function createMcpServer(deps: AgentsContext, caller: AgentCaller): McpSe
   // @NOTE stateless: no session outlives this request, so no tools/list_changed can ever reach a
   // client. The SDK advertises listChanged: true once a tool is registered; say what is true.
   server.server.registerCapabilities({ tools: { listChanged: false } })
+  registerEvents(server, deps, caller, MCP_MAX_WAIT)
   return server
 }
 

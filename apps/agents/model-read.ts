@@ -62,7 +62,7 @@ export function shapeAnswer(text: string, fields: Fields): string {
   return JSON.stringify(answer)
 }
 
-function shapeSignal(s: Record<string, unknown>, fields: Fields): Record<string, unknown> {
+export function shapeSignal(s: Record<string, unknown>, fields: Fields): Record<string, unknown> {
   if (fields.kind === 'pick') return Object.fromEntries(fields.names.map((f) => [f, s[f]]))
   const out: Record<string, unknown> = {}
   for (const [k, v] of Object.entries(s)) {

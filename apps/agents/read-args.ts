@@ -10,6 +10,11 @@ const TYPED: Record<FilterKind, () => z.ZodType> = {
   flag: () => z.boolean(),
 }
 
+/** Every read filter from the domain's table (READ_FILTERS) as typed JSON: the events binding's arguments (mcp-events.ts) and part of every read's. */
+export const filterArgsShape: Record<string, z.ZodType> = Object.fromEntries(
+  READ_FILTERS.map((f) => [f.param, TYPED[f.kind]().optional().describe(f.description)]),
+)
+
 /**
  * GET /sw/signals' query parameters as typed JSON, for the MCP tool read_signals and the A2A skill
  * read-signals: the paging parameters here, every filter from the domain's table (READ_FILTERS).
@@ -32,7 +37,7 @@ export const readArgsShape: Record<string, z.ZodType> = {
         'With cursor, this is how to wait for a reply in one call.',
     ),
   limit: z.number().int().min(1).optional().describe(`Page size, 1 to 100 (default ${MODEL_PAGE}; larger values are clamped to 100).`),
-  ...Object.fromEntries(READ_FILTERS.map((f) => [f.param, TYPED[f.kind]().optional().describe(f.description)])),
+  ...filterArgsShape,
   fields: fieldsArg,
 }
 

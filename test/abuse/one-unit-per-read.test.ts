@@ -33,6 +33,7 @@ t.test('a read spends one unit of the request budget on every surface', async (t
       return { status: r.status, body: await r.text() }
     }],
     ['MCP read_signals', (ip) => app.inject({ method: 'POST', url: '/mcp', remoteAddress: ip, headers: mcpHeaders, payload: rpc('tools/call', { name: 'read_signals', arguments: { limit: 1 } }) }).then((r) => ({ status: r.statusCode, body: r.body }))],
+    ['MCP events/poll (the Events extension)', (ip) => app.inject({ method: 'POST', url: '/mcp', remoteAddress: ip, headers: mcpHeaders, payload: rpc('events/poll', { name: 'signal.published', cursor: '0', maxEvents: 1 }) }).then((r) => ({ status: r.statusCode, body: r.body }))],
     ['A2A read-signals', (ip) => app.inject({ method: 'POST', url: '/a2a', remoteAddress: ip, headers: { 'content-type': 'application/json' }, payload: a2aRead }).then((r) => ({ status: r.statusCode, body: r.body }))],
     ["the aggregator's proxy", (ip) => aggApp.inject({ url: `/sw/${board.authority}/sw/signals?limit=1`, remoteAddress: ip }).then((r) => ({ status: r.statusCode, body: r.body }))],
     ["the aggregator's MCP search_signals", (ip) => aggApp.inject({ method: 'POST', url: '/mcp', remoteAddress: ip, headers: mcpHeaders, payload: rpc('tools/call', { name: 'search_signals', arguments: { q: 'anything' } }) }).then((r) => ({ status: r.statusCode, body: r.body }))],

@@ -1,12 +1,12 @@
 import t, { type Test } from 'tap'
 import { startReader } from '../../apps/reader/app.js'
 import { loadConfig } from '../../libs/shared/config/index.js'
-import type { Db } from '../../libs/shared/db/index.js'
 import { createLogger } from '../../libs/shared/log/index.js'
 import { startStack, type Stack } from '../helpers/stack.js'
 import { TEST_DATABASE_URL } from '../helpers/services.js'
 import { until } from '../helpers/wait.js'
 import { readerOn } from '../helpers/roles.js'
+import { holdQueriesWith } from '../helpers/held-db.js'
 
 // The cursor promise at its sharpest edge: a long-poll whose first page comes from the database
 // while a matching signal is published and taken into the tail. The interleaving is forced, not
@@ -16,23 +16,6 @@ import { readerOn } from '../helpers/roles.js'
 // happened, and at its deadline answered [] with a cursor past the signal: a skip.
 
 const TOKEN = 'needle-7f3a9c' // the agent's own marker, as in `q=<its token>`
-
-/** The real database, except that results of queries whose parameters include `marker` wait for `release()`. */
-function holdQueriesWith(db: Db, marker: string) {
-  let held = 0
-  let open!: () => void
-  const gate = new Promise<void>((r) => (open = r))
-  const gated: Db = Object.create(db) as Db
-  gated.query = async (sql, params) => {
-    const result = await db.query(sql, params) // runs now, on PostgreSQL: its snapshot predates the publish
-    if (params?.some((p) => p === marker || (Array.isArray(p) && p.includes(marker)))) {
-      held++
-      await gate
-    }
-    return result as never
-  }
-  return { db: gated, held: () => held, release: () => open() }
-}
 
 /** A second reader on the stack's database, with a small tail and its page queries for TOKEN held. */
 async function heldReader(t: Test, s: Stack) {

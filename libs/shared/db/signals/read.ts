@@ -1,6 +1,7 @@
 import type { Signal } from '../../domain/index.js'
 import type { Ident, Queryable } from '../types.js'
 import { chunkReader } from './chunk.js'
+import { gapReader } from './gaps.js'
 import { pageReader } from './page.js'
 import { kept as keptBy } from './retention.js'
 import { signalColumns, toSignal, type SignalRow } from './row.js'
@@ -30,6 +31,7 @@ export interface SignalReaderOptions {
 export function signalReader(db: Queryable, s: Ident, opts: SignalReaderOptions) {
   const grace = opts.graceSeconds
   const pages = pageReader(db, s, grace)
+  const gaps = gapReader(db, s, grace)
   const headSql = `select seq from ${s}.feed_head`
   const changesSql = `select ${signalColumns()}, changed, removed_at is not null as removed from ${s}.signals where changed > $1 order by changed limit 1000`
   // @NOTE by-id reads answer as if the sweeper had already purged everything it may purge (the
@@ -65,6 +67,8 @@ export function signalReader(db: Queryable, s: Ident, opts: SignalReaderOptions)
     newestJson: pages.newestJson,
     /** Every signal not removed with lo < seq <= min(hi, head), as JSON with its tags and expiry (feed/chunk-cache.ts). */
     chunk: chunkReader(db, s),
+    /** Whether the board still keeps every signal numbered in (after, upTo]: false is a possible gap (gaps.ts). */
+    keepsAll: gaps.keepsAll,
     /** Pins, unpins and removals numbered above `since`, oldest first. */
     async changesSince(since: number): Promise<Change[]> {
       const { rows } = await db.query<SignalRow & { removed: boolean; changed: string }>(changesSql, [since])
