@@ -46,3 +46,25 @@ async def test_publish_and_wait_for_a_reply_through_mcp(pg_board: Board) -> None
         )
     assert [s["id"] for s in page["signals"]] == [reply.signal.id]
     assert page["nextCursor"] >= reply.cursor
+
+
+async def test_a_wait_fits_a_five_second_client_deadline(pg_board: Board) -> None:
+    """docs/agents.md "Waits and client deadlines": a client that gives up after 5 s (httpx's default
+    read timeout, the OpenAI Agents SDK's session timeout) still gets its answer to a long wait, because
+    read_signals holds a wait at most MCP_MAX_WAIT (4 s): an empty page and the cursor, not a timeout."""
+    t = tag()
+    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer mcp-agent-{t}"}, timeout=httpx2.Timeout(5.0))
+    async with (
+        http,
+        streamable_http_client(f"{pg_board.url}/mcp", http_client=http) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        head = answer(await session.call_tool("read_signals", {"tag": t, "limit": 1}))
+        quiet = answer(await session.call_tool("read_signals", {"tag": t, "cursor": head["nextCursor"], "wait": 25}))
+        async with AsyncWire(pg_board.url, token=f"helper-{t}") as helper:
+            sent = await helper.publish("note", tags=[t], text="after the wait")
+        page = answer(await session.call_tool("read_signals", {"tag": t, "cursor": quiet["nextCursor"], "wait": 25}))
+    assert quiet["signals"] == []
+    assert quiet["nextCursor"] >= head["nextCursor"]
+    assert [s["id"] for s in page["signals"]] == [sent.signal.id]
