@@ -6,9 +6,9 @@ import { until } from '../helpers/wait.js'
 
 // A page the fast path answers once is written to the socket as text (node encodes it into memory it
 // frees when the write is done), not as Buffers that wait for a garbage collection: under a read
-// burst those held tens of MB of malloc's heap, which glibc keeps once grown (docs/benchmarks.md,
-// "RSS after load"). A page many answers share (a wake-up's) is still encoded once. What each
-// server-side socket is handed is recorded from node's own socket objects.
+// burst those held tens of MB of malloc's heap, which glibc keeps once grown
+// (bench/results/rss-after-load.md). A page many answers share (a wake-up's) is still encoded
+// once. What each server-side socket is handed is recorded from node's own socket objects.
 
 const TEXT = 'é ü € 😀 ✓' // two, three and four bytes a character in UTF-8: the content-length must count bytes
 
