@@ -22,7 +22,7 @@ import { sqlOn } from './lib/sql.js'
 // first (V8 compiles the path), then measured. BENCH_BEFORE=<another checkout, built>: both builds in turn,
 // BENCH_REPEAT times (default 2: the spread shows the count's stability). BENCH_CALLGRIND_KEEP=<dir>:
 // keeps each phase's callgrind file there, with the JIT's function names (node --perf-basic-prof)
-// for `callgrind_annotate` (docs/benchmarks.md, "Instructions per operation").
+// for `callgrind_annotate` (bench/results/instructions.md).
 
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test'
 const sql = sqlOn(DATABASE_URL)

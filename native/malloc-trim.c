@@ -2,8 +2,9 @@
  * trim(): glibc's malloc_trim(0), for Node (libs/shared/malloc-trim.ts loads it; scripts/build.mjs
  * compiles it with the system's C compiler). glibc returns freed memory to the system only from
  * the top of its main heap; a burst's freed blocks below a live one stay resident until
- * malloc_trim walks the free lists and gives their whole pages back (docs/benchmarks.md, "RSS
- * after load"). Returns 1 when memory was released, 0 when none was, -1 without glibc.
+ * malloc_trim walks the free lists and gives their whole pages back
+ * (bench/results/rss-after-load.md). Returns 1 when memory was released, 0 when none was, -1
+ * without glibc.
  *
  * Node-API is ABI-stable, so its few declarations are written here rather than taken from a
  * Node's headers (none are needed to build this).

@@ -32,7 +32,7 @@ const force = process.argv.includes('--force')
 
 // native/malloc-trim.c -> dist/native/malloc-trim.node (glibc's malloc_trim for the idle collection,
 // libs/shared/runtime/malloc-trim.ts), whenever it is missing or older than its source; without a C compiler
-// it is skipped and the process runs without it (docs/benchmarks.md, "RSS after load")
+// it is skipped and the process runs without it (bench/results/rss-after-load.md)
 const trimSource = join(root, 'native', 'malloc-trim.c')
 const trimAddon = join(root, 'dist', 'native', 'malloc-trim.node')
 if (existsSync(trimSource) && (force || !existsSync(trimAddon) || statSync(trimAddon).mtimeMs < statSync(trimSource).mtimeMs)) {

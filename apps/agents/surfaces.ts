@@ -4,7 +4,7 @@ import type { McpSurface } from './mcp-surface.js'
 
 /**
  * The MCP and A2A sides that need their SDKs (and with them zod's v3 API, zod-to-json-schema, jose,
- * hono, node:http2: ~9 MB of a fresh single process's RSS, docs/benchmarks.md "RSS after load"),
+ * hono, node:http2: ~9 MB of a fresh single process's RSS, bench/results/fresh-process.md),
  * each loaded by the first request that needs it, once (that request takes ~50 ms longer for MCP,
  * ~25 ms for A2A): the single process serves agents beside the board, and a board may never see
  * one. Requests that arrive while it loads wait on the same load; a load that fails fails those

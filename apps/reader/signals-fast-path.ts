@@ -1,10 +1,10 @@
-import { WireError } from '../../libs/shared/domain/index.js'
 import { pageBody, pageText, type Caller, type FeedPage, type Gone, type PageSink } from '../../libs/shared/feed/index.js'
 import { metrics } from '../../libs/shared/metrics/index.js'
 import {
   encodeResponse,
   errorBody,
   logFailure,
+  Overloaded,
   responseText,
   retryAfterSeconds,
   sharedResponse,
@@ -103,13 +103,14 @@ class FastAnswer implements PageSink, Caller {
   }
 }
 
-const OVERLOADED = new WireError('unavailable', 'this process is overloaded; retry shortly', undefined, { retryAfter: 2 })
+const OVERLOADED = new Overloaded()
+const OVERLOADED_RETRY_AFTER = retryAfterSeconds(OVERLOADED)!
 
 function shed(fast: FastPath, req: FastRequest, conn: FastConnection): true {
   metrics.refused.inc({ reason: 'overloaded' })
   const closes = req.close || fast.closing
   const body = Buffer.from(JSON.stringify(errorBody(OVERLOADED)))
-  conn.respond(encodeResponse(STATUS.unavailable, fast.headers.withRetryAfter(2), body, closes ? null : fast.keepAliveSeconds), closes)
+  conn.respond(encodeResponse(STATUS.unavailable, fast.headers.withRetryAfter(OVERLOADED_RETRY_AFTER), body, closes ? null : fast.keepAliveSeconds), closes)
   return true
 }
 

@@ -1,7 +1,11 @@
+import type { AddressInfo } from 'node:net'
 import type { LightMyRequestResponse } from 'fastify'
 import t from 'tap'
+import { hotCounts } from '../../libs/shared/metrics/index.js'
+import { bodyOf, comparable, rawConnection, statusOf } from '../helpers/raw-http.js'
 import { startStack, type Stack } from '../helpers/stack.js'
 import { until } from '../helpers/wait.js'
+import { insertSignals } from '../sweeper/support.js'
 
 // Load shedding: while the process is over its heap or event-loop-delay bound, requests get a fast
 // JSON 503 unavailable with Retry-After (health and metrics still answer), and it serves again
@@ -32,6 +36,41 @@ t.test('over the heap bound: 503 unavailable with Retry-After; health still answ
   t.equal(m.statusCode, 200, 'metrics answer')
   t.match(m.body, /wire_refused_total\{reason="overloaded"\} [1-9]/, 'and count the refusals')
   t.same((await s.infra.primary.query(`select 1 from "${s.schema}".signals`)).rows, [], 'nothing was stored')
+})
+
+t.test('over the heap bound: a read its tail cannot answer gets the same 503 from the fast path as from fastify', async (t) => {
+  const s = await startStack(t, {
+    noRedis: true,
+    env: { SHED_HEAP_USED_RATIO: '0.000001', SHED_EVENT_LOOP_DELAY_MS: '0', READER_TAIL_SIZE: '5' },
+    seed: (infra, schema) => insertSignals(infra.primary, schema, { count: 20, createdSecondsAgo: 10, ttl: 3600 }),
+  })
+  await s.app.listen({ port: 0, host: '127.0.0.1' })
+  const open = () => {
+    const c = rawConnection((s.app.server.address() as AddressInfo).port)
+    t.teardown(() => c.end())
+    return c
+  }
+  // cursor 0 is below the 5-signal tail: the fast path sheds it once the process counts as overloaded
+  const read = async (c: ReturnType<typeof open>) => {
+    c.get('/sw/signals?cursor=0')
+    await until(() => c.answers.length > 0, 5000, 'an answer')
+    return c.answers.pop()!
+  }
+  let fast: Buffer | undefined
+  await until(async () => statusOf((fast = await read(open()))) === 503, 30_000, 'the fast path to shed')
+  const handed = hotCounts.fastPathHandedOver
+  t.equal(statusOf((fast = await read(open()))), 503, 'shed again')
+  t.equal(hotCounts.fastPathHandedOver, handed, 'by the fast path, not handed to fastify')
+  const viaFastify = open()
+  viaFastify.get('/sw/wire') // a first request not the fast path's: the connection is fastify's from here on
+  await until(() => viaFastify.answers.length === 1, 5000, 'GET /sw/wire answered')
+  const fastify = await read(viaFastify)
+  // one error, two writers: the same status, Retry-After and body (fastify's answer lacks the CORS
+  // and cache-control lines the fast path sends, as under-pressure refuses before those hooks run)
+  const retryAfter = (b: Buffer) => /\r\nretry-after: (\d+)\r\n/i.exec(comparable(b))?.[1]
+  t.same([statusOf(fastify), retryAfter(fastify), bodyOf(fastify)], [statusOf(fast), retryAfter(fast), bodyOf(fast)], '503: the same answer')
+  t.same(bodyOf(fast), { error: { code: 'unavailable', message: 'this process is overloaded; retry shortly' } })
+  t.equal(retryAfter(fast), '2')
 })
 
 t.test('a blocked event loop sheds, then recovers', async (t) => {

@@ -58,12 +58,12 @@ for (const by of ['q', 'tag'] as const) {
 t.test('events/poll followers under concurrent publishers see every acknowledged signal once, in order, never truncated', async (t) => {
   const env = { PUBLISH_RATE_LIMIT_MAX: '100000', READ_RATE_LIMIT_MAX: '100000' }
   const { s, url } = await startListening(t, { env, seed: (infra, schema) => jitterCommits(infra.primary, schema) })
-  // a second writer lane on its own connections, as a second writer process would be
+  // a second writer on its own connections, as a second writer process would be
   const extra = await openInfra(s.cfg, quiet)
   t.teardown(() => extra.close())
-  const lane2 = await writerOn(s.cfg, quiet, extra)
-  t.teardown(() => lane2.close())
-  const lanes = [s.writer, lane2]
+  const writer2 = await writerOn(s.cfg, quiet, extra)
+  t.teardown(() => writer2.close())
+  const writers = [s.writer, writer2]
 
   const client = new Client({ name: 'events-follower', version: '1.0.0' })
   await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', url)))
@@ -109,8 +109,8 @@ t.test('events/poll followers under concurrent publishers see every acknowledged
   await Promise.all(
     Array.from({ length: PUBLISHERS }, async (_, p) => {
       for (let i = 0; i < PER_PUBLISHER; i++) {
-        const lane = lanes[(p + i) % lanes.length]!
-        const sig = await publishSignal(lane.publisher.deps, { address: `10.0.0.${p}`, authorization: `Bearer publisher-${p}-token` }, JSON.stringify({ $type: 'broadcast', p, i }))
+        const writer = writers[(p + i) % writers.length]!
+        const sig = await publishSignal(writer.publisher.deps, { address: `10.0.0.${p}`, authorization: `Bearer publisher-${p}-token` }, JSON.stringify({ $type: 'broadcast', p, i }))
         acked.push(sig.id)
       }
     }),

@@ -10,9 +10,10 @@ import { projectPath } from '../../libs/shared/paths.js'
 import { freePort, startProcess } from '../helpers/process.js'
 import { dropSchema, TEST_DATABASE_URL, uniqueSchema } from '../helpers/services.js'
 
-// The embedded database's memory settings reach where they act (docs/benchmarks.md, "The embedded
-// database"): shared_buffers (WIRE_EMBEDDED_SHARED_BUFFERS_MB) the database itself, and
-// MALLOC_ARENA_MAX (WIRE_EMBEDDED_MALLOC_ARENAS) the environment the single process runs with.
+// The embedded database's memory settings reach where they act
+// (bench/results/embedded-database.md): shared_buffers (WIRE_EMBEDDED_SHARED_BUFFERS_MB) the
+// database itself, and MALLOC_ARENA_MAX (WIRE_EMBEDDED_MALLOC_ARENAS) the environment the single
+// process runs with.
 
 // real first starts (initdb) of the embedded database: minutes on a loaded machine
 t.setTimeout(900_000)

@@ -4,9 +4,10 @@ import t from 'tap'
 import { projectPath } from '../../libs/shared/paths.js'
 import { settingNames } from '../deploy/support.js'
 
-// The repository stands on its own: every link in the README and docs/ resolves to a file (and
-// heading) inside it, except the external references listed below on purpose; nothing cites the
-// design notes outside the repository or issue numbers; every setting is in the README's table.
+// The repository stands on its own: every link in the README, docs/ and the benchmark studies
+// (bench/results/*.md, which docs/benchmarks.md sums up) resolves to a file (and heading) inside it,
+// except the external references listed below on purpose; nothing cites the design notes outside
+// the repository or issue numbers; every setting is in the README's table.
 
 /** External links the docs make on purpose: the projects Wire is built on and the standards it follows. */
 const EXTERNAL = new Set([
@@ -19,7 +20,7 @@ const walk = (dir: string): string[] =>
     const p = join(dir, f)
     return statSync(p).isDirectory() ? walk(p) : [p]
   })
-const DOCS = [projectPath('README.md'), ...walk(projectPath('docs')).filter((f) => f.endsWith('.md'))]
+const DOCS = [projectPath('README.md'), ...[projectPath('docs'), projectPath('bench/results')].flatMap((d) => walk(d).filter((f) => f.endsWith('.md')))]
 
 /** Markdown without fenced code blocks and inline code: links inside code are examples, not links. */
 const prose = (md: string) => md.replace(/^(```|~~~)[^\n]*\n[\s\S]*?^\1[^\n]*$/gm, '').replace(/`[^`\n]*`/g, '')
@@ -54,7 +55,7 @@ t.test('the link checker reads links and anchors as GitHub does', async (t) => {
   ])
 })
 
-t.test('every link in the README and docs/ stays in the repository and resolves', async (t) => {
+t.test('every link in the README, docs/ and bench/results/ stays in the repository and resolves', async (t) => {
   t.ok(DOCS.length >= 8, `${DOCS.length} documents`)
   let checked = 0
   for (const file of DOCS) {

@@ -7,27 +7,27 @@ import { readerOn, writerOn } from '../helpers/roles.js'
 
 // docs/architecture.md "The feed invariant": many concurrent publishers whose insert transactions
 // stall for random times (a trigger in the test's schema sleeps 0–4 ms before each commit), spread
-// over four independent writer lanes (each with its own pool, as
+// over four independent writers (each with its own pool, as
 // separate writer processes would be); followers that only keep nextCursor — long-polling and
 // plain polling, on two readers — must see every acknowledged signal exactly once, in seq order.
 
 const PUBLISHERS = 12
 const PER_PUBLISHER = 30
-const LANES = 4
+const WRITERS = 4
 
 t.test('followers see every acknowledged signal exactly once and in seq order', async (t) => {
   const s = await startStack(t, { env: { PUBLISH_RATE_LIMIT_MAX: '100000' }, seed: (infra, schema) => jitterCommits(infra.primary, schema) })
   const log = createLogger('server', 'silent')
 
-  // three more writer lanes and a second reader, each on its own connections
-  const lanes = [s.writer]
-  const extra = await Promise.all(Array.from({ length: LANES - 1 + 1 }, () => openInfra(s.cfg, log)))
+  // three more writers and a second reader, each on its own connections
+  const writers = [s.writer]
+  const extra = await Promise.all(Array.from({ length: WRITERS - 1 + 1 }, () => openInfra(s.cfg, log)))
   t.teardown(async () => {
     for (const i of extra) await i.close()
   })
-  for (const infra of extra.slice(0, LANES - 1))
-    lanes.push(await writerOn(s.cfg, log, infra))
-  const reader2 = await readerOn(s.cfg, log, extra[LANES - 1]!, { fallbackPollMs: 200 })
+  for (const infra of extra.slice(0, WRITERS - 1))
+    writers.push(await writerOn(s.cfg, log, infra))
+  const reader2 = await readerOn(s.cfg, log, extra[WRITERS - 1]!, { fallbackPollMs: 200 })
   t.teardown(() => reader2.close())
 
   const acked: string[] = []
@@ -36,8 +36,8 @@ t.test('followers see every acknowledged signal exactly once and in seq order', 
   const start = async () => {
     const publishers = Array.from({ length: PUBLISHERS }, async (_, p) => {
     for (let i = 0; i < PER_PUBLISHER; i++) {
-      const lane = lanes[(p + i) % lanes.length]!
-      const sig = await publishSignal(lane.publisher.deps, { address: `10.0.0.${p}`, authorization: `Bearer publisher-${p}-token` }, JSON.stringify({ $type: 'broadcast', p, i }))
+      const writer = writers[(p + i) % writers.length]!
+      const sig = await publishSignal(writer.publisher.deps, { address: `10.0.0.${p}`, authorization: `Bearer publisher-${p}-token` }, JSON.stringify({ $type: 'broadcast', p, i }))
       acked.push(sig.id)
       if (Math.random() < 0.3) await new Promise((r) => setTimeout(r, Math.random() * 5))
     }

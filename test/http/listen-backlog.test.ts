@@ -6,7 +6,7 @@ import { TEST_DATABASE_URL, TEST_REDIS_URL } from '../helpers/services.js'
 
 // A role listens with HTTP_LISTEN_BACKLOG as its accept queue (node's own default is 511). With
 // 511, 10,000 followers reconnecting through nginx overflowed the readers' queues, nginx's connects
-// timed out and it marked the readers down (docs/benchmarks.md, "Through nginx"). The queue a
+// timed out and it marked the readers down (bench/results/nginx-front.md). The queue a
 // listening socket was given is what `ss -ltn` shows as its Send-Q (Linux caps it at somaxconn).
 
 const somaxconn = Number(readFileSync('/proc/sys/net/core/somaxconn', 'utf8'))

@@ -6,9 +6,9 @@ import { until } from '../helpers/wait.js'
 
 // A page the fast path answers once is written to the socket as text (node encodes it into memory it
 // frees when the write is done), not as Buffers that wait for a garbage collection: under a read
-// burst those held tens of MB of malloc's heap, which glibc keeps once grown (docs/benchmarks.md,
-// "RSS after load"). A page many answers share (a wake-up's) is still encoded once. What each
-// server-side socket is handed is recorded from node's own socket objects.
+// burst those held tens of MB of malloc's heap, which glibc keeps once grown
+// (bench/results/rss-after-load.md). A page many answers share (a wake-up's) is still encoded
+// once. What each server-side socket is handed is recorded from node's own socket objects.
 
 const TEXT = 'é ü € 😀 ✓' // two, three and four bytes a character in UTF-8: the content-length must count bytes
 
@@ -29,19 +29,19 @@ t.test('a page answered once is written as text, a woken page many share from it
   const cursor = (await s.read()).nextCursor as number
   await s.publish({ $type: 'broadcast', text: TEXT })
 
-  const lane = open()
-  lane.get(`/sw/signals?cursor=${cursor}`)
-  await until(() => lane.answers.length === 1, 5000, 'the page')
+  const fast = open()
+  fast.get(`/sw/signals?cursor=${cursor}`)
+  await until(() => fast.answers.length === 1, 5000, 'the page')
   t.same(writes, ['text'], 'a page answered once: one write, of text')
-  t.equal(bodyOf(lane.answers[0]!).signals[0].payload.text, TEXT)
+  t.equal(bodyOf(fast.answers[0]!).signals[0].payload.text, TEXT)
   const fastify = open()
   fastify.get('/sw/wire') // not the fast path's: the connection is fastify's from here on
   fastify.get(`/sw/signals?cursor=${cursor}`)
   await until(() => fastify.answers.length === 2, 5000, 'fastify answered')
-  t.equal(comparable(lane.answers[0]!), comparable(fastify.answers[1]!), 'the same bytes as fastify, content-length in bytes')
+  t.equal(comparable(fast.answers[0]!), comparable(fastify.answers[1]!), 'the same bytes as fastify, content-length in bytes')
 
   // two long-polls at the head, woken by one signal: one page object for both
-  const head = bodyOf(lane.answers[0]!).nextCursor as number
+  const head = bodyOf(fast.answers[0]!).nextCursor as number
   const [a, b] = [open(), open()]
   writes.length = 0
   a.get(`/sw/signals?cursor=${head}&wait=20`)

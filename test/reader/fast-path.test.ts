@@ -5,7 +5,7 @@ import { bodyOf, comparable, rawConnection, statusOf, type RawConnection } from 
 import { startStack } from '../helpers/stack.js'
 import { until } from '../helpers/wait.js'
 
-// The HTTP lane serves GET /sw/signals below fastify on real sockets. Anything it does not take goes
+// The fast path serves GET /sw/signals below fastify on real sockets. Anything it does not take goes
 // to node's server and fastify with the connection, and everything it answers is what fastify would
 // answer (but the Date header's second and serverNow).
 
@@ -40,28 +40,28 @@ t.test('what the fast path answers is what fastify answers: a page, 429 and 503'
   const served0 = hotCounts.fastPathServed
   const handed0 = hotCounts.fastPathHandedOver
 
-  const lane = open()
+  const fast = open()
   const fastify = await viaFastify() // 127.0.0.1's budget of 4 reads: s.read(), GET /sw/wire and the two pages below
-  lane.get(`/sw/signals?cursor=${cursor}`)
-  await answered(lane, 1)
+  fast.get(`/sw/signals?cursor=${cursor}`)
+  await answered(fast, 1)
   fastify.get(`/sw/signals?cursor=${cursor}`)
   await answered(fastify, 1)
-  t.equal(statusOf(lane.answers[0]!), 200)
-  t.match(bodyOf(lane.answers[0]!), { signals: [{ payload: { text: 'one' } }] })
-  t.equal(comparable(lane.answers[0]!), comparable(fastify.answers[0]!), 'a page: the same bytes')
+  t.equal(statusOf(fast.answers[0]!), 200)
+  t.match(bodyOf(fast.answers[0]!), { signals: [{ payload: { text: 'one' } }] })
+  t.equal(comparable(fast.answers[0]!), comparable(fastify.answers[0]!), 'a page: the same bytes')
   t.equal(hotCounts.fastPathServed - served0, 1, 'the fast path served one request')
   t.equal(hotCounts.fastPathHandedOver - handed0, 1, 'and handed one connection to fastify')
 
   // the budget is spent: both refuse with 429 and Retry-After
-  lane.get(`/sw/signals?cursor=${cursor}`)
+  fast.get(`/sw/signals?cursor=${cursor}`)
   fastify.get(`/sw/signals?cursor=${cursor}`)
-  await answered(lane, 2)
+  await answered(fast, 2)
   await answered(fastify, 2)
-  t.equal(statusOf(lane.answers[1]!), 429)
-  t.match(lane.answers[1]!.toString(), /\r\nretry-after: \d+\r\n/)
-  t.equal(bodyOf(lane.answers[1]!).error.code, 'rate_limited')
+  t.equal(statusOf(fast.answers[1]!), 429)
+  t.match(fast.answers[1]!.toString(), /\r\nretry-after: \d+\r\n/)
+  t.equal(bodyOf(fast.answers[1]!).error.code, 'rate_limited')
   const noRetryValue = (b: Buffer) => comparable(b).replace(/retry-after: \d+/, 'retry-after: -')
-  t.equal(noRetryValue(lane.answers[1]!), noRetryValue(fastify.answers[1]!), '429: the same bytes')
+  t.equal(noRetryValue(fast.answers[1]!), noRetryValue(fastify.answers[1]!), '429: the same bytes')
 })
 
 t.test('a long-poll refused because the process is full: the same 503 from the fast path and fastify', async (t) => {
@@ -70,15 +70,15 @@ t.test('a long-poll refused because the process is full: the same 503 from the f
   const holder = open()
   holder.get(`/sw/signals?cursor=${cursor}&wait=20`)
   await until(() => s.reader.readSide.feed.waiting === 1, 5000, 'one long-poll waits')
-  const lane = open()
+  const fast = open()
   const fastify = await viaFastify()
-  lane.get(`/sw/signals?cursor=${cursor}&wait=20`)
+  fast.get(`/sw/signals?cursor=${cursor}&wait=20`)
   fastify.get(`/sw/signals?cursor=${cursor}&wait=20`)
-  await answered(lane, 1)
+  await answered(fast, 1)
   await answered(fastify, 1)
-  t.equal(statusOf(lane.answers[0]!), 503)
-  t.match(bodyOf(lane.answers[0]!), { error: { code: 'unavailable' } })
-  t.equal(comparable(lane.answers[0]!), comparable(fastify.answers[0]!), '503: the same bytes')
+  t.equal(statusOf(fast.answers[0]!), 503)
+  t.match(bodyOf(fast.answers[0]!), { error: { code: 'unavailable' } })
+  t.equal(comparable(fast.answers[0]!), comparable(fastify.answers[0]!), '503: the same bytes')
 })
 
 t.test('requests the fast path does not take are fastify\'s, on the same connection and in order', async (t) => {
@@ -122,7 +122,7 @@ t.test('requests the fast path does not take are fastify\'s, on the same connect
   t.equal(statusOf(split.answers[0]!), 200, 'a split head: answered')
 })
 
-t.test('a lane long-poll stops waiting when its client leaves; a client that sends too much ahead is cut off', async (t) => {
+t.test('a fast-path long-poll stops waiting when its client leaves; a client that sends too much ahead is cut off', async (t) => {
   const { s, open } = await listening(t)
   const cursor = (await s.read()).nextCursor as number
   const c = open()
@@ -139,7 +139,7 @@ t.test('a lane long-poll stops waiting when its client leaves; a client that sen
   await until(() => s.reader.readSide.feed.waiting === 0, 5000, 'and its wait ended')
 })
 
-t.test('idle lane connections close after HTTP_KEEP_ALIVE_TIMEOUT_MS, as node closes its own', async (t) => {
+t.test('idle fast-path connections close after HTTP_KEEP_ALIVE_TIMEOUT_MS, as node closes its own', async (t) => {
   const { s, open } = await listening(t, { HTTP_KEEP_ALIVE_TIMEOUT_MS: '1000' })
   const c = open()
   c.get(`/sw/signals?cursor=${(await s.read()).nextCursor}`)
@@ -150,7 +150,7 @@ t.test('idle lane connections close after HTTP_KEEP_ALIVE_TIMEOUT_MS, as node cl
   t.ok(Date.now() - at >= 900, `closed after ${Date.now() - at} ms idle (announced 1 s)`)
 })
 
-t.test('shutdown: waiting lane long-polls are answered with Connection: close, idle lane connections close', async (t) => {
+t.test('shutdown: waiting fast-path long-polls are answered with Connection: close, idle fast-path connections close', async (t) => {
   const { s, open } = await listening(t)
   const cursor = (await s.read()).nextCursor as number
   const waiting = open()

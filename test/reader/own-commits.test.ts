@@ -116,7 +116,7 @@ t.test('a commit of this process goes into its tail as it is: no feed query, the
 
 t.test('a later commit handled before an earlier one is read back: followers neither skip nor repeat', async (t) => {
   // an unverified identity's new thread commits in a transaction of its own, beside the group
-  // commit's lane: the one in-process way two commits can be handled out of seq order
+  // commit's batches: the one in-process way two commits can be handled out of seq order
   const s = await boardOf(t, { hold: 'held-reply', env: { LOCAL_IDENTITY_VERIFIED: '0', UNVERIFIED_THREADS_PER_DAY: '100', UNVERIFIED_RATE_LIMIT_MAX: '1000' } })
   const root = await s.publish({ $type: 'question', text: 'root' })
   const from = root.cursor

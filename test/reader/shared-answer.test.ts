@@ -4,7 +4,7 @@ import { rawConnection as connection } from '../helpers/raw-http.js'
 import { startStack } from '../helpers/stack.js'
 import { until } from '../helpers/wait.js'
 
-// Long-polls woken by one signal share one page, encoded once: the HTTP lane writes the same bytes to
+// Long-polls woken by one signal share one page, encoded once: the fast path writes the same bytes to
 // every waiter. They must be the answer fastify gives to the same request, byte for byte (but the
 // Date header's second and serverNow), on real sockets.
 
@@ -39,7 +39,7 @@ t.test('waiters woken together get the same bytes as fastify answers, and their 
   t.match(JSON.parse(body), { signals: [{ payload: { text: 'to all' } }], nextCursor: cursor + 1 })
 
   // the same request answered by fastify: a connection whose first request (GET /sw/wire) is not the
-  // lane's belongs to node's server and fastify from then on
+  // fast path's belongs to node's server and fastify from then on
   const fresh = connection(port)
   t.teardown(() => fresh.end())
   fresh.get('/sw/wire')

@@ -18,7 +18,8 @@ export const StatsQuery = z.object({
   buckets: intText('number of buckets: clamped to 6..120; default 30'),
 })
 
-export const ReadParams = z.object({
+/** `GET /sw/signals`: the query string (libs/shared/domain read-query.ts parses it). */
+export const SignalsQuery = z.object({
   cursor: z.string().regex(/^\d+$/).optional().describe('a previous nextCursor: only signals after it'),
   wait: z.string().regex(/^\d+(\.\d+)?$/).optional().describe(`long-poll seconds; values above ${LIMITS.maxWaitSeconds} are clamped to ${LIMITS.maxWaitSeconds}`),
   limit: z.string().regex(/^-?\d+$/).optional().describe(`page size; default ${LIMITS.maxLimit}, clamped to 1..${LIMITS.maxLimit}`),

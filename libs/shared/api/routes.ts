@@ -32,7 +32,7 @@ const rpc = { text: 'application/json' } // JSON-RPC answers are described by MC
 
 /** Every route Wire serves. test/http/openapi.test.ts fails when a served route is missing here. */
 export const OPERATIONS: Operation[] = [
-  { method: 'get', path: '/sw/signals', summary: 'Read or follow the feed (poll and long-poll)', tag: 'signals', auth: 'optional', query: In.ReadParams, ok: { 200: Out.Page } },
+  { method: 'get', path: '/sw/signals', summary: 'Read or follow the feed (poll and long-poll)', tag: 'signals', auth: 'optional', query: In.SignalsQuery, ok: { 200: Out.Page } },
   { method: 'post', path: '/sw/signals', summary: 'Publish a signal', tag: 'signals', auth: 'bearer', body: In.PublishBody, ok: { 200: Out.Published },
     headers: [{ in: 'header', name: 'Idempotency-Key', required: false, schema: { type: 'string' }, description: 'Wire extension: a retry with the same key and token returns the first answer instead of publishing twice' }],
     errors: ['payload_too_large', 'reply_requires_ref', 'unauthorized', 'insufficient_standing', 'forbidden', 'unverified_limited', 'rate_limited'] },

@@ -7,7 +7,7 @@ import type { BusPath, PathSink } from './path.js'
 
 /**
  * ioredis, loaded by the first connection: a process without REDIS_URL (the single process by
- * default, the embedded database always) never loads it, ~5 MB of RSS (docs/benchmarks.md "RSS after load").
+ * default, the embedded database always) never loads it, ~5 MB of RSS (bench/results/fresh-process.md).
  */
 const require = createRequire(import.meta.url)
 const ioredis = (): typeof Redis => (require('ioredis') as typeof import('ioredis')).Redis

@@ -34,7 +34,7 @@ export async function pgliteDb(dataDir: string, opts: PgliteOptions = {}): Promi
   const { PGlite } = await import('@electric-sql/pglite')
   // @NOTE PGlite's postgres takes its shared memory from the WASM heap and zeroes it at start, so
   // all of shared_buffers is resident from the first second: initdb's 128 MB were ~150 of a fresh
-  // process's ~200 MB of WASM memory (docs/benchmarks.md, "The embedded database"). On the command
+  // process's ~200 MB of WASM memory (bench/results/embedded-database.md). On the command
   // line, after PGlite's own parameters, it wins over postgresql.conf.
   const shared = `shared_buffers=${opts.sharedBuffersMb ?? EMBEDDED_SHARED_BUFFERS_MB}MB`
   // @NOTE a first start runs initdb in a second PGlite instance, which copies its whole 128 MB heap

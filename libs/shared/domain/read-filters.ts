@@ -179,25 +179,26 @@ export const searchText = (s: Signal) =>
 export function matchesFilter(s: Signal, f: ReadFilter, nowMs: number, graceMs = Infinity, search?: string): boolean {
   if (!f.includeExpired && !isActive(s, nowMs)) return false
   if (!survivesGrace(s, nowMs, graceMs)) return false
-  const checks = checksOf(f)
-  if (checks.length === 0) return true
+  const matchers = matchersOf(f)
+  if (matchers.length === 0) return true
   const text = () => search ?? searchText(s)
-  for (const [match, v] of checks) if (!match(s, v, text)) return false
+  for (const [match, v] of matchers) if (!match(s, v, text)) return false
   return true
 }
 
-type Check = [(s: Signal, v: unknown, search: () => string) => boolean, unknown]
+/** A field's in-memory matcher and the value the filter gives it. */
+type Matcher = [(s: Signal, v: unknown, search: () => string) => boolean, unknown]
 /** The fields a filter sets, worked out once per filter object (a feed's followers share frozen queries). */
-const checks = new WeakMap<ReadFilter, Check[]>()
-function checksOf(f: ReadFilter): Check[] {
-  let c = checks.get(f)
+const matchersByFilter = new WeakMap<ReadFilter, Matcher[]>()
+function matchersOf(f: ReadFilter): Matcher[] {
+  let c = matchersByFilter.get(f)
   if (c === undefined) {
     c = []
     for (const field of READ_FILTERS) {
       const v = f[field.key]
-      if ((field.set as (v: unknown) => boolean)(v)) c.push([field.match as Check[0], v])
+      if ((field.set as (v: unknown) => boolean)(v)) c.push([field.match as Matcher[0], v])
     }
-    checks.set(f, c)
+    matchersByFilter.set(f, c)
   }
   return c
 }

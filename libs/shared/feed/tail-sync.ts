@@ -200,7 +200,7 @@ export class TailSync {
         metrics.tailSize.set(this.tail.entries.length)
         // @NOTE awaited: while the waiters are answered the tail stays where their page was made, so
         // followers polling again meanwhile wait for the next wake-up's shared page instead of each
-        // getting (and encoding) a page of its own from the tail (docs/benchmarks.md, "The delivery tail")
+        // getting (and encoding) a page of its own from the tail (bench/results/delivery-tail.md)
         if (this.tail.head > before) await this.advanced()
       } catch (err) {
         this.log.warn({ err }, 'feed refresh failed; retrying on the next wake-up or timer')

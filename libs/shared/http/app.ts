@@ -7,7 +7,7 @@ import type { Logger } from '../log/index.js'
 import { metrics, reportConnections } from '../metrics/index.js'
 import fp from 'fastify-plugin'
 import { fenceConnections } from './connection-fence.js'
-import { frameworkError, installErrorHandler, sendError } from './errors.js'
+import { frameworkError, installErrorHandler, Overloaded, sendError } from './errors.js'
 import { lazyChildLogger } from './lazy-logger.js'
 import { installRequestBudget, type RequestBudget } from './request-budget.js'
 import { DEFAULT_HTTP, type HttpSettings } from './settings.js'
@@ -23,12 +23,6 @@ const EXEMPT_FROM_SHEDDING = new Set(['/', '/healthz', '/readyz', '/metrics'])
 
 /** Headers a browser may read from a cross-origin answer (CORS). */
 export const EXPOSED_HEADERS = ['WWW-Authenticate', 'Retry-After', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset']
-
-class Overloaded extends WireError {
-  constructor() {
-    super('unavailable', 'this process is overloaded; retry shortly', undefined, { retryAfter: 2 })
-  }
-}
 
 /**
  * The fastify instance every role starts from: JSON errors everywhere, CORS as docs/protocol.md says,

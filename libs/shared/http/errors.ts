@@ -42,6 +42,16 @@ export function toWireError(err: unknown): WireError {
   return new WireError('internal', 'internal error', undefined, { cause: err })
 }
 
+/**
+ * What a process that sheds load answers (event-loop delay or heap past SHED_*): fastify's
+ * under-pressure hook throws one, and the fast path sheds a poll its tail cannot answer with one.
+ */
+export class Overloaded extends WireError {
+  constructor() {
+    super('unavailable', 'this process is overloaded; retry shortly', undefined, { retryAfter: 2 })
+  }
+}
+
 /** What fastify answers before routing: a path that is not valid percent-encoded UTF-8, an overlong path parameter. */
 export function frameworkError(err: unknown): WireError {
   const code = (err as { code?: unknown } | null)?.code

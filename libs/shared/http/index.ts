@@ -1,5 +1,5 @@
 export { createHttpApp, EXPOSED_HEADERS, resourceMetadataUrl } from './app.js'
-export { errorBody, installErrorHandler, logFailure, retryAfterSeconds, toWireError, sendError, STATUS } from './errors.js'
+export { errorBody, installErrorHandler, logFailure, Overloaded, retryAfterSeconds, toWireError, sendError, STATUS } from './errors.js'
 export { abortOnClose, parseJsonBody, sendJsonText } from './body.js'
 export { healthRoutes, type HealthOptions } from './health.js'
 export { callerOf, installRequestBudget, DOOR, type RequestBudget } from './request-budget.js'

@@ -6,7 +6,7 @@ import client, { type Registry } from 'prom-client'
  * loop every waiting follower's answer also waits on. With 10,000 connections one scrape spent
  * 20 ms of CPU in them (`process_open_fds` 11 ms: a readdirSync of /proc/self/fd; the handles
  * 6.4 ms; the resources 2.4 ms), against 1.5 ms for all of /metrics with none open
- * (docs/benchmarks.md, "Fan-out at full scale"). Dropped: `wire_open_connections` counts what
+ * (bench/results/fan-out-steady.md, a Prometheus scrape). Dropped: `wire_open_connections` counts what
  * grows with the followers, and `process_max_fds` stays.
  */
 export const PER_HANDLE_METRICS = ['process_open_fds', 'nodejs_active_handles', 'nodejs_active_handles_total', 'nodejs_active_resources', 'nodejs_active_resources_total']

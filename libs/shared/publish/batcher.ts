@@ -17,8 +17,8 @@ export interface BatcherOptions {
 
 /**
  * Group commit (docs/architecture.md): publishes that arrive while a batch is committing wait and go
- * together in the next one, so a busy writer makes one commit per batch, not per signal. One lane
- * per process; the feed_head row lock orders lanes across writer processes.
+ * together in the next one, so a busy writer makes one commit per batch, not per signal. One batcher
+ * per process; the feed_head row lock orders the batches of every writer process.
  */
 export function createBatcher(writer: SignalWriter, log: Logger, opts: BatcherOptions) {
   const maxBatch = opts.maxBatch ?? 500

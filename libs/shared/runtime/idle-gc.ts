@@ -10,9 +10,10 @@ import { mallocTrim } from './malloc-trim.js'
  * pooled. On Node 24 (V8 13.6) it never starts: "low allocation rate" also requires a low
  * *embedder* (cppgc) allocation rate, and Node allocates there so rarely that the rate reads as
  * 0 bytes/ms, which V8 turns into a mutator utilization of 0 ("high alloc"); --trace-memory-reducer
- * prints "high alloc, foreground" every 8 s of an idle process forever (docs/benchmarks.md, "RSS
- * after load"). So after a read burst a board kept 50-75 MB of pooled V8 pages and sparse old
- * pages, and the Buffers waiting for a major GC, for good.
+ * prints "high alloc, foreground" every 8 s of an idle process forever
+ * (bench/results/rss-after-load.md, "an idle collection instead"). So after a read burst a board
+ * kept 50-75 MB of pooled V8 pages and sparse old pages, and the Buffers waiting for a major GC,
+ * for good.
  *
  * This does what the memory reducer would: every `tickMs` it looks at the process's CPU time and
  * RSS; when RSS grew by `growBytes` (and a tenth) since the last collection and the last tick was
@@ -27,9 +28,10 @@ import { mallocTrim } from './malloc-trim.js'
  * Over the memory budget (`rssBudgetBytes`, IDLE_GC_RSS_BUDGET_MB) the wait between collections
  * is `overBudgetGapMs` (2 s) instead of the interval: the interval trades memory for CPU, and past
  * the budget memory comes first. A read burst grows V8's old generation to its limit, a multiple of
- * what is live, and that promoted garbage stayed until the interval ran out (docs/benchmarks.md,
- * "RSS after load"). Still never while busy, and never without growth: a process whose live data
- * is over the budget is not collected again and again.
+ * what is live, and that promoted garbage stayed until the interval ran out
+ * (bench/results/rss-after-load.md, "a memory budget for the idle collection"). Still never while
+ * busy, and never without growth: a process whose live data is over the budget is not collected
+ * again and again.
  */
 export interface IdleGcOptions {
   /** How often it looks (TICK_MS): a collection starts within one or two of these after a burst ends. */

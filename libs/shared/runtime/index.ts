@@ -27,5 +27,5 @@ export async function tuneProcess(cfg: Config, o: { readSide: boolean; prepare?:
   // loaded only now: a process that runs itself again has not loaded it for nothing
   const { startIdleGc } = await import('./idle-gc.js')
   const gc = startIdleGc({ minIntervalMs: cfg.reader.idleGcIntervalMs, rssBudgetBytes: cfg.reader.idleGcRssBudgetMb * 2 ** 20 })
-  return { afterStart: () => gc.afterStart(), stop: () => gc.stop() } // afterStart: once quiet, what start-up left (docs/benchmarks.md "RSS after load")
+  return { afterStart: () => gc.afterStart(), stop: () => gc.stop() } // afterStart: once quiet, what start-up left (bench/results/fresh-process.md)
 }

@@ -5,13 +5,13 @@
  *
  * V8's young generation (two semi-spaces) grows towards 64 MB each under load and while modules
  * load, and keeps the pages: most of a fresh reader's RSS past its code, and most of what a waiting
- * long-poll costs at 10,000 followers (docs/benchmarks.md, "Memory of a reader"). Its size is the
+ * long-poll costs at 10,000 followers (bench/results/reader-memory.md). Its size is the
  * flag --max-semi-space-size.
  *
  * glibc gives each thread that allocates at once with another a malloc arena of its own (up to 8 per
  * core), and an arena keeps what it once held. The embedded database's WebAssembly is compiled on
  * V8's worker threads, whose arenas kept 40-80 MB of a fresh embedded process; with one arena that
- * memory is reused and trimmed (docs/benchmarks.md, "The embedded database"). Its number is the
+ * memory is reused and trimmed (bench/results/embedded-database.md). Its number is the
  * environment variable MALLOC_ARENA_MAX, which glibc reads once, at start.
  */
 const FLAG = '--max-semi-space-size'

@@ -45,7 +45,7 @@ export function encodeResponse(status: number, lines: string, body: Buffer, keep
  * `lines` ASCII, CapturedHeaders.ascii): node encodes a string into memory of its own that it frees
  * as soon as the write is done (on its stack when small), where a Buffer's memory waits for a
  * garbage collection. Under a read burst those Buffers, two a response, held tens of MB of malloc's
- * heap at a time, which glibc keeps once grown (docs/benchmarks.md, "RSS after load").
+ * heap at a time, which glibc keeps once grown (bench/results/rss-after-load.md).
  */
 export function responseText(status: number, lines: string, body: string, bytes: number, keepAliveSeconds: number | null): string {
   return head(status, lines, bytes, keepAliveSeconds) + body
