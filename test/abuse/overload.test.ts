@@ -65,10 +65,12 @@ t.test('over the heap bound: a read its tail cannot answer gets the same 503 fro
   viaFastify.get('/sw/wire') // a first request not the fast path's: the connection is fastify's from here on
   await until(() => viaFastify.answers.length === 1, 5000, 'GET /sw/wire answered')
   const fastify = await read(viaFastify)
-  // one error, two writers: the same status, Retry-After and body (fastify's answer lacks the CORS
-  // and cache-control lines the fast path sends, as under-pressure refuses before those hooks run)
+  // one error, two writers: the same status, Retry-After, CORS lines (a browser reads Retry-After only
+  // when it is exposed) and body
   const retryAfter = (b: Buffer) => /\r\nretry-after: (\d+)\r\n/i.exec(comparable(b))?.[1]
-  t.same([statusOf(fastify), retryAfter(fastify), bodyOf(fastify)], [statusOf(fast), retryAfter(fast), bodyOf(fast)], '503: the same answer')
+  const cors = (b: Buffer) => comparable(b).split('\r\n').filter((l) => /^access-control-/i.test(l)).map((l) => l.toLowerCase()).sort()
+  t.same([statusOf(fastify), retryAfter(fastify), cors(fastify), bodyOf(fastify)], [statusOf(fast), retryAfter(fast), cors(fast), bodyOf(fast)], '503: the same answer')
+  t.ok(cors(fastify).some((l) => l.startsWith('access-control-expose-headers:') && l.includes('retry-after')), 'Retry-After exposed to browsers')
   t.same(bodyOf(fast), { error: { code: 'unavailable', message: 'this process is overloaded; retry shortly' } })
   t.equal(retryAfter(fast), '2')
 })

@@ -75,18 +75,6 @@ export function createHttpApp(log: Logger, http: HttpSettings = DEFAULT_HTTP, bu
     },
   }
   setHttpState(app, state)
-  if (shedding)
-    app.register(underPressure, {
-      maxEventLoopDelay: http.shedEventLoopDelayMs,
-      maxHeapUsedBytes: Math.floor(http.shedHeapUsedRatio * getHeapStatistics().heap_size_limit),
-      customError: Overloaded,
-      // health and metrics pass (returning nothing lets the request go on)
-      pressureHandler: (req) => {
-        if (EXEMPT_FROM_SHEDDING.has(req.url.split('?')[0] ?? '')) return
-        metrics.refused.inc({ reason: 'overloaded' })
-        throw new Overloaded()
-      },
-    })
   // Shutting down: requests that arrive on kept-alive connections get 503 with `Connection: close`,
   // so clients go to another pod and the connection drains; requests already in flight finish.
   // @NOTE every hook here runs on every request, so each is a plain callback (no promise per request)
@@ -113,6 +101,19 @@ export function createHttpApp(log: Logger, http: HttpSettings = DEFAULT_HTTP, bu
     exposedHeaders: EXPOSED_HEADERS,
     maxAge: 600,
   })
+  // after CORS too: a shed request's 503 carries the CORS lines, so a browser client can read its Retry-After
+  if (shedding)
+    app.register(underPressure, {
+      maxEventLoopDelay: http.shedEventLoopDelayMs,
+      maxHeapUsedBytes: Math.floor(http.shedHeapUsedRatio * getHeapStatistics().heap_size_limit),
+      customError: Overloaded,
+      // health and metrics pass (returning nothing lets the request go on)
+      pressureHandler: (req) => {
+        if (EXEMPT_FROM_SHEDDING.has(req.url.split('?')[0] ?? '')) return
+        metrics.refused.inc({ reason: 'overloaded' })
+        throw new Overloaded()
+      },
+    })
   // after CORS, so a refusal carries its headers; at the root, so every route has it
   if (budget) app.register(fp(async (root) => installRequestBudget(root, budget)))
   // JSON only (fastify would also take text/plain), decoded strictly: bytes that are not UTF-8
