@@ -1,19 +1,9 @@
 import { z } from 'zod'
+import { CLI_SETTINGS, schemaOf } from '../../libs/shared/config/index.js'
 
-const optionalText = z.string().trim().min(1).optional()
-
-/** What the command line reads from its environment (the server's own settings go through libs/shared/config). */
-const CliEnv = z.object({
-  // one base URL, or several separated by commas: a follower moves to the next when one fails
-  WIRE_URL: z
-    .string()
-    .default('http://localhost:4000')
-    .transform((v) => v.split(',').map((u) => u.trim()).filter((u) => u !== ''))
-    .pipe(z.array(z.string().regex(/^https?:\/\/[^\s]+$/i, 'must be http(s) URLs, separated by commas')).min(1)),
-  WIRE_TOKEN: optionalText,
-  WIRE_ADMIN_TOKEN: optionalText,
-  SERVER_ADMIN_TOKEN: optionalText, // an operator on the server's own box
-  NO_COLOR: z.string().optional(),
+/** What the command line reads from its environment: its own settings (libs/shared/config/settings/cli.ts), and the server's admin token. */
+const CliEnv = schemaOf([CLI_SETTINGS]).extend({
+  SERVER_ADMIN_TOKEN: z.string().trim().min(1).optional(), // an operator on the server's own box (any length: the server checks it)
 })
 
 export interface CliConfig {

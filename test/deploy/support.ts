@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import { parseAllDocuments } from 'yaml'
+import { SETTING_NAMES } from '../../libs/shared/config/index.js'
 import { projectPath } from '../../libs/shared/paths.js'
 
 // Shared by the deploy tests: reading the manifests, the real list of settings, the Kubernetes
@@ -47,17 +48,8 @@ export function manifestFiles(dir = K8S_DIR): string[] {
 
 export const isKustomization = (doc: unknown) => (doc as { kind?: string } | null)?.kind === 'Kustomization'
 
-/**
- * The names of the real settings: the keys of the zod `Env` object in libs/shared/config/index.ts,
- * read from its source (the schema is not exported). test/deploy/manifests.test.ts checks that the
- * list is sane (it holds settings every role uses, and every variable the README documents).
- */
-export function settingNames(): string[] {
-  const src = readFileSync(projectPath('libs/shared/config/index.ts'), 'utf8')
-  const body = /const Env = z\.object\(\{([\s\S]*?)\n\}\)/.exec(src)?.[1]
-  if (!body) throw new Error('libs/shared/config/index.ts: the Env schema was not found')
-  return [...body.matchAll(/^ {2}([A-Z][A-Z0-9_]*):/gm)].map((m) => m[1]!)
-}
+/** The names of the real settings: every one declared in libs/shared/config/settings/ for the server's roles. */
+export const settingNames = (): string[] => [...SETTING_NAMES]
 
 /** The containers of a Deployment (or any object with a pod template). */
 export const containersOf = (r: Resource): any[] => r.spec?.template?.spec?.containers ?? []
