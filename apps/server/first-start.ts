@@ -14,17 +14,19 @@ async function peakMib(): Promise<number | null> {
 }
 
 /**
- * The embedded database's first start, on its own: PGlite runs PostgreSQL's initdb in a second
- * instance of the database, whose memory (two copies of a 128 MB heap) is most of a first start's
- * peak, and which a process keeps as RSS once touched. So the single process creates the database
+ * The embedded database's first start, on its own: loaded from the template that ships with Wire
+ * (db/pglite-template.ts, ~270 MiB peak), or where none fits the installed PGlite, made by PGlite's
+ * initdb in a second instance of the database, whose memory (two copies of a 128 MB heap) is most
+ * of a first start's peak (478-549 MiB), and which a process keeps as RSS once touched. So the single process creates the database
  * first, says so (it takes 10-40 s), and then runs itself again (`process.execve`: same pid,
  * arguments and environment, a fresh address space) to serve on the database it made, as any later
  * start does. Returns at once when the database exists. docs/deploy.md, "Size and scale".
  */
 export async function createEmbeddedDatabaseFirst(db: Embedded, say: (line: string) => void): Promise<void> {
-  const { embeddedDatabaseExists, pgliteDb } = await import('../../libs/shared/db/index.js')
+  const { embeddedDatabaseExists, pgliteDb, templateUsable } = await import('../../libs/shared/db/index.js')
   if (embeddedDatabaseExists(db.dataDir)) return
-  say(`wire: first start: creating the embedded database in ${db.dataDir} (PostgreSQL's initdb, once; 10-40 s)…`)
+  const how = templateUsable() ? 'from its template, once; 2-10 s' : "PostgreSQL's initdb, once; 10-40 s"
+  say(`wire: first start: creating the embedded database in ${db.dataDir} (${how})…`)
   const started = performance.now()
   const { setFlagsFromString } = await import('node:v8')
   const { runInNewContext } = await import('node:vm')
