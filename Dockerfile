@@ -57,6 +57,8 @@ COPY --from=build /app/dist/native ./dist/native
 COPY --from=build /app/dist/client ./dist/client
 # the writer applies these on boot (libs/shared/db/migrate.ts reads <package root>/migrations/*.sql)
 COPY migrations ./migrations
+# the single process's first start loads this pristine embedded database instead of running initdb (half the peak)
+COPY libs/shared/db/pglite-template.tgz libs/shared/db/pglite-template.json ./libs/shared/db/
 # everything above is root-owned and read-only to the app; only the embedded database's default
 # directory (WIRE_DATA_DIR=./.wire, used by the default single-process command) is writable
 RUN mkdir -p /app/.wire && chown 1000:1000 /app/.wire

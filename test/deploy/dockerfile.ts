@@ -106,8 +106,8 @@ export function dockerfileProblems(text: string, ignore: string): string[] {
       const allowed = from
         ? (src === '/app/node_modules' && /--omit=dev/.test(byName.get(from)?.instructions.filter((x) => x.keyword === 'RUN').map((x) => x.args.join(' ')).join(' ') ?? '')) ||
           /^\/app\/dist(\/[a-z]+)?$/.test(src)
-        : ['package.json', 'package-lock.json', 'package*.json', 'migrations'].includes(src)
-      if (!allowed) problems.push(`final stage copies ${from ? `${src} from ${from}` : src}: only dist/, production node_modules, migrations/ and package*.json belong there`)
+        : ['package.json', 'package-lock.json', 'package*.json', 'migrations', 'libs/shared/db/pglite-template.tgz', 'libs/shared/db/pglite-template.json'].includes(src)
+      if (!allowed) problems.push(`final stage copies ${from ? `${src} from ${from}` : src}: only dist/, production node_modules, migrations/, the embedded database's template and package*.json belong there`)
       const target = dest === './' || dest === '.' ? src.split('/').at(-1)! : dest.replace(/^\.\//, '')
       copied.set(target, from ? `${from}:${src}` : src)
     }
