@@ -18,7 +18,7 @@ const FOLLOWERS = 20
 const PUBLISHERS = 5
 const PUBLISH_EVERY_MS = 200 // 5 publishers: 25 signals a second
 const SEED = 20_000
-const log = (s: string) => process.stdout.write(s + '\n')
+const log = (s: string) => process.stdout.write(`${s}\n`)
 
 interface Phase {
   name: string

@@ -15,7 +15,7 @@ import { startRole, type RoleProc } from './lib/procs.js'
 
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test'
 const PART = process.env.AGG_PART ?? 'both'
-const out = (s: string) => process.stdout.write(s + '\n')
+const out = (s: string) => process.stdout.write(`${s}\n`)
 const TOKEN = 'bench-aggregator-token'
 let nextPort = 18210
 const run = `b${process.pid}`

@@ -14,7 +14,7 @@ const PATHOLOGICAL = `Bearer a${' '.repeat(15_900)}b`
 const NEAR_CAP = `Bearer a${' '.repeat(4_000)}b` // under the length cap: parsed, refused for the space inside
 const HONEST = 'Bearer honest-agent-token-0123456789'
 const OLD = /^\s*bearer\s+(.+?)\s*$/i
-const log = (s: string) => process.stdout.write(s + '\n')
+const log = (s: string) => process.stdout.write(`${s}\n`)
 
 function perCall(label: string, f: () => unknown, n: number) {
   const t0 = process.hrtime.bigint()

@@ -13,7 +13,7 @@ import { metric, startRole } from './lib/procs.js'
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test'
 const N = Number(process.env.CATCHUP_SIGNALS ?? 20_000)
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
-const out = (s: string) => process.stdout.write(s + '\n')
+const out = (s: string) => process.stdout.write(`${s}\n`)
 
 const sql = sqlOn(DATABASE_URL)
 

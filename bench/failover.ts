@@ -15,7 +15,7 @@ import { Cleanup } from './lib/pg-cluster.js'
 
 const env = (k: string, d: number) => Number(process.env[k] ?? d)
 const RUNS = env('RUNS', 3)
-const out = (s: string) => process.stdout.write(s + '\n')
+const out = (s: string) => process.stdout.write(`${s}\n`)
 
 const row = (r: DrillResult, i: number) =>
   `| ${r.mode} | ${i + 1} | ${r.attempted} | ${r.acknowledged} | ${r.statuses['503'] ?? 0} | ${r.lost} | ${r.lostButServed} | ${r.gaps} | ${r.caughtUp}/${r.followers} | ${round(r.outageSeconds, 2)} | ${round(r.unavailableSeconds, 2)} | ${r.p50} | ${r.p99} | ${round(r.ackPerSecond, 0)} | ${round(r.writerCpuMsPerPublish, 3)} |`
@@ -34,7 +34,7 @@ async function main() {
           beforeMs: env('BEFORE_MS', 15_000),
           afterMs: env('AFTER_MS', 15_000),
           lagMs: env('LAG_MS', 4000),
-          note: (line) => process.stderr.write(line + '\n'),
+          note: (line) => process.stderr.write(`${line}\n`),
         })
         results.push(r)
         const odd = r.results.filter((f) => f.errors).map((f) => `${f.name}: ${JSON.stringify(f.errorKinds)}`)
@@ -45,7 +45,7 @@ async function main() {
     }
   out('| standby | run | publishes | acknowledged | 503 | acknowledged lost | lost but served | cursor gaps | followers caught up | publish outage s | 503 window s | p50 ms | p99 ms | acked/s | writer CPU ms/publish |')
   out('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|')
-  for (const mode of ['sync', 'async'] as const) results.filter((r) => r.mode === mode).forEach((r, i) => out(row(r, i)))
+  for (const mode of ['sync', 'async'] as const) results.filter((r) => r.mode === mode).forEach((r, i) => void out(row(r, i)))
 }
 
 main().then(

@@ -22,7 +22,7 @@ const STARTS = Number(process.env.BENCH_FRESH_STARTS ?? 3)
 const EMBEDDED = process.env.BENCH_FRESH_DB === 'embedded'
 const SETTLE_SECONDS = 2
 const LATER_SECONDS = Number(process.env.BENCH_FRESH_LATER_SECONDS ?? 10)
-const out = (s: string) => process.stdout.write(s + '\n')
+const out = (s: string) => process.stdout.write(`${s}\n`)
 const sql = sqlOn(DATABASE_URL)
 
 /** VmRSS of `pid`, MiB. */

@@ -22,7 +22,7 @@ const TOKENS = Number(process.env.IDN_TOKENS ?? 1000)
 const SECONDS = Number(process.env.IDN_SECONDS ?? 10)
 const CONCURRENCY = Number(process.env.IDN_CONCURRENCY ?? 32)
 const AUTHORITY = 'board.example:443'
-const out = (s: string) => process.stdout.write(s + '\n')
+const out = (s: string) => process.stdout.write(`${s}\n`)
 const schema = `bidn_${process.pid}`
 
 const NO_BUDGETS = { READ_RATE_LIMIT_MAX: '0', IDENTITY_VERIFY_RATE_LIMIT_MAX: '0', IDENTITY_CALLS_RATE_LIMIT_MAX: '0', SHED_EVENT_LOOP_DELAY_MS: '0' }

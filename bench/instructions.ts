@@ -58,7 +58,7 @@ const env = {
   // under callgrind the event loop runs ~50x slower: its delay would shed the load as overload
   SHED_EVENT_LOOP_DELAY_MS: '0',
 }
-const log = (s: string) => process.stdout.write(s + '\n')
+const log = (s: string) => process.stdout.write(`${s}\n`)
 /** The roles under callgrind now: stopped with the bench (valgrind would outlive it). */
 const running = new Set<CallgrindProc>()
 for (const signal of ['SIGINT', 'SIGTERM'] as const)
@@ -194,7 +194,7 @@ async function main() {
         for (const [name, build] of BUILDS) {
           const r = await measure(role, build, `${name.replace(/ /g, '-')}-${role}-${i + 1}`)
           ;((results[role] ??= {})[name] ??= []).push(r)
-          log(`${role} [${name}] ` + Object.entries(r).map(([k, v]) => `${k} ${fmt(v.perOperation)} instructions/op (${fmt(v.operations)} ops, ${fmt(v.instructions)} counted, idle ${fmt(v.idle)}, ${v.seconds} s${v.avgBatch ? `, avg batch ${v.avgBatch}` : ''})`).join('; '))
+          log(`${role} [${name}] ${Object.entries(r).map(([k, v]) => `${k} ${fmt(v.perOperation)} instructions/op (${fmt(v.operations)} ops, ${fmt(v.instructions)} counted, idle ${fmt(v.idle)}, ${v.seconds} s${v.avgBatch ? `, avg batch ${v.avgBatch}` : ''})`).join('; ')}`)
         }
   } finally {
     await sql(`drop schema if exists "${schema}" cascade`)
@@ -214,7 +214,7 @@ async function main() {
   }
   mkdirSync(projectPath('bench/results'), { recursive: true })
   const file = projectPath(`bench/results/instructions-${started.replace(/[:.]/g, '-')}.json`)
-  writeFileSync(file, JSON.stringify({ started, node: process.version, publishes: PUBLISHES, batch: BATCH, headPolls: HEAD_POLLS, pages: PAGES, followers: FOLLOWERS, fanOutRounds: FANOUT_ROUNDS, results }, null, 2) + '\n')
+  writeFileSync(file, `${JSON.stringify({ started, node: process.version, publishes: PUBLISHES, batch: BATCH, headPolls: HEAD_POLLS, pages: PAGES, followers: FOLLOWERS, fanOutRounds: FANOUT_ROUNDS, results }, null, 2)}\n`)
   log(`written to ${file}`)
 }
 

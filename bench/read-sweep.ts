@@ -30,7 +30,7 @@ const CONNECTIONS = 32
 const IDLE_SECONDS = Number(process.env.BENCH_IDLE_SECONDS ?? 15)
 const ONLY_ISSUE = process.env.BENCH_CELLS === 'issue'
 const ROLE = process.env.BENCH_SWEEP_ROLE === 'reader' ? 'reader' : 'server'
-const out = (s: string) => process.stdout.write(s + '\n')
+const out = (s: string) => process.stdout.write(`${s}\n`)
 const rand = (n: number) => Math.floor(Math.random() * n)
 
 const sql = sqlOn(DATABASE_URL)

@@ -7,7 +7,7 @@ import { startFront } from './lib/front.js'
 import { round } from './lib/load.js'
 import { metric, startRole, type RoleProc } from './lib/procs.js'
 import { steadyFanOut, TRACK_KEY, type SteadyResult } from './lib/steady.js'
-import { wrk, type WrkResult } from './lib/wrk.js'
+import { wrk } from './lib/wrk.js'
 import { sqlOn } from './lib/sql.js'
 
 // npm run bench: writers and readers of the built code on this machine's PostgreSQL and Redis, loaded by
@@ -65,7 +65,7 @@ const NGINX_KEEPALIVE = process.env.BENCH_NGINX_KEEPALIVE
 const READER_NODE_OPTIONS = process.env.BENCH_READER_NODE_OPTIONS
 /** The readers' environment for `build`: BENCH_READER_NODE_OPTIONS goes to this build's readers only, never to BENCH_BEFORE's. */
 const readerEnvOf = (build: string | undefined) => (READER_NODE_OPTIONS && build === undefined ? { ...readerEnv, NODE_OPTIONS: READER_NODE_OPTIONS } : readerEnv)
-const log = (s: string) => process.stdout.write(s + '\n')
+const log = (s: string) => process.stdout.write(`${s}\n`)
 let port = 4700 + Math.floor(Math.random() * 200)
 
 /** A wrk run with the server's CPU per request from its own process_cpu_seconds_total. */
@@ -191,8 +191,8 @@ async function main() {
   }
   mkdirSync(projectPath('bench/results'), { recursive: true })
   const file = projectPath(`bench/results/${started.replace(/[:.]/g, '-')}.json`)
-  writeFileSync(file, JSON.stringify(results, null, 2) + '\n')
-  writeFileSync(projectPath('bench/results/latest.json'), JSON.stringify(results, null, 2) + '\n')
+  writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`)
+  writeFileSync(projectPath('bench/results/latest.json'), `${JSON.stringify(results, null, 2)}\n`)
   log(`written to ${file}`)
 }
 

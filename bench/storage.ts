@@ -20,7 +20,7 @@ const SMALL = 100_000
 /** STORAGE_KEEP=1: keep both boards (schemas bench_storage_big, bench_storage_small) to look inside; no drop. */
 const KEEP = process.env.STORAGE_KEEP === '1'
 const CHUNK = 1_000_000
-const out = (s: string) => process.stdout.write(s + '\n')
+const out = (s: string) => process.stdout.write(`${s}\n`)
 const noFilter: ReadFilter = { type: null, tags: [], origin: null, q: null, sinceMs: null, includeExpired: false, refId: null }
 
 /** Rows (from, to] as the writer stores them; `live`: unexpired, else expired two days ago. */
@@ -40,7 +40,7 @@ async function build(db: Db, schema: string, rows: number, live: number): Promis
   // each partition loaded bare, then attached: its indexes are built once, sorted, not row by row
   const load = async (name: string, lo: string, hi: number, from: number, to: number, live: boolean) => {
     await db.exec(`create table ${schema}.${name} (like ${schema}.signals including defaults)`)
-    for (let f = from; f < to; f += CHUNK) await db.exec(rowsSql(schema + '.' + name, f, Math.min(to, f + CHUNK), live))
+    for (let f = from; f < to; f += CHUNK) await db.exec(rowsSql(`${schema}.${name}`, f, Math.min(to, f + CHUNK), live))
     await db.exec(`create unique index "${name}_id_key" on ${schema}.${name} (id)`)
     await db.exec(`alter table ${schema}.signals attach partition ${schema}.${name} for values from (${lo}) to (${hi})`)
   }
@@ -58,7 +58,7 @@ const cpuMs = (pid: number) => {
   return (Number(f[11]) + Number(f[12])) * 10
 }
 
-async function measure(db: Db, pid: number, name: string, op: () => Promise<unknown>) {
+async function measure(pid: number, name: string, op: () => Promise<unknown>) {
   for (let i = 0; i < 50; i++) await op() // warm the connection's caches and plans
   const times: number[] = []
   const cpu0 = cpuMs(pid)
@@ -81,9 +81,9 @@ async function reads(label: string, db: Db, schema: string, rows: number, live: 
   let k = 0
   const ids: string[] = (await db.query<{ id: string }>(`select substr(md5(i::text), 1, 20) as id from generate_series(1, 1000) g, lateral (select ${first} + 1 + (g * 7919) % ${live} as i) x`)).rows.map((x) => x.id)
   const results = [
-    await measure(db, pid, 'newest 100', () => r.newest(100, noFilter, now)),
-    await measure(db, pid, 'deep cursor 100', () => r.pageAfter(first + Math.floor(live / 2) + (k++ % 1000) * 50, 100, noFilter, now)),
-    await measure(db, pid, 'by id', () => r.byId(ids[k++ % ids.length]!)),
+    await measure(pid, 'newest 100', () => r.newest(100, noFilter, now)),
+    await measure(pid, 'deep cursor 100', () => r.pageAfter(first + Math.floor(live / 2) + (k++ % 1000) * 50, 100, noFilter, now)),
+    await measure(pid, 'by id', () => r.byId(ids[k++ % ids.length]!)),
   ]
   for (const x of results) out(JSON.stringify({ board: label, ...x }))
   return results

@@ -83,7 +83,7 @@ async function runSkill(deps: AgentsContext, caller: AgentCaller, msg: Message):
     const i = parsed.error.issues[0]
     throw invalid(`${i?.path.length ? `${i.path.join('.')}: ` : ''}${i?.message ?? 'invalid read parameters'}; ${USAGE}`)
   }
-  const fields = parseFields(parsed.data['fields'] as string | string[] | undefined)
+  const fields = parseFields(parsed.data.fields as string | string[] | undefined)
   return { skill: 'read-signals', json: shapeAnswer(await readPage(deps, caller, toReadQuery(parsed.data)), fields) }
 }
 

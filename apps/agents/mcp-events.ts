@@ -111,7 +111,7 @@ async function poll(deps: AgentsContext, caller: AgentCaller, p: Poll, maxWaitS:
 }
 
 function occurrence(s: Record<string, unknown>) {
-  return { eventId: s['id'] as string, name: SIGNAL_EVENT, timestamp: s['createdAt'] as string, data: shapeSignal(s, { kind: 'compact' }) }
+  return { eventId: s.id as string, name: SIGNAL_EVENT, timestamp: s.createdAt as string, data: shapeSignal(s, { kind: 'compact' }) }
 }
 
 function result(events: ReturnType<typeof occurrence>[], cursor: number, truncated: boolean, hasMore: boolean, p: Poll) {

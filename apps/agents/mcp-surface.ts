@@ -66,7 +66,7 @@ export function mcpSurface(deps: AgentsContext): McpSurface {
 }
 
 function callerIn(authInfo: AuthInfo | undefined): AgentCaller {
-  const caller = authInfo?.extra?.['caller']
+  const caller = authInfo?.extra?.caller
   if (caller === undefined) throw new Error('mcp: a server was asked for without its request') // never: handle() always passes it
   return caller as AgentCaller
 }

@@ -96,7 +96,7 @@ export function createMcpServer(deps: AgentsContext, caller: AgentCaller): McpSe
     },
     (args) =>
       tool('read_signals', async () => {
-        const fields = parseFields((args as Record<string, unknown>)['fields'] as string | string[] | undefined)
+        const fields = parseFields((args as Record<string, unknown>).fields as string | string[] | undefined)
         return shapeAnswer(await readPage(deps, caller, toReadQuery(args as Record<string, unknown>, MCP_MAX_WAIT)), fields)
       }),
   )

@@ -58,7 +58,7 @@ export function shapeAnswer(text: string, fields: Fields): string {
     const list = answer[key]
     if (Array.isArray(list)) answer[key] = list.map((s) => shapeSignal(s as Record<string, unknown>, fields))
   }
-  if (answer['signal'] !== undefined) answer['signal'] = shapeSignal(answer['signal'] as Record<string, unknown>, fields)
+  if (answer.signal !== undefined) answer.signal = shapeSignal(answer.signal as Record<string, unknown>, fields)
   return JSON.stringify(answer)
 }
 

@@ -54,7 +54,7 @@ export const StrictReadArgs = ReadArgs.strict()
 export function toReadQuery(a: ReadArgs, maxWait?: number): Record<string, unknown> {
   const raw: Record<string, unknown> = { limit: String(MODEL_PAGE) }
   for (const k of ['cursor', 'wait', 'limit']) if (a[k] !== undefined) raw[k] = String(a[k])
-  if (maxWait !== undefined && typeof a['wait'] === 'number' && a['wait'] > maxWait) raw['wait'] = String(maxWait)
+  if (maxWait !== undefined && typeof a.wait === 'number' && a.wait > maxWait) raw.wait = String(maxWait)
   for (const f of READ_FILTERS) {
     const v = a[f.param]
     if (v === undefined) continue

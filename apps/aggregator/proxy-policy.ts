@@ -26,7 +26,6 @@ const isViewerPage = (path: string) => path === '/view' || path === '/view/'
 export function boardPath(rest: string): string {
   const q = rest.indexOf('?')
   const path = q < 0 ? rest : rest.slice(0, q)
-  const query = q < 0 ? '' : rest.slice(q)
   const segments = path.split('/').slice(1) // rest is '' or starts with '/'
   for (const seg of segments) {
     let d: string

@@ -78,7 +78,7 @@ export function tokenKeys(serverKey: string) {
 export type TokenKeys = ReturnType<typeof tokenKeys>
 
 /** A new identity id: `id_` + 20 hex digits (one URI path segment, as boards require). */
-export const newIdentityId = () => 'id_' + randomBytes(10).toString('hex')
-export const newAccountId = () => 'acct_' + randomBytes(10).toString('hex')
+export const newIdentityId = () => `id_${randomBytes(10).toString('hex')}`
+export const newAccountId = () => `acct_${randomBytes(10).toString('hex')}`
 
 export const unauthorized = (message = 'a valid token is required') => new WireError('unauthorized', message)

@@ -1,3 +1,4 @@
+import type { ReadQuery } from '../../libs/shared/domain/index.js'
 import { pageBody, pageText, type Caller, type FeedPage, type Gone, type PageSink } from '../../libs/shared/feed/index.js'
 import { metrics } from '../../libs/shared/metrics/index.js'
 import {
@@ -29,7 +30,7 @@ export function signalsFastPath(ctx: ReaderContext): FastPathRoutes {
     paths: ['/sw/signals', '/sw/v1/signals'],
     probe: '/sw/signals?limit=none', // refused by the door's parser before any budget or read
     serve(req, conn, fast) {
-      let q
+      let q: ReadQuery
       try {
         q = door.query(req.query)
       } catch {

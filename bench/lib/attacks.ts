@@ -100,7 +100,7 @@ export const ATTACKS: Attack[] = [
         s.write('POST /sw/signals HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 60000\r\n\r\n{')
         return s
       })
-      const drip = setInterval(() => sockets.forEach((s) => s.write(' ')), 1000)
+      const drip = setInterval(() => sockets.forEach((s) => void s.write(' ')), 1000)
       await new Promise((r) => stop.addEventListener('abort', r, { once: true }))
       clearInterval(drip)
       for (const s of sockets) s.destroy()

@@ -1,5 +1,5 @@
 import { followerKinds, follow, publishers, type FollowerResult, type PublishRecord } from './failover-load.js'
-import { Cleanup, pgUrl, sql, startPrimary, startStandby, tcpSwitch } from './pg-cluster.js'
+import { type Cleanup, pgUrl, sql, startPrimary, startStandby, tcpSwitch } from './pg-cluster.js'
 import { freePort, startRedis, startRole, type RoleProc } from './procs.js'
 
 // A failover drill (docs/operations.md "Failover"): a primary and a streaming standby of their own,

@@ -62,7 +62,7 @@ async function session(pid: number, port: number) {
   }
   return {
     call: (method: string, params: object = {}) =>
-      new Promise<any>((resolve) => {
+      new Promise<unknown>((resolve) => {
         calls.set(++id, resolve)
         ws.send(JSON.stringify({ id, method, params }))
       }),

@@ -77,7 +77,7 @@ export class Follower implements AsyncIterable<EmittedSignal> {
       // the head is the nextCursor of a newest-page read; one signal is the cheapest such page
       const params = cursor === undefined ? { ...this.#query, ...(headOnly && { limit: 1 }) } : { ...this.#query, cursor, wait }
       const started = Date.now()
-      let page
+      let page: SignalPage
       try {
         page = await this.#client.readPage(this.url, params, signal, (wait + 15) * 1000)
       } catch (err) {

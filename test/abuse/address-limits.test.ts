@@ -10,7 +10,7 @@ const jsonOf = (r: Response): Promise<any> => r.json()
 // long-polls and publishes (whatever the tokens), local mode's board-wide budget for identities
 // never seen before, and TRUST_PROXY deciding which address a request counts against.
 
-const read = (app: { inject: Function }, ip: string, headers: Record<string, string> = {}) =>
+const read = (app: { inject: (...args: never[]) => unknown }, ip: string, headers: Record<string, string> = {}) =>
   (app.inject as (o: object) => Promise<{ statusCode: number; json: () => any; headers: Record<string, unknown> }>)({
     url: '/sw/signals',
     remoteAddress: ip,

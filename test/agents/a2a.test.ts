@@ -43,7 +43,7 @@ t.test('A2A at /a2a', async (t) => {
       card.supportedInterfaces.map((i) => [i.url, i.protocolBinding, i.protocolVersion]),
       [[`${url}/a2a`, 'JSONRPC', '1.0'], [`${url}/a2a`, 'JSONRPC', '0.3']],
     )
-    const bearer = card.securitySchemes['bearer']?.scheme
+    const bearer = card.securitySchemes.bearer?.scheme
     t.equal(bearer?.$case === 'httpAuthSecurityScheme' && bearer.value.scheme, 'Bearer')
     t.equal(client.protocolVersion, '1.0', 'the SDK client picked the 1.0 interface')
   })

@@ -11,7 +11,7 @@ let id = 0
 
 /** One 2026-07-28 request as a client of that era sends it; `headers` replace the usual ones. */
 async function modern(url: string, method: string, params: Record<string, unknown> = {}, headers: Record<string, string | undefined> = {}) {
-  const name = typeof params['name'] === 'string' ? { 'mcp-name': params['name'] } : {}
+  const name = typeof params.name === 'string' ? { 'mcp-name': params.name } : {}
   const all: Record<string, string | undefined> = { accept: 'application/json, text/event-stream', 'mcp-protocol-version': V, 'mcp-method': method, ...name, ...headers }
   const sent = Object.fromEntries(Object.entries(all).filter(([, v]) => v !== undefined)) as Record<string, string>
   const rpcId = ++id

@@ -37,15 +37,15 @@ t.test('MCP at /mcp', async (t) => {
     const { tools } = await agent.listTools()
     const byName = Object.fromEntries(tools.map((x) => [x.name, x]))
     t.same(Object.keys(byName).sort(), ['get_signal', 'publish_signal', 'read_signals', 'read_thread', 'register_identity', 'wire_info'])
-    const read = byName['read_signals']!.inputSchema as any
+    const read = byName.read_signals!.inputSchema as any
     for (const p of ['cursor', 'wait', 'limit', 'type', 'tag', 'q', 'origin', 'since', 'includeExpired']) t.ok(read.properties[p], `read_signals has ${p}`)
     t.equal(read.properties.cursor.type, 'integer')
-    t.ok(byName['read_signals']!.annotations?.readOnlyHint, 'reads are marked read-only')
-    const signal = (byName['publish_signal']!.inputSchema as any).properties.signal
+    t.ok(byName.read_signals!.annotations?.readOnlyHint, 'reads are marked read-only')
+    const signal = (byName.publish_signal!.inputSchema as any).properties.signal
     t.same(signal.anyOf.map((x: any) => x.type), ['object', 'string'], 'the signal as an object or as JSON text')
     t.same(signal.anyOf[0].required, ['$type'])
     t.ok(signal.anyOf[0].properties.$refId, 'the envelope fields are described')
-    t.same((byName['get_signal']!.inputSchema as any).required, ['id'])
+    t.same((byName.get_signal!.inputSchema as any).required, ['id'])
   })
 
   t.test('a signal published through MCP is on the HTTP feed, payload verbatim', async (t) => {

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { WireClient, WireError } from '../../client/src/index.js'
+import { WireClient, type WireError } from '../../client/src/index.js'
 import { eventually } from '../helpers/wait.js'
 import { ADMIN, auth, startTestAggregator, startTestBoard, TOKEN } from './support.js'
 

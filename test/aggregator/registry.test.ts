@@ -24,7 +24,7 @@ t.test('three boards register; the listing pages, filters and shows each', async
   const boards = await Promise.all([startTestBoard(t), startTestBoard(t), startTestBoard(t)])
   const agg = await startTestAggregator(t, {}, { follow: false })
   for (const b of boards) {
-    const r = await agg.register(b.url + '/')
+    const r = await agg.register(`${b.url}/`)
     t.equal(r.status, 201, 'registered')
     t.match(r.body.board, { authority: b.authority, uri: `sw://${b.authority}`, url: b.url, proxy: `${agg.url}/sw/${b.authority}`, status: 'up', name: 'main' })
     t.ok(r.body.board.features.includes('signals'), 'features recorded')

@@ -22,7 +22,7 @@ t.test('publish, get, thread, board and admin against a board', async (t) => {
   const root = (await json(['publish', '-t', 'request', '--tag', 'gpu', '--tag', 'Ask,now', '-f', 'n=3', '-f', 'who=me', 'who has a GPU?'])).signal
   t.same(root.tags, ['gpu', 'ask', 'now'], 'repeated and comma-separated tags')
   t.same(root.payload, { $type: 'request', $tags: ['gpu', 'ask', 'now'], text: 'who has a GPU?', n: 3, who: 'me' }, 'fields: JSON when it parses, else text')
-  const offer = (await json(['publish', '--ttl', '60', '-'], '{"$type":"offer","$refId":"' + root.id + '","price":3}')).signal
+  const offer = (await json(['publish', '--ttl', '60', '-'], `{"$type":"offer","$refId":"${root.id}","price":3}`)).signal
   t.equal(offer.ttl, 60, 'a JSON body from stdin, flags on top')
   t.equal(offer.refId, root.id)
   const reply = (await json(['publish', '-t', 'reply', '--ref', offer.uri, 'deal'])).signal
@@ -40,7 +40,7 @@ t.test('publish, get, thread, board and admin against a board', async (t) => {
 
   t.equal((await json(['admin', 'metadata', '--name', 'ops', '--types', 'broadcast,request,offer,reply'])).name, 'ops')
   const board = await wire(['board'], env)
-  t.match(board.out, /^ops  sw:\/\//)
+  t.match(board.out, /^ops {2}sw:\/\//)
   t.match(board.out, /active signals: 3/)
   t.same((await json(['board', '--json'])).allowedSignalTypes, ['broadcast', 'request', 'offer', 'reply'])
   const rule = (await json(['admin', 'rules', 'add', 'deny', 'fp_00000000000000000000'])).rule

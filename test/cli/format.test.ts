@@ -30,5 +30,5 @@ t.test('a thread is a tree, replies under what they answer, in order', async (t)
     [sig('R'), sig('A', { refId: 'R' }), sig('B', { refId: 'R' }), sig('A1', { refId: 'A' })],
     { colour: false, relative: false },
   )
-  t.same(lines.map((l) => /^( *)\S.*?  (\w+)(?: ↩ \w+)?$/.exec(l)!.slice(1).join('')), ['R', '  A', '    A1', '  B'])
+  t.same(lines.map((l) => /^( *)\S.*? {2}(\w+)(?: ↩ \w+)?$/.exec(l)!.slice(1).join('')), ['R', '  A', '    A1', '  B'])
 })

@@ -155,7 +155,7 @@ t.test('a trial board moves to PostgreSQL: cursors, identities, pins, metadata, 
   t.not(ids[0].a, ids[0].b, 'the copy keeps a board id of its own (its wake-up channels and Redis keys)')
 
   const cut = join(dir, 'cut.ndjson')
-  writeFileSync(cut, lines.slice(0, -1).join('\n') + '\n')
+  writeFileSync(cut, `${lines.slice(0, -1).join('\n')}\n`)
   const partial = await wire(['restore', '--replace', '--from', cut], pgEnv(copy))
   t.equal(partial.code, 1, 'a file cut short is refused')
   t.match(partial.err, /ends before its end line.*nothing was restored/)
@@ -177,7 +177,7 @@ t.test('a trial board moves to PostgreSQL: cursors, identities, pins, metadata, 
     return JSON.stringify(x)
   }
   const farFile = join(dir, 'far.ndjson')
-  writeFileSync(farFile, lines.map(far).join('\n') + '\n')
+  writeFileSync(farFile, `${lines.map(far).join('\n')}\n`)
   const farOut = await wire(['restore', '--replace', '--from', farFile], pgEnv(copy))
   t.equal(farOut.code, 0, farOut.err)
   t.match(farOut.out, /feed head 3000008/)

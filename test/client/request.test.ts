@@ -5,7 +5,7 @@ import { listeningBoard, recordingFetch, TOKEN } from './support.js'
 // request(): publish, then the replies from the publish's own feed position with the ref filter.
 
 t.test('request yields the direct replies, even those published before listening began, until the timeout', async (t) => {
-  const { url, wire } = await listeningBoard(t)
+  const { url } = await listeningBoard(t)
   const rec = recordingFetch()
   const agent = new WireClient({ url, token: TOKEN, fetch: rec.fetch })
   const helper = new WireClient({ url, token: 'helper-agent-token' })

@@ -47,7 +47,7 @@ t.test('the start banner on PostgreSQL: the same list, and examples that reach t
   t.match(banner, `is live at http://localhost:${port} `, 'the banner names the address it serves')
   t.match(banner, 'Its public URL (in links and sw:// URIs): https://board.example.com', 'and the public URL apart')
   const check = await wire(['check-config'], env, undefined, CLI)
-  const listed = check.out.split('\n').filter((l) => /public name|^  [A-Z_]+ {2}/.test(l))
+  const listed = check.out.split('\n').filter((l) => /public name|^ {2}[A-Z_]+ {2}/.test(l))
   t.equal(listed.length, 5, 'check-config: a heading and four settings')
   for (const line of listed) t.match(banner, `  ${line}\n`, `the banner says it too: ${line.trim().slice(0, 40)}…`)
   const curl = /curl -s -X POST (\S+) -H 'Authorization: Bearer ([^']+)'/.exec(banner)

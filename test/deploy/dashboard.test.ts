@@ -19,11 +19,13 @@ const dashboard = JSON.parse(readFileSync(projectPath('deploy/grafana/wire-dashb
 const targets: Array<{ panel: string; expr: string }> = dashboard.panels.flatMap((p: any) => (p.targets ?? []).map((x: any) => ({ panel: p.title, expr: x.expr })))
 // Grafana's variables, as Grafana fills them in before querying (a 1 s scrape: 10 s holds 10 samples)
 const filled = (expr: string) => expr.replaceAll('$__rate_interval', '10s')
+// biome-ignore lint/suspicious/noTemplateCurlyInString: Grafana's own ${datasource} variable, as the dashboard holds it
+const DATASOURCE = '${datasource}'
 
 t.test('the dashboard: its panels query Prometheus through the datasource variable', async (t) => {
   t.ok(targets.length >= 20, `${targets.length} queries`)
   t.ok(dashboard.templating.list.some((v: any) => v.type === 'datasource' && v.name === 'datasource'))
-  for (const p of dashboard.panels.filter((p: any) => p.type !== 'row')) t.equal(p.datasource?.uid, '${datasource}', `${p.title}: the chosen Prometheus`)
+  for (const p of dashboard.panels.filter((p: any) => p.type !== 'row')) t.equal(p.datasource?.uid, DATASOURCE, `${p.title}: the chosen Prometheus`)
   for (const topic of ['Publishes', 'Deliveries', 'Lag', 'Shedding', 'Database'])
     t.ok(dashboard.panels.some((p: any) => p.type === 'row' && p.title.includes(topic)), `a ${topic} row`)
 })

@@ -39,7 +39,7 @@ export function route(spec: RouteSpec, method: string, path: string): Routed | n
   spec.rules.forEach((rule, ruleIndex) => {
     const matches = rule.matches?.length ? rule.matches : [{ path: { type: 'PathPrefix', value: '/' } }]
     matches.forEach((m, order) => {
-      if ((m.headers && m.headers.length) || (m.queryParams && m.queryParams.length)) throw new Error('header and query matches are not modelled')
+      if (m.headers?.length || m.queryParams?.length) throw new Error('header and query matches are not modelled')
       const type = m.path?.type ?? 'PathPrefix'
       const value = m.path?.value ?? '/'
       if (!pathMatches(type, value, path)) return

@@ -42,7 +42,7 @@ t.test('every YAML file in deploy/k8s parses and is either rendered, a patch, or
     for (const r of k.resources ?? []) used.add(resolve(f, '..', r))
     for (const p of k.patches ?? []) if (p.path) used.add(resolve(f, '..', p.path))
   }
-  const stray = files.filter((f) => !used.has(f) && !f.startsWith(EXAMPLES_DIR + '/'))
+  const stray = files.filter((f) => !used.has(f) && !f.startsWith(`${EXAMPLES_DIR}/`))
   t.same(stray.map(rel), [], 'no manifest outside a kustomization or examples/ (nothing unvalidated)')
 })
 

@@ -200,7 +200,7 @@ t.test('the body must be one storable JSON object', async (t) => {
       refuses(t, () => parse(body), 'invalid_request', undefined, /object/)
   })
   t.test('nesting deeper than 32 is invalid_request; 32 is fine', async (t) => {
-    const levels = (n: number) => '{"a":'.repeat(n) + '1' + '}'.repeat(n)
+    const levels = (n: number) => `${'{"a":'.repeat(n)}1${'}'.repeat(n)}`
     t.ok(parseRawObject(`{"$type":"x","d":${levels(31)}}`), 'the root plus 31 levels is 32')
     refuses(t, () => parse(`{"$type":"x","d":${levels(32)}}`), 'invalid_request', undefined, /32/)
     refuses(t, () => parse(`{"$type":"x","d":${'['.repeat(32)}${']'.repeat(32)}}`), 'invalid_request', undefined, /32/)
@@ -249,7 +249,7 @@ t.test('signal ids', async (t) => {
     // folded back (0 and 1 twice as likely) is far outside these bounds
     const n = 31_000
     const counts = Array.from({ length: 20 }, () => new Map<string, number>())
-    for (let i = 0; i < n; i++) [...newSignalId()].forEach((c, p) => counts[p]!.set(c, (counts[p]!.get(c) ?? 0) + 1))
+    for (let i = 0; i < n; i++) [...newSignalId()].forEach((c, p) => void counts[p]!.set(c, (counts[p]!.get(c) ?? 0) + 1))
     let chi = 0
     for (const byChar of counts) {
       t.equal(byChar.size, 62, 'all 62 characters appear')
@@ -260,7 +260,7 @@ t.test('signal ids', async (t) => {
   })
   t.test('isSignalId accepts exactly that shape', async (t) => {
     t.ok(isSignalId('aZ09aZ09aZ09aZ09aZ09'))
-    for (const s of ['', 'a'.repeat(19), 'a'.repeat(21), 'a'.repeat(19) + '-', 'a'.repeat(19) + 'é', ' ' + 'a'.repeat(20)]) t.notOk(isSignalId(s), s)
+    for (const s of ['', 'a'.repeat(19), 'a'.repeat(21), `${'a'.repeat(19)}-`, `${'a'.repeat(19)}é`, ` ${'a'.repeat(20)}`]) t.notOk(isSignalId(s), s)
   })
   t.test('a raw id or a sw:// URI of this board is resolved to the id', async (t) => {
     const id = 'AbCdEfGhIjKlMnOpQrSt'

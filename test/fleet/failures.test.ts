@@ -178,14 +178,14 @@ t.test('SIGKILL on a reader: its followers carry their cursor to another reader 
   const seen: string[] = []
   for (let i = 0; i < 5; i++) acked.push((await body(await publish(writer, { $type: 'broadcast', i }))).signal.id)
   const first = await json(`${a!.url}/sw/signals?cursor=${cursor}&limit=3`)
-  first.signals.forEach((s: { id: string }) => seen.push(s.id))
+  seen.push(...first.signals.map((s: { id: string }) => s.id))
   cursor = first.nextCursor
   await a!.stop('SIGKILL')
   for (let i = 5; i < 10; i++) acked.push((await body(await publish(writer, { $type: 'broadcast', i }))).signal.id)
   for (let i = 0; i < 10 && seen.length < acked.length; i++) {
     const page = await json(`${b!.url}/sw/signals?cursor=${cursor}&wait=2`)
     cursor = page.nextCursor
-    page.signals.forEach((s: { id: string }) => seen.push(s.id))
+    seen.push(...page.signals.map((s: { id: string }) => s.id))
   }
   t.same(seen, acked, 'the other reader continues from the cursor: nothing skipped, nothing twice')
 })

@@ -24,9 +24,9 @@ export interface OtlpReceiver {
 const MAX_BODY = 4 * 1024 * 1024
 
 // OTLP JSON's AnyValue → a plain value (ints come as strings, per the protobuf JSON mapping)
-const valueOf = (v: any): unknown =>
+const anyValue = (v: any): unknown =>
   v == null ? undefined : 'stringValue' in v ? v.stringValue : 'intValue' in v ? Number(v.intValue) : 'doubleValue' in v ? v.doubleValue : 'boolValue' in v ? v.boolValue : v
-const attrs = (list: any[] | undefined) => Object.fromEntries((list ?? []).map((a) => [a.key, valueOf(a.value)]))
+const attrs = (list: any[] | undefined) => Object.fromEntries((list ?? []).map((a) => [a.key, anyValue(a.value)]))
 
 /**
  * The trace collector, faked as a small real HTTP server (the one external service besides the

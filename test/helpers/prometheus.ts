@@ -5,10 +5,17 @@ import { join } from 'node:path'
 import type { Test } from 'tap'
 import { freePort, startProcess } from './process.js'
 
+/** Prometheus's own answer to an instant query: status, data or error. */
+interface InstantAnswer {
+  status: string
+  error?: string
+  data?: { resultType: string; result: Array<{ metric: Record<string, string>; value: [number, string] }> }
+}
+
 export interface Prometheus {
   url: string
-  /** An instant query through the HTTP API: Prometheus's own answer (status, data or error). */
-  query(expr: string): Promise<{ status: string; error?: string; data?: { resultType: string; result: Array<{ metric: Record<string, string>; value: [number, string] }> } }>
+  /** An instant query through the HTTP API. */
+  query(expr: string): Promise<InstantAnswer>
 }
 
 /**

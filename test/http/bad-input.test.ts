@@ -126,7 +126,7 @@ t.test('bad input', async (t) => {
   })
 
   t.test('deep nesting is invalid_request', async (t) => {
-    const levels = (n: number) => '{"a":'.repeat(n) + '1' + '}'.repeat(n)
+    const levels = (n: number) => `${'{"a":'.repeat(n)}1${'}'.repeat(n)}`
     await refused(t, publish(`{"$type":"x","d":${levels(32)}}`), 400, 'invalid_request', '33 levels')
     await refused(t, publish(`{"$type":"x","d":${'['.repeat(30000)}${']'.repeat(30000)}}`), 400, 'invalid_request', '30000 arrays')
     await refused(t, publish(`{"$type":"x","d":${levels(10000)}}`), 400, 'invalid_request', '10000 objects')
@@ -239,7 +239,7 @@ t.test('bad input', async (t) => {
     for (const q of ['%ED%A0%80', '%ZZ', '%F0%9F%92%A9', "'%20or%201=1--", '%25', '_']) await answered(t, { url: `/sw/tags?q=${q}` }, `tags q=${q}`)
     for (const p of ['bucketSeconds', 'buckets'])
       for (const v of ['abc', '1.5', '1e400', '%00', 'x'.repeat(5000), '-1', '99999999999']) await answered(t, { url: `/sw/stats?${p}=${v}` }, `stats ${p}=${v.slice(0, 10)}`)
-    const junk = 'cursor=%00&limit=x&q=%ZZ&tag[]=1&__proto__=1&constructor=2&x=' + 'y'.repeat(5000)
+    const junk = `cursor=%00&limit=x&q=%ZZ&tag[]=1&__proto__=1&constructor=2&x=${'y'.repeat(5000)}`
     for (const url of [`/sw/signals/${root.id}`, `/sw/signals/${root.id}/thread`, '/sw/wire', '/.well-known/wire', '/', '/healthz', '/readyz'])
       await answered(t, { url: `${url}?${junk}` })
     for (const url of ['/sw/admin/wire', '/sw/admin/rules']) await answered(t, { url: `${url}?${junk}`, headers: ADMIN })

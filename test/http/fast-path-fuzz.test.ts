@@ -34,7 +34,7 @@ function generator(seed: number) {
   const targets = [
     '/sw/signals', '/sw/signals', '/sw/signals?cursor=1&wait=25', '/sw/v1/signals?tag=a,b', '/sw/signals?', '/sw/signals/',
     '/sw/signals#x', '/sw/signals;x', '//sw/signals', '/sw/%73ignals', 'http://h/sw/signals', '*', '/sw/signals?q=%00',
-    '/sw/signals?q=a b', '/sw/signals\t', '/sw/signals?x=\u00e9', '/other', '/sw/signals?' + 'a'.repeat(3000),
+    '/sw/signals?q=a b', '/sw/signals\t', '/sw/signals?x=\u00e9', '/other', `/sw/signals?${'a'.repeat(3000)}`,
   ]
   const versions = [' HTTP/1.1', ' HTTP/1.1', ' HTTP/1.1', ' HTTP/1.0', ' HTTP/1.10', ' http/1.1', '  HTTP/1.1', ' HTTP/2.0', '']
   const eols = ['\r\n', '\r\n', '\r\n', '\r\n', '\n', '\r', '\r\r\n']

@@ -1,6 +1,6 @@
 import { Ajv2020 } from 'ajv/dist/2020.js'
 import t from 'tap'
-import { startStack, type Stack } from '../helpers/stack.js'
+import { startStack } from '../helpers/stack.js'
 
 // The OpenAPI document at /sw/openapi.json against the server itself: every route the board
 // serves is in the document, every documented operation is served, and real answers of every

@@ -1,4 +1,4 @@
-import net from 'node:net'
+import type net from 'node:net'
 import t, { type Test } from 'tap'
 import { MAX_PIPELINED, MAX_QUEUED } from '../../libs/shared/http/index.js'
 import { bodyOf, rawConnection, statusOf } from '../helpers/raw-http.js'

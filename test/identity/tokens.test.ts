@@ -21,7 +21,7 @@ t.test('register, then verify as a board does, through the board’s own client'
   const ok = await net.call('POST', '/identity/verify', { token, body: { authority: 'board.example' } })
   t.equal(ok.status, 200)
   t.same(ok.body, { identityId, userId: null, displayName: 'Scout Agent', verified: false, bits: 7 })
-  t.equal((await net.call('POST', '/identity/verify', { token: token + 'x', body: { authority: 'board.example' } })).status, 401, 'a wrong token: 401')
+  t.equal((await net.call('POST', '/identity/verify', { token: `${token}x`, body: { authority: 'board.example' } })).status, 401, 'a wrong token: 401')
   t.equal((await net.call('POST', '/identity/verify', { body: { authority: 'board.example' } })).status, 401, 'no token: 401')
   t.equal((await net.call('POST', '/identity/verify', { token, body: { authority: 'not an authority' } })).status, 400)
 
@@ -128,6 +128,6 @@ t.test('cards: asserted body, standing stamped at read time; RFC 8414 metadata; 
   const meta = await net.call('GET', '/.well-known/oauth-authorization-server')
   t.match(meta.body, { issuer: 'https://identity.example', agent_auth: { register_endpoint: 'https://identity.example/identity/register', verify_endpoint: 'https://identity.example/identity/verify' } })
   for (const path of ['/healthz', '/readyz']) t.equal((await net.call('GET', path)).status, 200, path)
-  const metrics = await fetch(net.url + '/metrics').then((r) => r.text())
+  const metrics = await fetch(`${net.url}/metrics`).then((r) => r.text())
   t.match(metrics, /wire_identity_events_total\{event="registered"\} 1/)
 })

@@ -3,7 +3,7 @@ import type { Db } from '../../libs/shared/db/index.js'
 import type { ReadQuery } from '../../libs/shared/domain/index.js'
 import { CHUNK_SEQS } from '../../libs/shared/feed/chunk-cache.js'
 import { hotCounts, metrics } from '../../libs/shared/metrics/index.js'
-import { startStack, type Stack } from '../helpers/stack.js'
+import { startStack } from '../helpers/stack.js'
 import { until } from '../helpers/wait.js'
 
 // The chunk cache (feed/chunk-cache.ts): reads below the tail, unfiltered or by tags, answered from

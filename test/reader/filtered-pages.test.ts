@@ -60,7 +60,7 @@ function count(rows: Array<{ 'QUERY PLAN': unknown }>): number {
   const walk = (node: Record<string, any>) => {
     if (node['Relation Name'] && node['Relation Name'] !== 'feed_head')
       n += ((node['Actual Rows'] ?? 0) + (node['Rows Removed by Filter'] ?? 0) + (node['Rows Removed by Index Recheck'] ?? 0)) * (node['Actual Loops'] ?? 1)
-    for (const c of node['Plans'] ?? []) walk(c)
+    for (const c of node.Plans ?? []) walk(c)
   }
   walk((typeof plan === 'string' ? JSON.parse(plan) : plan)[0].Plan)
   return n

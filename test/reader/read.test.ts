@@ -130,7 +130,7 @@ async function filterSuite(t: Test, s: Stack, label: string) {
     t.same(await ids(`ref=${sigs[1]!.id}`), [], 'a signal without replies')
     t.same(await ids(`ref=${sigs[0]!.id}&cursor=${cursors[3]}`), [4], 'combines with a cursor')
     t.same(await ids(`ref=${sigs[0]!.id}&cursor=${cursors[4]}`), [], 'nothing after the reply')
-    for (const bad of ['not-an-id', 'sw://other.board/signals/' + sigs[0]!.id]) {
+    for (const bad of ['not-an-id', `sw://other.board/signals/${sigs[0]!.id}`]) {
       const res = await s.app.inject({ url: `/sw/signals?ref=${encodeURIComponent(bad)}` })
       t.same(errorOf(res), { status: 400, code: 'invalid_request' }, bad)
     }

@@ -16,7 +16,7 @@ t.test('waiters woken together get the same bytes as fastify answers, and their 
   const port = (s.app.server.address() as net.AddressInfo).port
   const cursor = (await s.read()).nextCursor as number
   const conns = Array.from({ length: 4 }, () => connection(port))
-  t.teardown(() => conns.forEach((c) => c.end()))
+  t.teardown(() => conns.forEach((c) => void c.end()))
   for (const c of conns) c.get(`/sw/signals?cursor=${cursor}&wait=20`)
   await until(() => s.reader.readSide.feed.waiting === 4, 5000, 'four waiting long-polls')
   t.equal((await s.publish({ $type: 'broadcast', text: 'to all' })).statusCode, 200)
@@ -62,8 +62,8 @@ t.test('a waiter whose request asked to close gets Connection: close with the sh
   const port = (s.app.server.address() as net.AddressInfo).port
   const cursor = (await s.read()).nextCursor as number
   const conns = Array.from({ length: 3 }, () => connection(port))
-  t.teardown(() => conns.forEach((c) => c.end()))
-  conns.forEach((c, i) => c.get(`/sw/signals?cursor=${cursor}&wait=20`, i > 0 ? 'Connection: close\r\n' : ''))
+  t.teardown(() => conns.forEach((c) => void c.end()))
+  conns.forEach((c, i) => void c.get(`/sw/signals?cursor=${cursor}&wait=20`, i > 0 ? 'Connection: close\r\n' : ''))
   await until(() => s.reader.readSide.feed.waiting === 3, 5000, 'three waiting long-polls')
   await s.publish({ $type: 'broadcast', text: 'bye' })
   await until(() => conns.every((c) => c.answers.length === 1), 5000, 'three answers')

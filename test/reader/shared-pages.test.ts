@@ -90,7 +90,7 @@ t.test('followers who come back after the tail moved get the shared bytes, and e
   await until(async () => (await s.read()).nextCursor === cursor + 2, 5000, 'the tail holds both')
   // three followers at the cursor the last wake-up left them at, each polling again now
   const conns = Array.from({ length: 3 }, () => connection(port))
-  t.teardown(() => conns.forEach((c) => c.end()))
+  t.teardown(() => conns.forEach((c) => void c.end()))
   for (const c of conns) c.get(`/sw/signals?cursor=${cursor}&wait=20`)
   await until(() => conns.every((c) => c.answers.length === 1), 5000, 'three answers')
   const bodies = conns.map((c) => c.answers[0]!.toString('latin1').split('\r\n\r\n')[1]!)

@@ -66,7 +66,7 @@ t.test('a purge of 100 000 expired rows does not stall publishing or long-polls'
   t.comment(`inserted ${N} expired rows in ${inserted} ms`)
   t.equal(s.reader.readSide.feed.head, N, 'the feed starts at the head')
 
-  let t0 = Date.now()
+  const t0 = Date.now()
   const wire = await s.app.inject({ url: '/sw/wire' })
   t.comment(`GET /sw/wire beside ${N} expired rows: ${Date.now() - t0} ms`)
   t.match(wire.json().stats, { activeSignals: 0 })

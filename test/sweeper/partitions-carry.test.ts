@@ -38,7 +38,7 @@ async function unreadable(s: Stack, ids: string[]): Promise<string[]> {
   for (let i = 0; i < ids.length; i += 16) {
     const chunk = ids.slice(i, i + 16)
     const found = await Promise.all(chunk.map(async (id) => (await reader.byId(id))?.id === id))
-    found.forEach((ok, j) => ok || missing.push(chunk[j]!))
+    missing.push(...chunk.filter((_, j) => !found[j]))
   }
   for (let i = 0; i < ids.length; i += 25) {
     const r = await s.app.inject({ url: `/sw/signals/${ids[i]}` })

@@ -5,7 +5,6 @@ import t from 'tap'
 import { startReader } from '../../apps/reader/app.js'
 import { fingerprint } from '../../libs/shared/auth/index.js'
 import { loadConfig } from '../../libs/shared/config/index.js'
-import { openInfra } from '../../libs/shared/context/index.js'
 import { createLogger } from '../../libs/shared/log/index.js'
 import { TEST_DATABASE_URL } from '../helpers/services.js'
 import { startStack, type Stack } from '../helpers/stack.js'
@@ -227,7 +226,7 @@ t.test('the admin API', async (t) => {
       t.equal((await s.app.inject({ url: `/sw/signals/${sig.id}` })).statusCode, 404)
     })
     t.test('an unknown or malformed id is 404 not_found', async (t) => {
-      for (const id of [SOME_ID, 'nope', encodeURIComponent('sw://other.example/signals/' + SOME_ID), '%00'])
+      for (const id of [SOME_ID, 'nope', encodeURIComponent(`sw://other.example/signals/${SOME_ID}`), '%00'])
         t.same(errorOf(await admin('DELETE', `/signals/${id}`)), { status: 404, code: 'not_found' }, id)
     })
   })

@@ -18,7 +18,7 @@ const post = (s: Stack, body: string | Buffer, headers: Record<string, string> =
 
 const errorOf = (res: { statusCode: number; json: () => any }) => ({ status: res.statusCode, code: res.json()?.error?.code })
 
-const defaultFingerprintKey = createHash('sha256').update('wire-fp:' + TEST_DATABASE_URL).digest('hex')
+const defaultFingerprintKey = createHash('sha256').update(`wire-fp:${TEST_DATABASE_URL}`).digest('hex')
 
 t.test('a successful publish', async (t) => {
   const s = await startStack(t, { env: { PUBLIC_WIRE_HOST: 'Board.Example.org:8443', PUBLIC_WIRE_URL: 'https://api.example.net/wire/', PUBLISH_RATE_LIMIT_MAX: '100000' } })

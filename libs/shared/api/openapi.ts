@@ -4,17 +4,17 @@ import { STATUS } from '../http/index.js'
 import { OPERATIONS, PATH_PARAMS, type Operation } from './routes.js'
 import { ErrorBody } from './shapes.js'
 
-type Json = Record<string, any>
+type Json = Record<string, unknown>
 
 /** zod → JSON Schema 2020-12 (what OpenAPI 3.1 uses); named schemas go to components.schemas. */
 function schemaOf(s: z.ZodType, components: Json, io: 'input' | 'output'): Json {
   const { $schema: _, $defs, ...schema } = z.toJSONSchema(s, { target: 'draft-2020-12', io, unrepresentable: 'any' }) as Json
   for (const [name, def] of Object.entries((($defs ?? {}) as Json))) components[name] = retarget(def)
-  return retarget(schema)
+  return retarget(schema) as Json
 }
 
 /** `#/$defs/X` (zod's local references) → `#/components/schemas/X` (the document's). */
-const retarget = (v: any): any =>
+const retarget = (v: unknown): unknown =>
   Array.isArray(v)
     ? v.map(retarget)
     : v && typeof v === 'object'
@@ -26,10 +26,10 @@ function operation(op: Operation, components: Json): Json {
   const query = op.query
     ? Object.entries(op.query.shape).map(([name, field]) => {
         const { description, ...schema } = schemaOf(field as z.ZodType, components, 'input')
-        return { in: 'query', name, required: !(field as z.ZodType).safeParse(undefined).success, schema, ...(description && { description }) }
+        return { in: 'query', name, required: !(field as z.ZodType).safeParse(undefined).success, schema, ...(typeof description === 'string' && description && { description }) }
       })
     : []
-  const responses: Json = {}
+  const responses: Record<string, { description: string; content: Json }> = {}
   for (const [status, body] of Object.entries(op.ok)) {
     const content = 'text' in body ? { [body.text]: {} } : { 'application/json': { schema: schemaOf(body, components, 'output') } }
     responses[status] = { description: Number(status) < 400 ? 'success' : 'see summary', content }
@@ -62,7 +62,7 @@ function operation(op: Operation, components: Json): Json {
  */
 export function openApiDocument(o: { baseUrl: string; title: string; version: string }): Json {
   const components: Json = {}
-  const paths: Json = {}
+  const paths: Record<string, Json> = {}
   for (const op of OPERATIONS) (paths[op.path] ??= {})[op.method] = operation(op, components)
   schemaOf(ErrorBody, components, 'output') // registers components.schemas.Error
   for (const path of Object.keys(paths).filter((p) => p.startsWith('/sw/')))

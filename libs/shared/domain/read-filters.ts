@@ -80,7 +80,7 @@ export const READ_FILTERS = Object.freeze([
     param: 'tag',
     kind: 'tags',
     description: `Only signals with this tag (case-insensitive). Several tags (at most ${READ_FILTER_LIMITS.maxTags}), repeated or comma-separated, match any of them.`,
-    parse: (raw) => parseTagParam(raw['tag']),
+    parse: (raw) => parseTagParam(raw.tag),
     set: (v) => v.length > 0,
     match: (s, v) => v.some((t) => s.tags.includes(t)),
   }),

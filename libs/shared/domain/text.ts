@@ -23,7 +23,7 @@ export const withoutBidiControls = (s: string) => s.replace(BIDI_CONTROLS, '')
  */
 const JOINER_SCRIPT =
   /[\p{Script=Arabic}\p{Script=Syriac}\p{Script=Nko}\p{Script=Mongolian}\p{Script=Devanagari}\p{Script=Bengali}\p{Script=Gurmukhi}\p{Script=Gujarati}\p{Script=Oriya}\p{Script=Tamil}\p{Script=Telugu}\p{Script=Kannada}\p{Script=Malayalam}\p{Script=Sinhala}]/u
-const EMOJI = /[\p{Extended_Pictographic}\p{Emoji_Modifier}\u{fe0f}]/u
+const EMOJI = /[\p{Extended_Pictographic}\p{Emoji_Modifier}]|\u{fe0f}/u
 const NOT_ASCII = /[^\x00-\x7f]/
 const BLACK_FLAG = 0x1f3f4
 

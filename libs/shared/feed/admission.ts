@@ -54,7 +54,7 @@ export class Admitting implements BudgetWaiter, PageSink {
   resolve(): void {
     if (this.step === READ_THEN_POLL) {
       this.step = POLL
-      return this.door.limits.takePoll(this.key, this)
+      return void this.door.limits.takePoll(this.key, this)
     }
     const sink = this.step === POLL ? this : this.sink
     this.step = this.step === POLL ? HELD : DONE

@@ -105,7 +105,7 @@ export class Feed {
     try {
       found = this.firstPage(q, false)
     } catch (err) {
-      return sink.fail(err)
+      return void sink.fail(err)
     }
     if (found instanceof Promise) found.then((first) => this.waitAfter(q, first, gone, sink), (err: unknown) => sink.fail(err))
     else this.waitAfter(q, found, gone, sink, true) // the tail's answer takes no extra turn
@@ -135,10 +135,10 @@ export class Feed {
    * cache, with no await since) is that look already.
    */
   private waitAfter(q: ReadQuery, first: FeedPage, gone: Gone | undefined, sink: PageSink, now = false): void {
-    if (first.signals.length || first.partial || q.waitMs <= 0 || this.closed) return sink.page(first)
-    if (now) return this.waiters.add(q, first.nextCursor, q.waitMs, gone, sink)
+    if (first.signals.length || first.partial || q.waitMs <= 0 || this.closed) return void sink.page(first)
+    if (now) return void this.waiters.add(q, first.nextCursor, q.waitMs, gone, sink)
     const again = this.tailAfter(q, first.nextCursor, Date.now())
-    if (again?.signals.length) return sink.page(again)
+    if (again?.signals.length) return void sink.page(again)
     this.waiters.add(q, again?.nextCursor ?? first.nextCursor, q.waitMs, gone, sink)
   }
 
@@ -207,7 +207,7 @@ export class Feed {
     try {
       page = this.tailAfter(q, cursor, Date.now()) ?? emptyPage(cursor)
     } catch (err) {
-      return sink.fail(err)
+      return void sink.fail(err)
     }
     sink.page(page)
   }

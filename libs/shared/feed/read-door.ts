@@ -78,7 +78,7 @@ export function readDoor(d: ReadDoorDeps) {
     try {
       d.presence.touch(poller(caller))
     } catch (err) {
-      return sink.fail(err)
+      return void sink.fail(err)
     }
     d.feed.readTo(q, q.waitMs > 0 ? caller.gone : undefined, sink) // only a wait needs to hear the client leave
   }
@@ -124,7 +124,7 @@ export function readDoor(d: ReadDoorDeps) {
     readTo(caller: Caller, q: ReadQuery, sink: PageSink): void {
       const waits = q.waitMs > 0 && d.limits.pollsLimited
       const reads = spends(caller)
-      if (!reads && !waits) return readPage(caller, q, sink)
+      if (!reads && !waits) return void readPage(caller, q, sink)
       new Admitting(admissions, caller, q, sink, reads, waits).start()
     },
     /** `pageTo` as a promise (the surfaces that are not the hot path). */

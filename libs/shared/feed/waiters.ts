@@ -99,9 +99,9 @@ export class Waiters {
         retryAfter: FULL_RETRY_AFTER_SECONDS,
         overload: true,
       })
-      return sink.fail(full)
+      return void sink.fail(full)
     }
-    if (gone?.aborted) return this.ended(q, cursor, sink)
+    if (gone?.aborted) return void this.ended(q, cursor, sink)
     const w = new Waiter(this, q, cursor, gone, sink)
     w.prev = this.last
     if (this.last) this.last.next = w

@@ -19,4 +19,4 @@ export function redisScript(redis: Redis, name: string, lua: string): ScriptCall
  * address keys and identity ids, neither of which holds a newline; one that did is sent as its hash,
  * so it can never split into two keys or shift the batch's answers onto other keys.
  */
-export const keyLine = (key: string): string => (key.indexOf('\n') < 0 ? key : `#nl:${hash('sha256', key, 'base64url')}`) + '\n'
+export const keyLine = (key: string): string => `${key.indexOf('\n') < 0 ? key : `#nl:${hash('sha256', key, 'base64url')}`}\n`

@@ -88,7 +88,7 @@ export class SlotLimiter {
 
   /** Takes a slot of `key`: resolves when granted, rejects with the budget's WireError (429 rate_limited) when all are held. */
   take(key: string): Promise<void> {
-    if (!this.redis || this.redis.status !== 'ready') return this.takeInMemory(key)
+    if (this.redis?.status !== 'ready') return this.takeInMemory(key)
     const p = this.parked.get(key)
     if (p && p.n > 0) return (p.n--, GRANTED)
     return new Promise<void>((resolve, reject) => this.batch.ask(key).waiting.push({ resolve, reject }))
@@ -99,7 +99,7 @@ export class SlotLimiter {
    * once when the key has a parked slot), `w.reject(err)` with the budget's WireError when all are held.
    */
   takeTo(key: string, w: BudgetWaiter): void {
-    if (!this.redis || this.redis.status !== 'ready') return void this.takeInMemory(key).then(() => w.resolve(), (res: unknown) => w.reject(res))
+    if (this.redis?.status !== 'ready') return void this.takeInMemory(key).then(() => w.resolve(), (res: unknown) => w.reject(res))
     const p = this.parked.get(key)
     if (!p || p.n === 0) return void this.batch.ask(key).waiting.push(w)
     p.n--
@@ -108,7 +108,7 @@ export class SlotLimiter {
 
   /** Gives back a slot `take` granted. */
   give(key: string) {
-    if (!this.redis || this.redis.status !== 'ready') return void this.memory.reward(key, 1).catch(() => {})
+    if (this.redis?.status !== 'ready') return void this.memory.reward(key, 1).catch(() => {})
     const p = this.parked.get(key)
     if (p) ((p.n += 1), (p.at = Date.now()))
     else if (this.parked.size < MAX_PARKED) this.parked.set(key, { n: 1, at: Date.now() })
@@ -152,7 +152,7 @@ export class SlotLimiter {
     batch.forEach(([, a], i) => {
       const granted = Number(out[2 * i])
       const ttl = Number(out[2 * i + 1])
-      a.waiting.forEach((p, j) => (j < granted ? p.resolve() : p.reject(refusalOf(this.o, new RateLimiterRes(0, ttl, this.points, false)))))
+      a.waiting.forEach((p, j) => void (j < granted ? p.resolve() : p.reject(refusalOf(this.o, new RateLimiterRes(0, ttl, this.points, false)))))
     })
   }
 }

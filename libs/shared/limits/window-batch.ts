@@ -97,7 +97,7 @@ export class WindowLimiter {
 
   /** Takes one point of `key`'s window: resolves when granted, rejects with the budget's WireError (429 rate_limited) past the limit. */
   consume(key: string): Promise<unknown> {
-    if (!this.redis || this.redis.status !== 'ready') return this.inMemory(key)
+    if (this.redis?.status !== 'ready') return this.inMemory(key)
     if (this.leased(key)) return Promise.resolve()
     return new Promise<void>((resolve, reject) => this.batch.ask(key).push({ resolve, reject }))
   }
@@ -107,8 +107,8 @@ export class WindowLimiter {
    * (at once when the key's lease has points left), `w.reject(res)` past the limit.
    */
   consumeTo(key: string, w: BudgetWaiter): void {
-    if (!this.redis || this.redis.status !== 'ready') return void this.inMemory(key).then(() => w.resolve(), (err: unknown) => w.reject(err))
-    if (this.leased(key)) return w.resolve()
+    if (this.redis?.status !== 'ready') return void this.inMemory(key).then(() => w.resolve(), (err: unknown) => w.reject(err))
+    if (this.leased(key)) return void w.resolve()
     this.batch.ask(key).push(w)
   }
 

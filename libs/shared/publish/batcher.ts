@@ -44,7 +44,7 @@ export function createBatcher(writer: SignalWriter, log: Logger, opts: BatcherOp
 
   function commit(batch: Pending[], saved: Signal[]) {
     metrics.batchSize.observe(saved.length)
-    saved.forEach((s, i) => batch[i]!.resolve(s))
+    saved.forEach((s, i) => void batch[i]!.resolve(s))
     opts.onCommit(saved[saved.length - 1]!.seq, saved)
   }
 
