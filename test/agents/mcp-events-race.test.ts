@@ -10,6 +10,7 @@ import { holdQueriesWith } from '../helpers/held-db.js'
 import { agentsOn, writerOn } from '../helpers/roles.js'
 import { until } from '../helpers/wait.js'
 import { post, startListening } from './listen.js'
+import { everyFollowerSawAll, jitterCommits } from '../helpers/cursor-promise.js'
 
 // The cursor promise through events/poll (apps/agents/mcp-events.ts): the forced interleaving of
 // test/reader/cursor-race.test.ts, and the concurrent publishers of test/e2e/feed-invariant.test.ts,
@@ -120,19 +121,5 @@ t.test('events/poll followers under concurrent publishers see every acknowledged
   const results = await Promise.all(followers)
 
   t.equal(acked.length, PUBLISHERS * PER_PUBLISHER, 'every publish was acknowledged')
-  const { rows } = await s.infra.primary.query<{ id: string; seq: string }>(`select id, seq from "${s.schema}".signals`)
-  const seqOf = new Map(rows.map((r) => [r.id, Number(r.seq)]))
-  for (const f of results) {
-    t.equal(new Set(f.seen).size, f.seen.length, `${f.name} saw no signal twice`)
-    t.same([...f.seen].sort(), [...acked].sort(), `${f.name} saw every acknowledged signal`)
-    const order = f.seen.map((id) => seqOf.get(id)!)
-    t.ok(order.every((q, i) => i === 0 || q > order[i - 1]!), `${f.name} saw them in seq order`)
-  }
+  await everyFollowerSawAll(t, s.infra.primary, s.schema, acked, results)
 })
-
-/** Every insert transaction sleeps 0–4 ms after writing its rows, holding them uncommitted: commits interleave at random. */
-async function jitterCommits(db: { query(sql: string): Promise<unknown> }, schema: string) {
-  await db.query(`
-    create function "${schema}".jitter() returns trigger language plpgsql as $$ begin perform pg_sleep(random() * 0.004); return null; end $$;
-    create trigger jitter after insert on "${schema}".signals for each statement execute function "${schema}".jitter()`)
-}

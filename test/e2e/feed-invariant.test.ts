@@ -4,6 +4,7 @@ import { createLogger } from '../../libs/shared/log/index.js'
 import { publishSignal } from '../../libs/shared/publish/index.js'
 import { startStack } from '../helpers/stack.js'
 import { readerOn, writerOn } from '../helpers/roles.js'
+import { everyFollowerSawAll, jitterCommits } from '../helpers/cursor-promise.js'
 
 // docs/architecture.md "The feed invariant": many concurrent publishers whose insert transactions
 // stall for random times (a trigger in the test's schema sleeps 0–4 ms before each commit), spread
@@ -79,21 +80,6 @@ t.test('followers see every acknowledged signal exactly once and in seq order', 
   const results = await Promise.all(followers)
 
   t.equal(acked.length, PUBLISHERS * PER_PUBLISHER, 'every publish was acknowledged')
-  const { rows } = await s.infra.primary.query<{ id: string; seq: string }>(`select id, seq from "${s.schema}".signals`)
-  const seqOf = new Map(rows.map((r) => [r.id, Number(r.seq)]))
-  const seqs = [...seqOf.values()].sort((a, b) => a - b)
+  const seqs = await everyFollowerSawAll(t, s.infra.primary, s.schema, acked, results)
   t.same(seqs, seqs.map((_, i) => i + 1), 'seq is dense: 1..n with no gaps')
-  for (const f of results) {
-    t.equal(new Set(f.seen).size, f.seen.length, `${f.name} saw no signal twice`)
-    t.same([...f.seen].sort(), [...acked].sort(), `${f.name} saw every acknowledged signal`)
-    const order = f.seen.map((id) => seqOf.get(id)!)
-    t.ok(order.every((q, i) => i === 0 || q > order[i - 1]!), `${f.name} saw them in seq order`)
-  }
 })
-
-/** Every insert transaction sleeps 0–4 ms after writing its rows, holding them uncommitted: commits interleave at random. */
-async function jitterCommits(db: { query(sql: string): Promise<unknown> }, schema: string) {
-  await db.query(`
-    create function "${schema}".jitter() returns trigger language plpgsql as $$ begin perform pg_sleep(random() * 0.004); return null; end $$;
-    create trigger jitter after insert on "${schema}".signals for each statement execute function "${schema}".jitter()`)
-}
