@@ -65,7 +65,7 @@ const field = <K extends FilterKey>(f: FilterField<K>) => Object.freeze(f)
 
 /**
  * The one table of read filters. The query parser, the in-memory matcher, the waiters' grouping
- * key, the SQL filter slots (db/signals/page.ts) and the parameter descriptions of the OpenAPI
+ * key, the SQL filter parameters (db/signals/page-sql.ts) and the parameter descriptions of the OpenAPI
  * document, MCP and A2A all derive from it: a filter added here reaches all of them, and the
  * compiler asks for its SQL.
  */
