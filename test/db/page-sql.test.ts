@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import t from 'tap'
-import { checksOf, driveOf, pageSql, signalJsonSql } from '../../libs/shared/db/signals/page-sql.js'
+import { checksOf, driveOf, P, PAGE_PARAMS, pageParams, pageSql, signalJsonSql } from '../../libs/shared/db/signals/page-sql.js'
+import { signalColumns } from '../../libs/shared/db/signals/row.js'
 import { ident } from '../../libs/shared/db/index.js'
 import { parseReadQuery } from '../../libs/shared/domain/index.js'
 import { projectPath } from '../../libs/shared/paths.js'
@@ -13,9 +14,11 @@ import { projectPath } from '../../libs/shared/paths.js'
  */
 const DIR = projectPath('test/db/page-sql')
 const NOW = Date.parse('2030-06-15T12:00:00.000Z')
-const HEADER = `-- Parameters: $1 the cursor (after) or the page's upper bound (before; unused from the head),
--- $2 the page size, $3 type, $4 origin, $5 tags (text[]), $6 q (lower-cased), $7 since, $8 includeExpired,
--- $9 the expiry cutoff, $10 ref id, $11 candidates to examine, $12 the board's authority (JSON select list).
+// the parameters by name (page-sql.ts PAGE_PARAMS), numbered by the code: a header never out of step with the text
+const HEADER = `-- Parameters: ${PAGE_PARAMS.map((name) => `${P[name]} ${name}`).join(', ')}.
+-- from: the cursor (after) or the page's upper bound (before; unused from the head); limit: the page size;
+-- batch: candidates to examine; cutoff: the expiry cutoff; authority: the board's (JSON select list);
+-- the others are the read's filters (tags as text[], q lower-cased, sinceMs as a timestamp).
 `
 const shapes: Array<[string, Record<string, unknown>]> = [
   ['unfiltered', {}],
@@ -37,7 +40,7 @@ t.test('the page statements match their checked-in .sql files', async (t) => {
     for (const [dir, fromHead] of [['after', false], ['before', true]] as const) {
       const file = `${name}.${dir === 'after' ? 'after-cursor' : 'newest'}.sql`
       expected.add(file)
-      const sql = pageSql(ident('wire'), { drive: driveOf(f), dir, fromHead, oneTag }, signalJsonSql('x', '$12'), checksOf(f), 100, 400)
+      const sql = pageSql(ident('wire'), { drive: driveOf(f), dir, fromHead, oneTag }, signalJsonSql('x', P.authority), checksOf(f), 100, 400)
       const text = `${HEADER}-- ${name}: ${JSON.stringify(raw)}, ${dir === 'after' ? 'the page after a cursor' : 'the newest page'} (drive: ${driveOf(f)})\n${sql.trim()};\n`
       const path = `${DIR}/${file}`
       if (update) writeFileSync(path, text)
@@ -47,4 +50,22 @@ t.test('the page statements match their checked-in .sql files', async (t) => {
   }
   const stale = readdirSync(DIR).filter((f) => f.endsWith('.sql') && !expected.has(f))
   t.same(stale, [], 'no file is left for a shape that is gone')
+})
+
+t.test('each parameter is sent at its number, and a statement is sent as many as its text refers to', async (t) => {
+  const f = parseReadQuery(shapes.at(-1)![1], NOW, 'board.example')
+  const cutoff = new Date(NOW)
+  const at = (params: unknown[], name: (typeof PAGE_PARAMS)[number]) => params[Number(P[name].slice(1)) - 1]
+  const json = pageParams({ from: 42, limit: 100, batch: 400, cutoff, filter: f, authority: 'board.example' })
+  const want = { from: 42, limit: 100, batch: 400, cutoff, authority: 'board.example', type: 'reply', tags: ['ops'], origin: 'fp_0123456789abcdef0123', q: 'review', sinceMs: new Date('2030-06-15T11:00:00Z'), includeExpired: true, refId: null }
+  for (const name of PAGE_PARAMS) t.same(at(json, name), want[name], `${P[name]} is ${name}`)
+  const rows = pageParams({ from: 42, limit: 100, batch: 400, cutoff, filter: f, authority: null })
+  t.same(rows, json.slice(0, -1), 'without the JSON select list, the same values less the authority')
+  const highest = (sql: string) => Math.max(...[...sql.matchAll(/\$(\d+)/g)].map((m) => Number(m[1])))
+  for (const [name, raw] of shapes) {
+    const g = parseReadQuery(raw, NOW, 'board.example')
+    const shape = { drive: driveOf(g), dir: 'after' as const, fromHead: false, oneTag: g.tags.length === 1 }
+    t.equal(highest(pageSql(ident('wire'), shape, signalJsonSql('x', P.authority), checksOf(g), 100, 400)), json.length, `${name}: the JSON statement refers to as many as are sent`)
+    t.equal(highest(pageSql(ident('wire'), shape, signalColumns('x'), checksOf(g), 100, 400)), rows.length, `${name}: the rows statement too`)
+  }
 })

@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap'
-import { chunksServe, matchesFilter, parseReadQuery, parseSince, READ_FILTERS, WireError, type ReadFilter, type Signal } from '../../libs/shared/domain/index.js'
+import { matchesFilter, PAGE_SOURCE_NAMES, parseReadQuery, parseSince, READ_FILTERS, servedBy, WireError, type ReadFilter, type Signal } from '../../libs/shared/domain/index.js'
 
 // Pure functions: GET /sw/signals parameters (docs/protocol.md "Reading") and the in-memory filter.
 
@@ -256,15 +256,22 @@ t.test('which page sources serve a filter comes from READ_FILTERS, not a list ke
     refId: { ref: 'abcdefghijABCDEFGHIJ' },
   }
   t.same(READ_FILTERS.map((f) => f.key).sort(), Object.keys(setting).sort(), 'every filter is set once below')
-  t.ok(chunksServe(q({})), 'the chunk cache serves an unfiltered read')
-  for (const f of READ_FILTERS) {
-    const read = q(setting[f.key]!)
-    t.ok((f.set as (v: unknown) => boolean)(read[f.key]), `${f.param} is set by ${JSON.stringify(setting[f.key])}`)
-    t.equal(chunksServe(read), f.sources.chunks, `${f.param}: the chunk cache ${f.sources.chunks ? 'serves' : 'does not serve'} it, as its row says`)
+  for (const source of PAGE_SOURCE_NAMES) {
+    const serves = servedBy(source)
+    t.ok(serves(q({})), `${source} serves an unfiltered read`)
+    for (const f of READ_FILTERS) {
+      const read = q(setting[f.key]!)
+      t.ok((f.set as (v: unknown) => boolean)(read[f.key]), `${f.param} is set by ${JSON.stringify(setting[f.key])}`)
+      t.equal(serves(read), f.sources[source], `${f.param}: ${source} ${f.sources[source] ? 'serves' : 'does not serve'} it, as its row says`)
+    }
   }
   t.same(
     READ_FILTERS.filter((f) => f.sources.chunks).map((f) => f.key),
     ['tags', 'includeExpired'],
     'the chunk cache indexes tags and expiry only',
   )
+  t.ok(READ_FILTERS.every((f) => f.sources.database), 'the database, the source asked last, answers every filter')
+  t.ok(READ_FILTERS.every((f) => f.sources.tail), 'the tail matches every filter in memory (one it could not would make each wake-up of its waiters a database read)')
+  for (const f of READ_FILTERS) t.same(Object.keys(f.sources).sort(), [...PAGE_SOURCE_NAMES].sort(), `${f.param} says for every source, and for no other`)
+  t.throws(() => servedBy('redis' as never), /no column/, 'a source no filter has said anything about is refused')
 })

@@ -71,6 +71,9 @@ const seqsOf = (jsons: string[]) => jsons.map((j) => Number((JSON.parse(j) as { 
 
 t.test('pages from the chunk cache are the database pages, byte for byte', async (t) => {
   const b = await board(t)
+  // the order of the feed's page sources (feed/feed.ts pageSources): the tail's newest asked after the chunk cache
+  t.same(b.feed.sources.names('after'), ['tail', 'chunks', 'database'], 'after a cursor: the tail, the chunk cache, the database')
+  t.same(b.feed.sources.names('newest'), ['chunks', 'tail', 'database'], 'the newest page: the chunk cache, the tail, the database')
   const queries = [
     read({ cursor: 0, limit: 7 }),
     read({ cursor: CHUNK_SEQS - 3, limit: 7 }), // across a chunk's end

@@ -28,6 +28,10 @@ export const READ_FILTER_LIMITS = Object.freeze({
 /** What a field's parameter is, for the typed surfaces (zod for OpenAPI, MCP and A2A). */
 export type FilterKind = 'text' | 'tags' | 'since' | 'flag'
 
+/** The places a page of a read can come from (feed/page-sources.ts lists them in the order they are asked). */
+export const PAGE_SOURCE_NAMES = Object.freeze(['tail', 'chunks', 'database'] as const)
+export type PageSourceName = (typeof PAGE_SOURCE_NAMES)[number]
+
 /** One read filter: the query parameter, how it parses, how a signal matches it, and how it is described. */
 export interface FilterField<K extends FilterKey = FilterKey> {
   readonly key: K
@@ -38,11 +42,13 @@ export interface FilterField<K extends FilterKey = FilterKey> {
   /** The value from the parameter's text (null: absent); invalid_request for garbage. */
   parse(raw: Raw, ctx: ParseContext): ReadFilter[K]
   /**
-   * Which page sources can answer a read with this filter set, beside the tail and the database
-   * (which answer every filter): the chunk cache indexes only tags and expiry, so it serves a read
-   * only when every filter it cannot apply is unset. Required, so a new filter must say.
+   * Which page sources can answer a read with this filter set (feed/page-sources.ts asks a source
+   * only when every filter set in the read says it can): the tail matches every filter in memory
+   * (`match`), the database in SQL (db/signals/page-sql.ts), the chunk cache indexes only tags and
+   * expiry. Every source is a required key, so a new filter must say for each, and a new source
+   * must be said by every filter.
    */
-  readonly sources: { readonly chunks: boolean }
+  readonly sources: { readonly [S in PageSourceName]: boolean }
   /** Narrows the read (a non-default value). */
   set(v: ReadFilter[K]): boolean
   /** Whether `s` passes; `search` is its lower-cased search text. Called only when the field is set. */
@@ -59,14 +65,14 @@ const field = <K extends FilterKey>(f: FilterField<K>) => Object.freeze(f)
 
 /**
  * The one table of read filters. The query parser, the in-memory matcher, the waiters' grouping
- * key, the SQL filter slots (db/signals/page.ts) and the parameter descriptions of the OpenAPI
+ * key, the SQL filter parameters (db/signals/page-sql.ts) and the parameter descriptions of the OpenAPI
  * document, MCP and A2A all derive from it: a filter added here reaches all of them, and the
  * compiler asks for its SQL.
  */
 export const READ_FILTERS = Object.freeze([
   field({
     key: 'type',
-    sources: { chunks: false },
+    sources: { tail: true, chunks: false, database: true },
     param: 'type',
     kind: 'text',
     description: 'Only signals of this $type (exact match), e.g. "reply".',
@@ -76,7 +82,7 @@ export const READ_FILTERS = Object.freeze([
   }),
   field({
     key: 'tags',
-    sources: { chunks: true },
+    sources: { tail: true, chunks: true, database: true },
     param: 'tag',
     kind: 'tags',
     description: `Only signals with this tag (case-insensitive). Several tags (at most ${READ_FILTER_LIMITS.maxTags}), repeated or comma-separated, match any of them.`,
@@ -86,7 +92,7 @@ export const READ_FILTERS = Object.freeze([
   }),
   field({
     key: 'origin',
-    sources: { chunks: false },
+    sources: { tail: true, chunks: false, database: true },
     param: 'origin',
     kind: 'text',
     description: 'Only signals published by this identity id (the "origin" field of a signal).',
@@ -96,7 +102,7 @@ export const READ_FILTERS = Object.freeze([
   }),
   field({
     key: 'q',
-    sources: { chunks: false },
+    sources: { tail: true, chunks: false, database: true },
     param: 'q',
     kind: 'text',
     description: `Case-insensitive substring (at most ${READ_FILTER_LIMITS.maxQLength} characters) searched in type, tags, origin, originName and payload text.`,
@@ -106,7 +112,7 @@ export const READ_FILTERS = Object.freeze([
   }),
   field({
     key: 'sinceMs',
-    sources: { chunks: false },
+    sources: { tail: true, chunks: false, database: true },
     param: 'since',
     kind: 'since',
     description: 'Only signals created after this: an ISO 8601 timestamp, Unix seconds, or a duration back from now such as "90s", "15m", "2h", "1d".',
@@ -119,7 +125,7 @@ export const READ_FILTERS = Object.freeze([
   }),
   field({
     key: 'includeExpired',
-    sources: { chunks: true },
+    sources: { tail: true, chunks: true, database: true },
     param: 'includeExpired',
     kind: 'flag',
     description: 'Also return expired signals that are not swept yet (default false).',
@@ -133,7 +139,7 @@ export const READ_FILTERS = Object.freeze([
   }),
   field({
     key: 'refId',
-    sources: { chunks: false },
+    sources: { tail: true, chunks: false, database: true },
     param: 'ref',
     kind: 'text',
     description: 'Wire extension: only direct replies to this signal, by id or sw:// URI. With the cursor a publish answered, this waits exactly for its replies.',
@@ -153,15 +159,25 @@ export function parseFilter(raw: Raw, ctx: ParseContext): ReadFilter {
   return f as unknown as ReadFilter
 }
 
-/** True when no field narrows the read. */
-/** The filters the chunk cache cannot apply (from the table, once). */
-const NOT_IN_CHUNKS: ReadonlyArray<FilterField> = READ_FILTERS.filter((field) => !field.sources.chunks)
+const servesAll = () => true
 
-/** Whether the chunk cache can answer a read with filter `f`: no filter it cannot apply is set (a plain loop: it runs on every newest-page read). */
-export function chunksServe(f: ReadFilter): boolean {
-  for (const field of NOT_IN_CHUNKS) if ((field.set as (v: unknown) => boolean)(f[field.key])) return false
-  return true
+/**
+ * Whether page source `source` can answer a read with filter `f`, as a function made once per
+ * source (it runs on every read): no filter the source cannot apply is set, by the table's
+ * `sources` column.
+ */
+export function servedBy(source: PageSourceName): (f: ReadFilter) => boolean {
+  // a name cast past the compiler: a source no filter has said anything about is no source
+  if (!READ_FILTERS.every((field) => typeof field.sources[source] === 'boolean')) throw new Error(`page source ${source}: no column in READ_FILTERS' sources`)
+  const cannot: ReadonlyArray<FilterField> = READ_FILTERS.filter((field) => !field.sources[source])
+  if (cannot.length === 0) return servesAll
+  return (f) => {
+    for (const field of cannot) if ((field.set as (v: unknown) => boolean)(f[field.key])) return false
+    return true
+  }
 }
+
+/** True when no field narrows the read. */
 export const unfiltered = (f: ReadFilter) => READ_FILTERS.every((field) => !(field.set as (v: unknown) => boolean)(f[field.key]))
 
 /** The filter as one string: reads with equal keys select the same signals (the waiters group by it). */

@@ -3,17 +3,19 @@ import { LIMITS } from './limits.js'
 import { parseFilter, single, type Raw, type ReadFilter } from './read-filters.js'
 
 export {
-  chunksServe,
   filterKey,
   matchesFilter,
   parseSince,
   READ_FILTER_LIMITS,
+  PAGE_SOURCE_NAMES,
   READ_FILTERS,
   searchText,
+  servedBy,
   unfiltered,
   type FilterField,
   type FilterKey,
   type FilterKind,
+  type PageSourceName,
   type ReadFilter,
 } from './read-filters.js'
 

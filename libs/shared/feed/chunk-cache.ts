@@ -1,5 +1,5 @@
 import type { SeqChunk } from '../db/index.js'
-import { chunksServe, type ReadQuery } from '../domain/index.js'
+import type { ReadQuery } from '../domain/index.js'
 import type { FeedPage } from './page.js'
 import type { Tail } from './tail.js'
 import { tailNewestMatches, tailPage } from './tail-pages.js'
@@ -52,7 +52,8 @@ const json = (c: Held, p: number) => c.text.slice(p === 0 ? 0 : c.ends[p - 1], c
 
 /**
  * The signals of aligned seq ranges at or below the head, kept in the reader after a read below
- * the tail asked for them, so that reads far behind the head (unfiltered, or by tags) are answered
+ * the tail asked for them, so that reads far behind the head (unfiltered, or by tags: the filters
+ * whose `sources.chunks` in READ_FILTERS says so, which is when the feed asks it) are answered
  * from memory. docs/architecture.md, "The chunk cache".
  *
  * @NOTE honest because a chunk is read in one snapshot and holds its range only up to that
@@ -94,11 +95,6 @@ export class ChunkCache {
   invalidate() {
     this.gen++
     this.clear()
-  }
-
-  /** Reads it answers: unfiltered, or by tags, with or without expired signals. */
-  serves(q: Query): boolean {
-    return this.maxBytes > 0 && chunksServe(q)
   }
 
   /** Matches after `cursor`, from chunks and then the tail; null when a chunk on the way is not held (it is asked for). */

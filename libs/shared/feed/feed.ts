@@ -1,11 +1,12 @@
 import type { WakeBus } from '../bus/index.js'
 import { isConnectionError, type SignalReader } from '../db/index.js'
-import { unfiltered, type ReadQuery } from '../domain/index.js'
+import { servedBy, unfiltered, type ReadQuery } from '../domain/index.js'
 import type { Logger } from '../log/index.js'
 import { hotCounts, metrics } from '../metrics/index.js'
 import { tracing } from '../tracing/index.js'
 import { ChunkCache } from './chunk-cache.js'
 import { emptyPage, type FeedPage } from './page.js'
+import { PageSources, type PageSource } from './page-sources.js'
 import { databasePage, tailNewest } from './tail-pages.js'
 import { TailSync } from './tail-sync.js'
 import { ReadGate } from './read-gate.js'
@@ -17,7 +18,9 @@ import { Waiters, type PageSink } from './waiters.js'
 /** An unfiltered newest page: the tail's newest `limit` entries are it. */
 const unfilteredOrDense = (q: ReadQuery) => unfiltered({ ...q, includeExpired: false })
 
-const countRead = (fromTail: FeedPage | null) => void (fromTail ? hotCounts.tailReads++ : hotCounts.dbReads++)
+/** A first page answered in this turn came from memory; one that waits, from a database. */
+const countRead = (found: FeedPage | Promise<FeedPage>) => void (found instanceof Promise ? hotCounts.dbReads++ : hotCounts.tailReads++)
+const tailServes = servedBy('tail')
 
 export interface FeedOptions {
   authority: string
@@ -39,9 +42,9 @@ export interface FeedOptions {
 }
 
 /**
- * GET /sw/signals for one process: pages from the in-memory tail when it reaches back to the
- * cursor, else from the chunk cache (far behind, unfiltered or by tags) when it holds the way, else
- * from the database, and long-polls that wait for a match.
+ * GET /sw/signals for one process: pages from the first of its page sources that answers (the
+ * in-memory tail when it reaches back to the cursor, the chunk cache when it holds the way, the
+ * database; `sources` below), and long-polls that wait for a match.
  *
  * @NOTE the cursor promise (docs/architecture.md): a page's `nextCursor` never passes a signal
  * this read did not consider. Every answer, whether first page, wake-up, deadline or shutdown, is
@@ -59,6 +62,8 @@ export class Feed {
   private readonly chunks: ChunkCache
   /** Pages after a cursor from the tail, one per query and cursor while the tail stays as it is. */
   private readonly shared = new SharedPages()
+  /** Where pages come from, in the order they are asked (pageSources). */
+  readonly sources: PageSources
   private closed = false
 
   constructor(reader: SignalReader, bus: WakeBus, log: Logger, opts: FeedOptions) {
@@ -66,8 +71,10 @@ export class Feed {
     this.opts = opts
     this.waiters = new Waiters((q, cursor, sink) => this.answerAt(q, cursor, sink), opts.maxWaiters)
     this.gate = new ReadGate(opts.maxDbReads ?? 0, opts.maxDbReads ?? 0)
-    this.sync = new TailSync(reader, bus, log, opts, () => this.waiters.wake((q, cursor) => this.pageAfter(q, cursor)))
+    // a wake-up's page: matches after the waiters' cursor now, from the first source that answers
+    this.sync = new TailSync(reader, bus, log, opts, () => this.waiters.wake((q, cursor) => this.sources.page(q, cursor, Date.now(), false)))
     this.chunks = new ChunkCache(opts.chunkCacheMaxBytes ?? 0, (lo, hi) => reader.chunk(lo, hi, opts.authority), this.sync, () => void this.sync.refresh())
+    this.sources = this.pageSources()
     // a pin, an unpin or a removal (this process's own admin call awaits this): nothing cached may be served again
     bus.onInvalidation((m) => m.kind === 'signal' && this.chunks.invalidate())
   }
@@ -149,7 +156,7 @@ export class Feed {
    */
   fromTail(q: ReadQuery): boolean {
     const tail = this.sync.tail
-    if (this.sync.lagging) return false
+    if (this.sync.lagging || !tailServes(q)) return false
     if (q.cursor !== null) return q.cursor <= this.sync.knownHead && tail.covers(q.cursor)
     return tail.from === 0 || (q.q === null && unfilteredOrDense(q) && tail.entries.length >= q.limit)
   }
@@ -161,42 +168,51 @@ export class Feed {
     this.waiters.releaseAll()
   }
 
-  private firstPage(q: ReadQuery, replicaBehind: boolean): FeedPage | Promise<FeedPage> {
-    const now = Date.now()
-    if (q.cursor === null) {
-      // the chunk cache first: it matches only the tail's newest few one by one, where the tail alone would match all of it
-      const fromTail = this.cachedNewest(q, now) ?? tailNewest(this.sync.tail, q, now, this.opts.graceMs)
-      countRead(fromTail)
-      if (fromTail) return fromTail
-      metrics.feedQueries.inc({ kind: 'newest' })
-      // nextCursor: the head it was read at
-      return this.gate.run(() => this.reader.newestJson(q.limit, q, now, this.opts.authority)).then(databasePage)
-    }
-    // never "nothing new" below a head the replica has not replayed: the primary answers that
-    if (replicaBehind && this.opts.primary) return (countRead(null), this.onPrimary(q, q.cursor, now))
-    const fromTail = this.tailAfter(q, q.cursor, now) ?? this.cachedAfter(q, q.cursor, now)
-    countRead(fromTail)
-    return fromTail ?? this.gate.run(() => this.databasePage(q, q.cursor!, now))
+  /**
+   * Where pages come from, in the order they are asked (page-sources.ts): after a cursor, the tail
+   * when it reaches back that far (one shared page per query and cursor while the tail stays as it
+   * is), else the chunk cache when it holds the way, else the database. The newest page asks the
+   * chunk cache before the tail: it matches only the tail's newest few one by one, where the tail
+   * alone would match all of it. Which reads each may answer is its column of READ_FILTERS.
+   */
+  private pageSources(): PageSources {
+    const { graceMs, authority } = this.opts
+    // off (no bytes), the chunk cache is not asked: it would ask for chunks it may not keep
+    const chunks: PageSource[] = this.opts.chunkCacheMaxBytes
+      ? [{
+          name: 'chunks',
+          after: (q, cursor, now) => this.chunks.after(q, cursor, this.sync.tail, now, graceMs),
+          newest: (q, now) => this.chunks.newest(q, this.sync.tail, now, graceMs),
+        }]
+      : []
+    return new PageSources([
+      { name: 'tail', after: (q, cursor, now) => this.tailAfter(q, cursor, now) },
+      ...chunks,
+      { name: 'tail', newest: (q, now) => tailNewest(this.sync.tail, q, now, graceMs) },
+      {
+        name: 'database',
+        // a first page waits its turn at the gate (READ_DB_CONCURRENCY_MAX); a wait already admitted never does
+        after: (q, cursor, now, first) => (first ? this.gate.run(() => this.databasePage(q, cursor, now)) : this.databasePage(q, cursor, now)),
+        newest: (q, now) => {
+          metrics.feedQueries.inc({ kind: 'newest' })
+          // nextCursor: the head it was read at
+          return this.gate.run(() => this.reader.newestJson(q.limit, q, now, authority)).then(databasePage)
+        },
+      },
+    ])
   }
 
-  /** Matches after `cursor` now: the tail when it reaches back that far, else the chunk cache when it holds the way, else the database. */
-  private pageAfter(q: ReadQuery, cursor: number): FeedPage | Promise<FeedPage> {
+  private firstPage(q: ReadQuery, replicaBehind: boolean): FeedPage | Promise<FeedPage> {
     const now = Date.now()
-    return this.tailAfter(q, cursor, now) ?? this.cachedAfter(q, cursor, now) ?? this.databasePage(q, cursor, now)
+    // never "nothing new" below a head the replica has not replayed: the primary answers that
+    const found = q.cursor !== null && replicaBehind && this.opts.primary ? this.onPrimary(q, q.cursor, now) : this.sources.page(q, q.cursor, now, true)
+    countRead(found)
+    return found
   }
 
   /** Matches after `cursor` from the tail (null: it does not reach back that far); one shared page per query and cursor while the tail stays as it is. */
   private tailAfter(q: ReadQuery, cursor: number, now: number): FeedPage | null {
-    return this.shared.page(this.sync.tail, q, cursor, now, this.opts.graceMs)
-  }
-
-  /** Matches after `cursor` from the chunk cache and the tail (null: the database answers; the missing chunk is asked for). */
-  private cachedAfter(q: ReadQuery, cursor: number, now: number): FeedPage | null {
-    return this.chunks.serves(q) ? this.chunks.after(q, cursor, this.sync.tail, now, this.opts.graceMs) : null
-  }
-
-  private cachedNewest(q: ReadQuery, now: number): FeedPage | null {
-    return this.chunks.serves(q) ? this.chunks.newest(q, this.sync.tail, now, this.opts.graceMs) : null
+    return tailServes(q) ? this.shared.page(this.sync.tail, q, cursor, now, this.opts.graceMs) : null
   }
 
   /** The answer of a wait that ended without a wake-up (deadline, client gone, shutdown): what matches now. */
@@ -222,7 +238,7 @@ export class Feed {
       return await this.databasePage(q, cursor, now, this.opts.primary)
     } catch (err) {
       if (!isConnectionError(err)) throw err
-      return this.tailAfter(q, cursor, now) ?? this.databasePage(q, cursor, now)
+      return this.sources.page(q, cursor, now, false)
     }
   }
 

@@ -1,6 +1,7 @@
--- Parameters: $1 the cursor (after) or the page's upper bound (before; unused from the head),
--- $2 the page size, $3 type, $4 origin, $5 tags (text[]), $6 q (lower-cased), $7 since, $8 includeExpired,
--- $9 the expiry cutoff, $10 ref id, $11 candidates to examine, $12 the board's authority (JSON select list).
+-- Parameters: $1 from, $2 limit, $3 type, $4 origin, $5 tags, $6 q, $7 sinceMs, $8 includeExpired, $9 cutoff, $10 refId, $11 batch, $12 authority.
+-- from: the cursor (after) or the page's upper bound (before; unused from the head); limit: the page size;
+-- batch: candidates to examine; cutoff: the expiry cutoff; authority: the board's (JSON select list);
+-- the others are the read's filters (tags as text[], q lower-cased, sinceMs as a timestamp).
 -- unfiltered: {}, the page after a cursor (drive: seq)
 with h as (select seq as head, changes, failover_seq as epoch, $1::int8 as p1, $2::int8 as p2, $11::int8 as p11, $3::text as p3, $5::text[] as p5, $4::text as p4, $6::text as p6, $7::timestamptz as p7, $8::bool as p8, $10::text as p10 from "wire".feed_head limit 1),
     c as materialized (select x.* from "wire".signals x where true and x.seq > $1::int8 order by x.seq asc limit 400),

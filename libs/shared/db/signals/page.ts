@@ -1,6 +1,6 @@
 import type { ReadFilter, Signal } from '../../domain/index.js'
 import type { Ident, Queryable } from '../types.js'
-import { checksOf, driveIsWholeFilter, driveOf, filterParams, pageSql, signalJsonSql } from './page-sql.js'
+import { checksOf, driveIsWholeFilter, driveOf, P, pageParams, pageSql, signalJsonSql } from './page-sql.js'
 import { signalColumns, toSignal, type SignalRow } from './row.js'
 
 export interface Page<T = Signal> {
@@ -71,7 +71,7 @@ export function pageReader(db: Queryable, s: Ident, graceSeconds: number) {
     const key = `${Object.values(shape).join(':')}:${json}:${Object.values(checks).map(Number).join('')}:${limit}:${batch}`
     const known = texts.get(key)
     if (known !== undefined) return { sql: known, prepared: true }
-    const sql = pageSql(s, shape, json ? signalJsonSql('x', '$12') : signalColumns('x'), checks, limit, batch)
+    const sql = pageSql(s, shape, json ? signalJsonSql('x', P.authority) : signalColumns('x'), checks, limit, batch)
     const keep = texts.size < MAX_PREPARED && LADDER.includes(batch)
     if (keep) texts.set(key, sql)
     return { sql, prepared: keep }
@@ -96,10 +96,7 @@ export function pageReader(db: Queryable, s: Ident, graceSeconds: number) {
     const limit = ladderUp(want)
     const examine = Math.min(ladderUp(batch), cap)
     const cutoff = new Date(f.includeExpired ? nowMs - graceSeconds * 1000 : nowMs) // swept past the grace; hidden past expiry unless asked
-    // $1 from, $2 limit, $9 the cutoff, $11 the candidates; the filters in their slots (page-sql.ts FILTER_SQL)
-    const params: unknown[] = [from, limit, null, null, null, null, null, null, cutoff, null, examine]
-    for (const [slot, value] of filterParams(f)) params[slot - 1] = value
-    if (json !== null) params.push(json)
+    const params = pageParams({ from, limit, batch: examine, cutoff, filter: f, authority: json }) // by name (page-sql.ts PAGE_PARAMS)
     const { sql, prepared } = sqlOf(f, dir, from, json !== null, limit, examine)
     const { rows } = await db.query<Row>(sql, params, { prepared })
     const r = rows[0]!
