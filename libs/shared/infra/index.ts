@@ -84,7 +84,9 @@ export async function openInfra(cfg: Config, log: Logger, opts: InfraOptions = {
         const standby = postgresDb(standbyUrl, reads)
         stack.defer(() => standby.close())
         // a down replica sends reads to the primary until it answers again
-        readDb = failoverDb(standby, onPrimary, log.child({ mod: 'replica' }))
+        const failover = failoverDb(standby, onPrimary, log.child({ mod: 'replica' }))
+        stack.defer(() => failover.close())
+        readDb = failover
       }
     }
     const boardId = await readBoardId(primary, schema)

@@ -164,6 +164,23 @@ export function reportListenHealth(healthy: () => boolean): () => void {
   return () => void listenSources.delete(healthy)
 }
 
+const replicaSources = new Set<() => boolean>()
+const replicaUp = new client.Gauge({
+  name: 'wire_replica_up',
+  help: '1 while reads go to the replica (DATABASE_REPLICA_URL), 0 while it is unreachable and they go to the primary',
+  registers: [],
+  collect() {
+    this.set([...replicaSources].every((up) => up()) ? 1 : 0)
+  },
+})
+
+/** Called by the replica's failover: /metrics reads `up()` at every scrape. Returns a function that stops reporting. */
+export function reportReplicaHealth(up: () => boolean): () => void {
+  if (!registry.getSingleMetric('wire_replica_up')) registry.registerMetric(replicaUp)
+  replicaSources.add(up)
+  return () => void replicaSources.delete(up)
+}
+
 const identityUp = new client.Gauge({
   name: 'wire_identity_network_up',
   help: '1 if the last call to the identity network got an answer (accepted or rejected), 0 if it failed (timeout, no connection, 5xx, bad answer)',
