@@ -77,7 +77,10 @@ export const metrics = {
     name: 'wire_db_synchronous_standby',
     help: '1 when a synchronous standby confirms every commit before a publish is answered (an acknowledged signal survives a failover), else 0',
   }),
-  replicaLagSignals: new client.Gauge({ name: 'wire_replica_lag_signals', help: 'Known head minus the reader tail head (signals not yet replayed)' }),
+  replicaLagSignals: new client.Gauge({
+    name: 'wire_replica_lag_signals',
+    help: 'Known head minus the head the replica had replayed at the last look (signals it has not; the tail takes them from the primary after 500 ms)',
+  }),
   identityVerifies: new client.Counter({
     name: 'wire_identity_verifies_total',
     help: 'Verify calls to the identity network by result (accepted, rejected, unavailable)',
