@@ -21,7 +21,7 @@ const REFRESH_ROWS = 1000
 const LAG_RETRY_MS = 25
 /** At most one head query on the primary this often while the replica is behind. */
 const HEAD_CHECK_MS = 250
-/** A replica behind a head the primary confirms for this long: the tail reads what it lacks from the primary. */
+/** A replica behind a head the primary confirms for this long: the tail reads from the primary until it has replayed. */
 const LAG_PRIMARY_MS = 500
 
 /**
@@ -44,10 +44,12 @@ export class TailSync {
   private refreshAgain = false
   private timer: NodeJS.Timeout | undefined
   private lagRetry: NodeJS.Timeout | undefined
-  /** When the replica was first found behind the known head (0: it is not). */
-  private lagSince = 0
-  /** The head the database this process reads had replayed at its last pull (the tail may be ahead: taken from the primary). */
+  /** Since when the replica has not replayed `behindTarget`, a head known then (0: it is not behind). */
+  private behindSince = 0
+  private behindTarget = 0
+  /** The head the database this process reads had replayed when last looked at (the tail may be ahead: taken from the primary). */
   private replayed = 0
+  private lastReplayedLook = 0
   private readonly caughtUpListeners = new Set<() => void>()
   private closed = false
   private readonly reader: SignalReader
@@ -185,10 +187,11 @@ export class TailSync {
     do {
       this.refreshAgain = false
       this.changedAhead = false // this query starts after the change: it sees it in the change log
-      // @NOTE a replica that stopped replaying (its link to the primary down, replay paused): after
-      // LAG_PRIMARY_MS the tail takes what it lacks, and the change log with it, from the primary, so
-      // waiting long-polls are answered then rather than at their deadline. One source per pull.
-      const source = this.opts.primary && this.lagSince && Date.now() - this.lagSince >= LAG_PRIMARY_MS ? this.opts.primary : this.reader
+      // @NOTE a replica that stopped replaying (its link to the primary down, replay paused): once it
+      // has not replayed a head known LAG_PRIMARY_MS ago the tail pulls from the primary, the change
+      // log with it, until the replica moves again, so waiting long-polls are answered at once rather
+      // than at their deadline, and reads seldom find the tail behind. One source per pull.
+      const source = this.fromPrimary() ? this.opts.primary! : this.reader
       try {
         const before = this.tail.head
         metrics.feedQueries.inc({ kind: source === this.reader ? 'pull' : 'pull_primary' })
@@ -216,12 +219,16 @@ export class TailSync {
         if (this.tail.head > before) await this.advanced()
       } catch (err) {
         // the primary not answering either (a failover under way): the replica again for a while
-        if (source !== this.reader) this.lagSince = Date.now()
+        if (source !== this.reader) this.behindSince = Date.now()
         this.log.warn({ err, primary: source !== this.reader }, 'feed refresh failed; retrying on the next wake-up or timer')
       }
     } while (this.refreshAgain && !this.closed)
     if (this.lagging) await this.checkKnownHead()
-    this.lagSince = this.lagging ? this.lagSince || Date.now() : 0
+    await this.lookAtReplica()
+    // behind by time, not by signals: a replica that replays what was known a moment ago is keeping
+    // up (under steady publishing it is always a few signals short), one that does not has stopped
+    if (!this.opts.primary || this.replayed >= this.#knownHead) this.behindSince = 0
+    else if (!this.behindSince || this.replayed >= this.behindTarget) [this.behindSince, this.behindTarget] = [Date.now(), this.#knownHead]
     metrics.replicaLagSignals.set(Math.max(0, this.#knownHead - Math.max(this.replayed, this.opts.primary ? 0 : this.tail.head)))
     if (!this.lagging) for (const fn of [...this.caughtUpListeners]) fn()
     // @NOTE a replica behind a head the primary confirms: look again shortly until it has replayed
@@ -230,6 +237,21 @@ export class TailSync {
         this.lagRetry = undefined
         void this.refresh()
       }, LAG_RETRY_MS)
+  }
+
+  private fromPrimary(): boolean {
+    return this.opts.primary !== undefined && this.behindSince > 0 && Date.now() - this.behindSince >= LAG_PRIMARY_MS
+  }
+
+  /** While the tail pulls from the primary, how far the replica has replayed, at most every HEAD_CHECK_MS. */
+  private async lookAtReplica() {
+    if (!this.fromPrimary() || Date.now() - this.lastReplayedLook < HEAD_CHECK_MS) return
+    this.lastReplayedLook = Date.now()
+    try {
+      this.replayed = await this.reader.head()
+    } catch {
+      /* still behind, as far as anyone knows: the next look tells */
+    }
   }
 
   /**
