@@ -77,7 +77,7 @@ export const DRILLS: Drill[] = [
     name: 'reader ↔ replica cut',
     role: 'reader1',
     fault: cut('reader1', 'replica'),
-    shows: async (f, since) => firstWarning(f.roles.reader1, since),
+    shows: down('reader1', 'wire_replica_up'),
     meanwhile: async (_f, load, check) => followersMove(load, check),
   },
   {

@@ -44,12 +44,12 @@ export const DRILL_ENV: Record<string, string> = { SIGNAL_SWEEP_INTERVAL_SECONDS
 /** The short form's (test/net/drills.test.ts): every deadline and keepalive a few times shorter than its default. */
 export const SHORT_DRILL_ENV: Record<string, string> = {
   ...DRILL_ENV,
-  DB_CONNECT_TIMEOUT_MS: '1000',
+  DB_CONNECT_TIMEOUT_MS: '2000',
   DB_KEEPALIVE_MS: '1000',
-  DB_QUERY_TIMEOUT_MS: '3000',
+  DB_QUERY_TIMEOUT_MS: '4000',
   DB_IDLE_IN_TRANSACTION_TIMEOUT_MS: '2000',
   READ_STATEMENT_TIMEOUT_MS: '2000',
-  REDIS_CONNECT_TIMEOUT_MS: '1000',
+  REDIS_CONNECT_TIMEOUT_MS: '2000',
   REDIS_KEEPALIVE_MS: '1000',
   REDIS_COMMAND_TIMEOUT_MS: '1000',
 }
@@ -105,7 +105,11 @@ export async function startNetFleet(env: Record<string, string> = {}): Promise<N
     const role = async (name: RoleName, e: Record<string, string>) => {
       const kind = name.startsWith('reader') ? 'reader' : (name as 'writer' | 'agents' | 'sweeper')
       const r = await startRole(kind, ROLE_PORT, { ...common, ...e }, undefined, [], { launcher: hosts.launcher(name), host: hosts.ip(name), readyWithinS: 60 })
-      undo.push(() => r.stop())
+      undo.push(async () => {
+        const kill = setTimeout(() => r.child.kill('SIGKILL'), 15_000) // a role that does not stop is not waited for
+        await r.stop()
+        clearTimeout(kill)
+      })
       return r
     }
     // the writer migrates (through its link) while the replica is copied and Redis starts

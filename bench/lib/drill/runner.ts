@@ -54,13 +54,18 @@ export async function runDrill(f: NetFleet, d: Drill, ms: Deadlines): Promise<Dr
     const since = Date.now()
     const heal = await d.fault(f)
     let sign: string | null = null
-    const held = load.timeUntil(() => Date.now() - since >= ms.holdMs, ms.holdMs + 1000)
-    const shows = d.shows
-    const detected = shows ? await load.timeUntil(async () => (sign = await shows(f, since)) !== null, ms.detectMs) : null
-    await d.meanwhile?.(f, load, check)
-    await held
-    const saw = [sign ?? 'nothing shown', `/readyz ${await readyz(f.roles[d.role])}`, firstWarning(f.roles[d.role], since) ?? 'no warning logged'].join('; ')
-    await heal()
+    let detected: number | null = null
+    let saw: string
+    try {
+      const held = load.timeUntil(() => Date.now() - since >= ms.holdMs, ms.holdMs + 1000)
+      const shows = d.shows
+      if (shows) detected = await load.timeUntil(async () => (sign = await shows(f, since)) !== null, ms.detectMs)
+      await d.meanwhile?.(f, load, check)
+      await held
+      saw = [sign ?? 'nothing shown', `/readyz ${await readyz(f.roles[d.role])}`, firstWarning(f.roles[d.role], since) ?? 'no warning logged'].join('; ')
+    } finally {
+      await heal() // also when the drill failed, so the next one starts on a whole fleet
+    }
     const healedAt = load.now()
     const recovered = await load.timeUntil(() => {
       const after = load.records.find((p) => p.sent >= healedAt && p.status === 200)

@@ -15,7 +15,7 @@ export const links = group(
     ),
     DB_QUERY_TIMEOUT_MS: setting(
       int(0, 3_600_000, 10_000),
-      "A statement unanswered this long fails (503, `outcome: unknown` for a publish) and its connection is dropped; read pools use `READ_STATEMENT_TIMEOUT_MS` plus a second when sooner; `0`: none.",
+      "A statement unanswered this long fails (503, `outcome: unknown` for a publish), its connection dropped; read pools use `READ_STATEMENT_TIMEOUT_MS` plus a second when sooner, pg-boss none; `0`: none.",
     ),
     DB_IDLE_IN_TRANSACTION_TIMEOUT_MS: setting(
       int(0, 3_600_000, 5000),
