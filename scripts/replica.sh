@@ -7,7 +7,9 @@
 #   scripts/replica.sh promote [PORT] [DIR] promote it to a primary (pg_ctl promote, waits until it is)
 #   scripts/replica.sh stop  [PORT] [DIR]   stop it, drop its replication slot, remove DIR
 #
-# PRIMARY_HOST and PRIMARY_PORT (default 127.0.0.1:5432) name the primary it streams from.
+# PRIMARY_HOST and PRIMARY_PORT (default 127.0.0.1:5432) name the primary it streams from;
+# LISTEN_ADDRESS (default 127.0.0.1) and ALLOW_CIDR (default 127.0.0.1/32) where it listens and whom
+# it lets in (the network drills run it on a host of its own: bench/lib/drill).
 #
 # The primary must accept replication connections from 127.0.0.1; `start` adds that pg_hba.conf
 # line (trust, loopback only) and reloads the primary if it is missing.
@@ -18,6 +20,8 @@ port=${2:-5433}
 dir=${3:-/tmp/wire-replica-$port}
 primary_host=${PRIMARY_HOST:-127.0.0.1}
 primary_port=${PRIMARY_PORT:-5432}
+listen=${LISTEN_ADDRESS:-127.0.0.1}
+allow=${ALLOW_CIDR:-127.0.0.1/32}
 slot="wire_replica_$port"
 bin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)
 as_pg() { runuser -u postgres -- "$@"; }
@@ -58,13 +62,14 @@ case "$cmd" in
     max_conn=$(psql_primary -c 'show max_connections')
     cat >"$dir/data/postgresql.conf" <<CONF
 port = $port
-listen_addresses = '127.0.0.1'
+listen_addresses = '$listen'
 unix_socket_directories = '$dir'
 hot_standby = on
 max_connections = $max_conn
 hot_standby_feedback = on
 CONF
     printf 'local all all trust\nhost all all 127.0.0.1/32 trust\n' >"$dir/data/pg_hba.conf"
+    if [ "$allow" != 127.0.0.1/32 ]; then printf 'host all all %s trust\n' "$allow" >>"$dir/data/pg_hba.conf"; fi
     chown postgres: "$dir/data/postgresql.conf" "$dir/data/pg_hba.conf"
     as_pg "$bin/pg_ctl" -D "$dir/data" -l "$dir/replica.log" -w start >/dev/null
     echo "replica on 127.0.0.1:$port (data $dir/data, slot $slot)"

@@ -33,7 +33,7 @@ export async function createSweeper(cfg: Config, log: Logger, infra: Infra, opts
   const { intervalSeconds, graceSeconds } = cfg.sweep
   const bossSchema = bossSchemaName(cfg.db.schema)
   const boss = new PgBoss({
-    ...bossConnection(infra.primary, cfg.db.kind === 'postgres' ? cfg.db.url : undefined),
+    ...bossConnection(infra.primary, cfg.db.kind === 'postgres' ? cfg.db.url : undefined, cfg.links.db),
     schema: bossSchema,
     schedule: false, // no cron (one-minute granularity): every sweeper offers each slot's job itself
   })

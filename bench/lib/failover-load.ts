@@ -9,13 +9,25 @@ export interface PublishRecord {
   answered: number
   status: number | 'timeout' | 'network'
   id?: string
+  /** The acknowledged signal's seq (its `cursor`). */
+  cursor?: number
   outcome?: string
   retryAfter?: string | null
 }
 
-/** `count` publishers, each `perSecond` publishes a second, until `stop()`; every answer recorded. */
-export async function publishers(writerUrl: string, count: number, perSecond: number, t0: number, stop: () => boolean): Promise<PublishRecord[]> {
-  const records: PublishRecord[] = []
+/**
+ * `count` publishers, each `perSecond` publishes a second, until `stop()`; every answer recorded
+ * (into `records`, as it comes). `signalOf`: publisher `p`'s `i`th signal (default a broadcast).
+ */
+export async function publishers(
+  writerUrl: string,
+  count: number,
+  perSecond: number,
+  t0: number,
+  stop: () => boolean,
+  records: PublishRecord[] = [],
+  signalOf: (p: number, i: number) => object = (p, i) => ({ $type: 'broadcast', p, i }),
+): Promise<PublishRecord[]> {
   const gap = 1000 / perSecond
   await Promise.all(
     Array.from({ length: count }, async (_, p) => {
@@ -26,12 +38,13 @@ export async function publishers(writerUrl: string, count: number, perSecond: nu
           const res = await fetch(`${writerUrl}/sw/signals`, {
             method: 'POST',
             headers: { authorization: `Bearer drill-publisher-${p}`, 'content-type': 'application/json' },
-            body: JSON.stringify({ $type: 'broadcast', p, i }),
+            body: JSON.stringify(signalOf(p, i)),
             signal: AbortSignal.timeout(35_000),
           })
-          const body = (await res.json()) as { signal?: { id: string }; error?: { details?: { outcome?: string }; outcome?: string } }
+          const body = (await res.json()) as { signal?: { id: string }; cursor?: number; error?: { details?: { outcome?: string }; outcome?: string } }
           r.status = res.status
           r.id = body.signal?.id
+          r.cursor = body.cursor
           r.outcome = body.error?.details?.outcome ?? body.error?.outcome
           r.retryAfter = res.headers.get('retry-after')
         } catch (err) {
@@ -58,6 +71,8 @@ export interface FollowerSpec {
   restartEveryMs?: number
   /** The path under the reader: /sw/signals or the plain v1 /sw/v1/signals. */
   path?: string
+  /** Told the follower's cursor after each page, its starting cursor first. */
+  onCursor?: (cursor: number) => void
 }
 
 export interface FollowerResult {
@@ -73,15 +88,17 @@ export interface FollowerResult {
   pages: Array<[number, number, number, number, number]>
 }
 
-/** Follows from the head at start until `done(cursor)` says it has caught up. */
-export async function follow(spec: FollowerSpec, done: (cursor: number) => boolean): Promise<FollowerResult> {
+/** Follows from the head at start until `done(cursor)` says it has caught up, or `stop` aborts (the poll in flight with it). */
+export async function follow(spec: FollowerSpec, done: (cursor: number) => boolean, stop?: AbortSignal): Promise<FollowerResult> {
   const path = spec.path ?? '/sw/signals'
   const out: FollowerResult = { name: spec.name, seen: [], cursor: 0, wentBack: 0, errors: 0, errorKinds: {}, restarts: 0, pages: [] }
   const failed = (kind: string) => ((out.errors++, (out.errorKinds[kind] = (out.errorKinds[kind] ?? 0) + 1)), sleep(100))
   let cursor: number | null = null
   let restartAt = spec.restartEveryMs ? Date.now() + spec.restartEveryMs : Infinity
-  for (let i = 0; cursor === null || !done(cursor); i++) {
+  for (let i = 0; (cursor === null || !done(cursor)) && !stop?.aborted; i++) {
     const ctl = new AbortController()
+    const stopped = () => ctl.abort('stop')
+    stop?.addEventListener('abort', stopped)
     const deadline = setTimeout(() => ctl.abort(), (spec.wait + 10) * 1000)
     const restart = restartAt < Infinity ? setTimeout(() => ctl.abort('restart'), Math.max(0, restartAt - Date.now())) : undefined
     try {
@@ -99,8 +116,10 @@ export async function follow(spec: FollowerSpec, done: (cursor: number) => boole
       }
       cursor = page.nextCursor
       out.cursor = cursor
+      spec.onCursor?.(cursor)
       if (!page.signals?.length && spec.pauseMs) await sleep(spec.pauseMs)
     } catch (err) {
+      if (ctl.signal.reason === 'stop') break
       if (ctl.signal.reason === 'restart') {
         out.restarts++
         restartAt = Date.now() + spec.restartEveryMs!
@@ -108,6 +127,7 @@ export async function follow(spec: FollowerSpec, done: (cursor: number) => boole
     } finally {
       clearTimeout(deadline)
       clearTimeout(restart)
+      stop?.removeEventListener('abort', stopped)
     }
   }
   return out

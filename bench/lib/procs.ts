@@ -26,8 +26,8 @@ function procStat(pid: number) {
 /**
  * Starts a role of the built code and waits until /readyz answers 200. `root`: another checkout
  * whose built dist/ to run instead (before/after comparisons in one run). `nodeArgs`: node's own flags for it.
- * `launcher`: a command that runs node (e.g. valgrind and its options), keeping the pid; `readyWithinS`: how long
- * it may take to answer /readyz (default 30 s).
+ * `launcher`: a command that runs node (e.g. valgrind and its options, or `ip netns exec` and a host), keeping the pid; `readyWithinS`: how long
+ * it may take to answer /readyz (default 30 s); `host`: the address it listens on (default 127.0.0.1).
  */
 export async function startRole(
   role: 'writer' | 'reader' | 'agents' | 'sweeper' | 'server' | 'aggregator' | 'identity',
@@ -35,19 +35,19 @@ export async function startRole(
   env: Record<string, string>,
   root?: string,
   nodeArgs: string[] = [],
-  o: { launcher?: string[]; readyWithinS?: number } = {},
+  o: { launcher?: string[]; readyWithinS?: number; host?: string } = {},
 ): Promise<RoleProc> {
   const main = root ? `${root}/dist/apps/${role}/main.js` : projectPath(`dist/apps/${role}/main.js`)
   // BENCH_PROFILE=<role>: that role writes a V8 CPU profile (.cpuprofile) into BENCH_PROFILE_DIR when it stops
   const profile = process.env.BENCH_PROFILE === role ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR ?? 'bench/results/profiles'}`] : []
   const [command, ...launcherArgs] = [...(o.launcher ?? []), process.execPath]
   const child = spawn(command!, [...launcherArgs, ...profile, ...nodeArgs, main], {
-    env: { ...process.env, LOG_LEVEL: 'warn', SERVER_PORT: String(port), SERVER_HOST: '127.0.0.1', WIRE_CONFIG: '/nonexistent/board.json', ...env },
+    env: { ...process.env, LOG_LEVEL: 'warn', SERVER_PORT: String(port), SERVER_HOST: o.host ?? '127.0.0.1', WIRE_CONFIG: '/nonexistent/board.json', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   })
   let log = ''
   child.stdout!.on('data', (d: Buffer) => void (log = (log + d.toString()).slice(-65_536)))
-  const url = `http://127.0.0.1:${port}`
+  const url = `http://${o.host ?? '127.0.0.1'}:${port}`
   for (let i = 0; ; i++) {
     if (child.exitCode !== null) throw new Error(`${role} exited with ${child.exitCode}: ${log.slice(-2000)}`)
     if ((await fetch(`${url}/readyz`).then((r) => r.status, () => 0)) === 200) break

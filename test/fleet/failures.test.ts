@@ -68,15 +68,19 @@ t.test('replica replay paused: no "nothing new" below a known head, no skip, del
   const acked: string[] = []
 
   await replica.pause()
-  const waiting = json(`${reader.url}/sw/signals?cursor=${cursor}&wait=8`)
+  const waiting = json(`${reader.url}/sw/signals?cursor=${cursor}&wait=20`)
   await untilWaiting(reader, 1)
   for (let i = 0; i < 3; i++) acked.push((await body(await publish(writer, { $type: 'broadcast', i }))).signal.id)
+  const published = Date.now()
   // the wake-up has told the reader about the new head; its replica has not replayed it
   await until(async () => (await metricOf(reader, 'wire_replica_lag_signals')) === 3, 10_000, 'the reader to know of 3 signals its replica lacks')
   const polled = await json(`${reader.url}/sw/signals?cursor=${cursor}&wait=0`)
   t.same(polled.signals.map((s: { id: string }) => s.id), acked, 'a plain poll below the known head is answered (from the primary), not with "nothing new"')
   const longPoll = await waiting
-  t.ok(longPoll.signals.length > 0, 'the waiting long-poll is answered too')
+  t.same(longPoll.signals.map((s: { id: string }) => s.id), acked, 'the waiting long-poll is answered too, from the primary')
+  // before, the reader's tail only read its replica: a waiting long-poll was answered at its deadline
+  t.ok(Date.now() - published < 10_000, `not at its 20 s deadline: ${Date.now() - published} ms after the publishes`)
+  t.equal(await metricOf(reader, 'wire_replica_lag_signals'), 3, 'the replica is still 3 signals behind, and says so')
   for (const s of polled.signals) seen.push(s.id)
   cursor = polled.nextCursor
 

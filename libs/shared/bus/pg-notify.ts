@@ -1,3 +1,4 @@
+import type { ClientConfig } from 'pg'
 import pgListen, { type Subscriber } from 'pg-listen'
 import type { Logger } from '../log/index.js'
 import { reportListenHealth } from '../metrics/index.js'
@@ -6,14 +7,17 @@ import type { BusPath, PathSink } from './path.js'
 
 /** Messages waiting for the NOTIFY in flight; past this the newest are dropped (a stuck connection). */
 const MAX_PENDING = 1000
+/** How often the LISTEN connection is checked with a query. */
+const PARANOID_CHECK_MS = 5000
 
 /**
  * LISTEN/NOTIFY on the primary: one connection per process that both listens on the board's
  * channel and sends on it. The payload is the encoded message only (a head, or an invalidation of
  * under 200 bytes). `url` must reach the primary itself, not a transaction pooler (LISTEN needs a
- * session) nor a replica (NOTIFY is not replicated).
+ * session) nor a replica (NOTIFY is not replicated). `deadlines`: pg's keepalive and query deadline
+ * (DB_*), so a connection whose link died silently fails its next check and is made again.
  */
-export function pgPath(url: string, boardId: string, log: Logger, sink: PathSink): BusPath {
+export function pgPath(url: string, boardId: string, log: Logger, sink: PathSink, deadlines: ClientConfig = { connectionTimeoutMillis: 3000 }): BusPath {
   const channel = channels(boardId).notify
   let sub: Subscriber | null = null
   let listening = false
@@ -33,8 +37,10 @@ export function pgPath(url: string, boardId: string, log: Logger, sink: PathSink
     // @NOTE pg-listen's own reconnect loop ignores close(): it may make one attempt only (retryLimit 2),
     // then we start over with a new subscriber, so a closed bus never keeps retrying or keeps a connection
     const s = pgListen.default(
-      { connectionString: url, application_name: 'wire-listen', connectionTimeoutMillis: 3000 },
-      { retryLimit: 2, retryTimeout: 0, retryInterval: 50, paranoidChecking: 10_000, parse: (t) => t, serialize: (t) => t },
+      // pg-listen turns keepalive on with the system's idle time (hours) unless it is given one
+      { ...deadlines, connectionString: url, application_name: 'wire-listen' },
+      // its check (a `select 1` every few seconds) is what finds a dead link; the query deadline fails it
+      { retryLimit: 2, retryTimeout: 0, retryInterval: 50, paranoidChecking: PARANOID_CHECK_MS, parse: (t) => t, serialize: (t) => t },
     )
     sub = s
     s.events.on('reconnect', () => (listening = false))

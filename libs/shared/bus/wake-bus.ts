@@ -3,9 +3,10 @@ import { createLogger, type Logger } from '../log/index.js'
 import { metrics } from '../metrics/index.js'
 import { localListeners } from './listeners.js'
 import { decodeInvalidation, decodeWake, encodeInvalidation, encodeWake } from './messages.js'
+import type { ClientConfig } from 'pg'
 import type { BusPath, PathSink } from './path.js'
 import { pgPath } from './pg-notify.js'
-import { redisPath } from './redis.js'
+import { redisPath, type RedisLink } from './redis.js'
 import type { WakeBus } from './types.js'
 
 export interface WakeBusOptions {
@@ -14,8 +15,12 @@ export interface WakeBusOptions {
   log: Logger
   /** Redis pub/sub between processes. */
   redisUrl?: string | undefined
+  /** The Redis connections' deadlines and keepalive (REDIS_*). */
+  redisLink?: RedisLink
   /** LISTEN/NOTIFY on the primary (its direct URL, never a replica or a transaction pooler). */
   listenUrl?: string | undefined
+  /** The LISTEN connection's deadlines and keepalive (`pg` settings from DB_*). */
+  listenDeadlines?: ClientConfig
 }
 
 /**
@@ -42,8 +47,8 @@ export function wakeBus(o: WakeBusOptions): WakeBus {
     resync: () => local.resync(),
   }
   const paths: BusPath[] = []
-  if (o.redisUrl) paths.push(redisPath(o.redisUrl, o.boardId, o.log, sink))
-  if (o.listenUrl) paths.push(pgPath(o.listenUrl, o.boardId, o.log, sink))
+  if (o.redisUrl) paths.push(redisPath(o.redisUrl, o.boardId, o.log, sink, o.redisLink))
+  if (o.listenUrl) paths.push(pgPath(o.listenUrl, o.boardId, o.log, sink, o.listenDeadlines))
 
   return {
     publishWake(head, committed) {

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto'
 import type { PGlite } from '@electric-sql/pglite'
 import type { ConstructorOptions, Db as BossDatabase } from 'pg-boss'
+import { pgDeadlines, type LinkDeadlines } from './postgres.js'
 import type { Db } from './types.js'
 
 /** Where pg-boss keeps its tables: a schema of its own beside the board's, never in migrations/. */
@@ -14,13 +15,16 @@ export function bossSchemaName(schema: string): string {
 
 /**
  * How pg-boss reaches the database. PostgreSQL: a small pool of its own (its LISTEN and transaction
- * support need pg's pool). Embedded: the process's one PGlite, through pgliteBossDatabase.
+ * support need pg's pool), with the connections' keepalive and deadlines (`links`: DB_*) but the query's.
+ * Embedded: the process's one PGlite, through pgliteBossDatabase.
  */
-export function bossConnection(primary: Db, url: string | undefined): ConstructorOptions {
+export function bossConnection(primary: Db, url: string | undefined, links: LinkDeadlines = {}): ConstructorOptions {
   const pglite = (primary as Partial<{ pglite: PGlite }>).pglite
   if (primary.kind === 'embedded' && pglite) return { db: pgliteBossDatabase(pglite), backend: 'pglite', reindex: false }
   if (!url) throw new Error('pg-boss on PostgreSQL needs the database URL')
-  return { connectionString: url, max: 3, application_name: 'wire-sweeper' }
+  // no query deadline: pg-boss's own migrations may run long, and its work waits on nobody (a
+  // statement on a dead link ends when TCP gives up); its idle connections are still probed
+  return { ...pgDeadlines({ ...links, queryTimeoutMs: 0 }), connectionString: url, max: 3, application_name: 'wire-sweeper' }
 }
 
 /**

@@ -1,5 +1,5 @@
 export * from './types.js'
-export { postgresDb, type PostgresOptions } from './postgres.js'
+export { pgDeadlines, postgresDb, type LinkDeadlines, type PostgresOptions } from './postgres.js'
 export { DatabaseUnavailable, isConnectionError, isDataError } from './errors.js'
 export { failoverDb } from './failover.js'
 export { pgliteDb, embeddedDatabaseExists, EMBEDDED_SHARED_BUFFERS_MB, type PgliteOptions } from './pglite.js'

@@ -15,11 +15,35 @@ function statementName(sql: string): string {
   return name
 }
 
-export interface PostgresOptions {
+/**
+ * How a connection to PostgreSQL notices that its link died or stalled (the DB_* settings; 0 or
+ * unset: not at all). A link that dies silently sends no FIN or RST: an idle connection is found by
+ * TCP keepalive, one waiting for an answer only by a deadline.
+ */
+export interface LinkDeadlines {
+  /** Fails a connection attempt after this long, so a down primary answers 503 quickly (default 3000). */
+  connectTimeoutMs?: number
+  /** TCP keepalive: the first probe after this much idle time, then node's 10 probes a second apart. */
+  keepAliveMs?: number
+  /** A statement unanswered this long fails (DatabaseUnavailable, outcome unknown) and its connection is dropped. */
+  queryTimeoutMs?: number
+  /** PostgreSQL's idle_in_transaction_session_timeout: the server ends a session a stalled client left inside a transaction (its locks with it). */
+  idleInTransactionMs?: number
+}
+
+/** `pg`'s client settings for `d`: for pools, the LISTEN connection and pg-boss alike. */
+export function pgDeadlines(d: LinkDeadlines): pg.ClientConfig {
+  return {
+    connectionTimeoutMillis: d.connectTimeoutMs ?? 3000,
+    ...(d.keepAliveMs ? { keepAlive: true, keepAliveInitialDelayMillis: d.keepAliveMs } : {}),
+    ...(d.queryTimeoutMs ? { query_timeout: d.queryTimeoutMs } : {}),
+    ...(d.idleInTransactionMs ? { idle_in_transaction_session_timeout: d.idleInTransactionMs } : {}),
+  }
+}
+
+export interface PostgresOptions extends LinkDeadlines {
   max?: number
   applicationName?: string
-  /** Fails a connection attempt after this long, so a down primary answers 503 quickly. */
-  connectTimeoutMs?: number
   /** PostgreSQL's statement_timeout for every statement on this pool (read pools: READ_STATEMENT_TIMEOUT_MS); 0 or unset: none. */
   statementTimeoutMs?: number
 }
@@ -30,8 +54,8 @@ export function postgresDb(url: string, opts: PostgresOptions = {}): Db {
     connectionString: url,
     max: opts.max ?? 10,
     application_name: opts.applicationName ?? 'wire',
-    connectionTimeoutMillis: opts.connectTimeoutMs ?? 3000,
     idleTimeoutMillis: 30_000,
+    ...pgDeadlines(opts),
     ...(opts.statementTimeoutMs ? { statement_timeout: opts.statementTimeoutMs } : {}),
   })
   // @NOTE no JIT: Wire's statements are short index probes, but on a big partition the planner's
@@ -93,7 +117,10 @@ export function postgresDb(url: string, opts: PostgresOptions = {}): Db {
         await send('commit')
         return result
       } catch (err) {
-        await client.query('rollback').catch((e: unknown) => (broken = e))
+        // a connection that broke or stopped answering is dropped, not asked to roll back (that would
+        // wait behind the statement still out): the server rolls back when the session ends
+        if (err instanceof DatabaseUnavailable) broken ??= err
+        else await client.query('rollback').catch((e: unknown) => (broken = e))
         // lost before the commit was sent: the transaction surely rolled back
         throw err instanceof DatabaseUnavailable && err.outcomeUnknown && !committing ? new DatabaseUnavailable(false, err.cause) : err
       } finally {

@@ -21,6 +21,8 @@ const REFRESH_ROWS = 1000
 const LAG_RETRY_MS = 25
 /** At most one head query on the primary this often while the replica is behind. */
 const HEAD_CHECK_MS = 250
+/** A replica behind a head the primary confirms for this long: the tail reads from the primary until it has replayed. */
+const LAG_PRIMARY_MS = 500
 
 /**
  * Keeps the tail in step with the database: one query for everything new per wake-up however many
@@ -42,6 +44,12 @@ export class TailSync {
   private refreshAgain = false
   private timer: NodeJS.Timeout | undefined
   private lagRetry: NodeJS.Timeout | undefined
+  /** Since when the replica has not replayed `behindTarget`, a head known then (0: it is not behind). */
+  private behindSince = 0
+  private behindTarget = 0
+  /** The head the database this process reads had replayed when last looked at (the tail may be ahead: taken from the primary). */
+  private replayed = 0
+  private lastReplayedLook = 0
   private readonly caughtUpListeners = new Set<() => void>()
   private closed = false
   private readonly reader: SignalReader
@@ -74,6 +82,7 @@ export class TailSync {
   private async load() {
     const page = await this.reader.newest(this.opts.tailSize, EVERYTHING, Date.now())
     this.tail.reset(page.signals, page.head, page.from)
+    this.replayed = page.head
     this.changes = page.changes
     this.epoch = page.epoch
   }
@@ -178,10 +187,16 @@ export class TailSync {
     do {
       this.refreshAgain = false
       this.changedAhead = false // this query starts after the change: it sees it in the change log
+      // @NOTE a replica that stopped replaying (its link to the primary down, replay paused): once it
+      // has not replayed a head known LAG_PRIMARY_MS ago the tail pulls from the primary, the change
+      // log with it, until the replica moves again, so waiting long-polls are answered at once rather
+      // than at their deadline, and reads seldom find the tail behind. One source per pull.
+      const source = this.fromPrimary() ? this.opts.primary! : this.reader
       try {
         const before = this.tail.head
-        metrics.feedQueries.inc({ kind: 'pull' })
-        const page = await this.reader.pageAfter(before, REFRESH_ROWS, EVERYTHING, Date.now())
+        metrics.feedQueries.inc({ kind: source === this.reader ? 'pull' : 'pull_primary' })
+        const page = await source.pageAfter(before, REFRESH_ROWS, EVERYTHING, Date.now())
+        if (source === this.reader) this.replayed = page.head
         if (page.epoch !== this.epoch) {
           // @NOTE the board failed over: signals this tail took from the lost primary may be gone,
           // and its change numbers may run behind ours. Load the tail afresh: every seq the new
@@ -194,7 +209,7 @@ export class TailSync {
           continue
         }
         this.tail.append(page.signals, page.upTo)
-        if (page.changes > this.changes) await this.applyChanges(page.changes)
+        if (page.changes > this.changes) await this.applyChanges(page.changes, source)
         this.#knownHead = Math.max(this.#knownHead, this.tail.head)
         if (page.upTo < page.head) this.refreshAgain = true
         metrics.tailSize.set(this.tail.entries.length)
@@ -203,11 +218,18 @@ export class TailSync {
         // getting (and encoding) a page of its own from the tail (bench/results/delivery-tail.md)
         if (this.tail.head > before) await this.advanced()
       } catch (err) {
-        this.log.warn({ err }, 'feed refresh failed; retrying on the next wake-up or timer')
+        // the primary not answering either (a failover under way): the replica again for a while
+        if (source !== this.reader) this.behindSince = Date.now()
+        this.log.warn({ err, primary: source !== this.reader }, 'feed refresh failed; retrying on the next wake-up or timer')
       }
     } while (this.refreshAgain && !this.closed)
     if (this.lagging) await this.checkKnownHead()
-    metrics.replicaLagSignals.set(Math.max(0, this.#knownHead - this.tail.head))
+    await this.lookAtReplica()
+    // behind by time, not by signals: a replica that replays what was known a moment ago is keeping
+    // up (under steady publishing it is always a few signals short), one that does not has stopped
+    if (!this.opts.primary || this.replayed >= this.#knownHead) this.behindSince = 0
+    else if (!this.behindSince || this.replayed >= this.behindTarget) [this.behindSince, this.behindTarget] = [Date.now(), this.#knownHead]
+    metrics.replicaLagSignals.set(Math.max(0, this.#knownHead - Math.max(this.replayed, this.opts.primary ? 0 : this.tail.head)))
     if (!this.lagging) for (const fn of [...this.caughtUpListeners]) fn()
     // @NOTE a replica behind a head the primary confirms: look again shortly until it has replayed
     else if (!this.lagRetry && !this.closed)
@@ -215,6 +237,21 @@ export class TailSync {
         this.lagRetry = undefined
         void this.refresh()
       }, LAG_RETRY_MS)
+  }
+
+  private fromPrimary(): boolean {
+    return this.opts.primary !== undefined && this.behindSince > 0 && Date.now() - this.behindSince >= LAG_PRIMARY_MS
+  }
+
+  /** While the tail pulls from the primary, how far the replica has replayed, at most every HEAD_CHECK_MS. */
+  private async lookAtReplica() {
+    if (!this.fromPrimary() || Date.now() - this.lastReplayedLook < HEAD_CHECK_MS) return
+    this.lastReplayedLook = Date.now()
+    try {
+      this.replayed = await this.reader.head()
+    } catch {
+      /* still behind, as far as anyone knows: the next look tells */
+    }
   }
 
   /**
@@ -232,10 +269,10 @@ export class TailSync {
     }
   }
 
-  /** Pins, unpins and removals the tail has not seen, whether or not their bus message arrived. */
-  private async applyChanges(upTo: number) {
+  /** Pins, unpins and removals the tail has not seen, whether or not their bus message arrived; from the database the page came from. */
+  private async applyChanges(upTo: number, source: SignalReader) {
     while (this.changes < upTo) {
-      const batch = await this.reader.changesSince(this.changes)
+      const batch = await source.changesSince(this.changes)
       for (const c of batch) this.tail.update(c.id, c.signal)
       this.changes = batch.length ? batch.at(-1)!.changed : upTo
     }

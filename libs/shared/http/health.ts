@@ -8,13 +8,20 @@ export interface HealthOptions {
 
 /** How long one readiness check answers every /readyz: the probe is public and unbudgeted, so its cost is bounded here. */
 const READY_CACHE_MS = 1000
+/**
+ * A check not done by then answers 503 (under the 3 s probe timeout of deploy/k8s): a database
+ * whose link stalled would otherwise hold every probe until its statement's own deadline.
+ */
+export const READY_DEADLINE_MS = 2000
 
 /** `GET /` and `/healthz` (liveness), `/readyz` (readiness for orchestrators) and `/metrics` (Prometheus). */
 export async function healthRoutes(app: FastifyInstance, opts: HealthOptions) {
   let last: { at: number; check: Promise<{ ok: boolean; [k: string]: unknown }> } | null = null
   const ready = () => {
     if (last && Date.now() - last.at < READY_CACHE_MS) return last.check
-    const check = opts.ready().catch(() => ({ ok: false }))
+    let timer: NodeJS.Timeout | undefined
+    const late = new Promise<{ ok: boolean; reason: string }>((r) => (timer = setTimeout(() => r({ ok: false, reason: `not ready within ${READY_DEADLINE_MS} ms` }), READY_DEADLINE_MS)))
+    const check = Promise.race([opts.ready().catch(() => ({ ok: false })), late]).finally(() => clearTimeout(timer))
     last = { at: Date.now(), check }
     return check
   }

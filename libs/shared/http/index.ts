@@ -1,7 +1,7 @@
 export { createHttpApp, EXPOSED_HEADERS, resourceMetadataUrl } from './app.js'
 export { errorBody, installErrorHandler, logFailure, Overloaded, retryAfterSeconds, toWireError, sendError, STATUS } from './errors.js'
 export { abortOnClose, parseJsonBody, sendJsonText } from './body.js'
-export { healthRoutes, type HealthOptions } from './health.js'
+export { healthRoutes, READY_DEADLINE_MS, type HealthOptions } from './health.js'
 export { callerOf, installRequestBudget, DOOR, type RequestBudget } from './request-budget.js'
 export { installFastPath, type FastPath, type FastPathRoutes } from './fast-path/install.js'
 export type { FastConnection } from './fast-path/connection.js'

@@ -2,9 +2,10 @@ import type { Redis } from 'ioredis'
 import { fingerprintKey } from '../auth/index.js'
 import { channels, localPresence, redisClient, redisPresence, wakeBus, type Presence, type WakeBus } from '../bus/index.js'
 import type { Config } from '../config/index.js'
-import { failoverDb, ident, migrate, pgliteDb, postgresDb, readBoardId, readStoredFingerprintKey, type Db, type Ident } from '../db/index.js'
+import { failoverDb, ident, migrate, pgDeadlines, pgliteDb, postgresDb, readBoardId, readStoredFingerprintKey, type Db, type Ident } from '../db/index.js'
 import { clientLimits, type ClientLimits } from '../limits/index.js'
 import type { Logger } from '../log/index.js'
+import { reportRedisHealth } from '../metrics/index.js'
 import { projectPath } from '../paths.js'
 import { startTracing } from '../tracing/index.js'
 import { closeStack } from './close-stack.js'
@@ -66,12 +67,15 @@ export async function openInfra(cfg: Config, log: Logger, opts: InfraOptions = {
       if (opts.migrate) await runMigrations(primary, cfg.db.schema, log)
     } else {
       if (opts.migrate) await runMigrations(cfg.db.directUrl, cfg.db.schema, log) // one session, never a pooler
-      const writes = postgresDb(cfg.db.url, { applicationName: 'wire', max: opts.replica ? 3 : 10 }) // writes (and the agents' publishes)
+      const links = cfg.links.db // every connection's deadlines and keepalive (docs/operations.md "The network drills")
+      const writes = postgresDb(cfg.db.url, { ...links, applicationName: 'wire', max: opts.replica ? 3 : 10 }) // writes (and the agents' publishes)
       stack.defer(() => writes.close())
       primary = writes
       // reads on pools of their own, each statement within READ_STATEMENT_TIMEOUT_MS (writes never are);
       // pg opens connections on demand, so a role that never reads here holds none
-      const reads = { applicationName: 'wire-reader', statementTimeoutMs: cfg.reader.statementTimeoutMs }
+      // a read's own deadline: the statement timeout and a second for its answer to come back, when sooner
+      const readDeadline = cfg.reader.statementTimeoutMs && links.queryTimeoutMs ? Math.min(links.queryTimeoutMs, cfg.reader.statementTimeoutMs + 1000) : links.queryTimeoutMs
+      const reads = { ...links, queryTimeoutMs: readDeadline, applicationName: 'wire-reader', statementTimeoutMs: cfg.reader.statementTimeoutMs }
       const standbyUrl = opts.replica && cfg.db.replicaUrl !== cfg.db.url ? cfg.db.replicaUrl : undefined
       const onPrimary = postgresDb(cfg.db.url, { ...reads, max: standbyUrl ? 3 : 10 })
       stack.defer(() => onPrimary.close())
@@ -80,7 +84,9 @@ export async function openInfra(cfg: Config, log: Logger, opts: InfraOptions = {
         const standby = postgresDb(standbyUrl, reads)
         stack.defer(() => standby.close())
         // a down replica sends reads to the primary until it answers again
-        readDb = failoverDb(standby, onPrimary, log.child({ mod: 'replica' }))
+        const failover = failoverDb(standby, onPrimary, log.child({ mod: 'replica' }))
+        stack.defer(() => failover.close())
+        readDb = failover
       }
     }
     const boardId = await readBoardId(primary, schema)
@@ -92,10 +98,12 @@ export async function openInfra(cfg: Config, log: Logger, opts: InfraOptions = {
       boardId,
       log: log.child({ mod: 'bus' }),
       redisUrl: network ? redisUrl : undefined,
+      redisLink: cfg.links.redis,
       listenUrl: network && pg && cfg.pgNotify ? cfg.db.directUrl : undefined,
+      listenDeadlines: pgDeadlines(cfg.links.db),
     })
     stack.defer(() => bus.close())
-    const redis = openRedis(redisUrl, log, stack.defer)
+    const redis = openRedis(redisUrl, cfg, log, stack.defer)
     const presence = redis ? redisPresence(redis, boardId, log) : localPresence()
     stack.defer(() => presence.close())
     const key = fingerprintKey({
@@ -119,9 +127,9 @@ export async function openAggregatorConnections(cfg: Config, log: Logger): Promi
   try {
     stack.defer(await startTracing(cfg.tracing, String(log.bindings().app ?? 'wire'), log))
     if (cfg.autoMigrate) await runMigrations(cfg.db.directUrl, a.schema, log, AGGREGATOR_MIGRATIONS)
-    const primary = postgresDb(cfg.db.url, { applicationName: 'wire-aggregator', max: 10 })
+    const primary = postgresDb(cfg.db.url, { ...cfg.links.db, applicationName: 'wire-aggregator', max: 10 })
     stack.defer(() => primary.close())
-    const redis = openRedis(cfg.redisUrl, log, stack.defer)
+    const redis = openRedis(cfg.redisUrl, cfg, log, stack.defer)
     const limits = clientLimits({ ...cfg.clientLimits, keyPrefix: `wire:${a.schema}:client` }, redis)
     return { primary, schema: ident(a.schema), redis, limits, close: stack.close }
   } catch (err) {
@@ -150,11 +158,11 @@ export async function openIdentityConnections(cfg: Config, log: Logger): Promise
       primary = db
     } else {
       if (cfg.autoMigrate) await runMigrations(cfg.db.directUrl, n.schema, log, IDENTITY_MIGRATIONS)
-      const db = postgresDb(cfg.db.url, { applicationName: 'wire-identity', max: 10 })
+      const db = postgresDb(cfg.db.url, { ...cfg.links.db, applicationName: 'wire-identity', max: 10 })
       stack.defer(() => db.close())
       primary = db
     }
-    const redis = openRedis(cfg.db.kind === 'postgres' ? cfg.redisUrl : undefined, log, stack.defer)
+    const redis = openRedis(cfg.db.kind === 'postgres' ? cfg.redisUrl : undefined, cfg, log, stack.defer)
     const limits = clientLimits({ ...cfg.clientLimits, keyPrefix: `wire:${n.schema}:client` }, redis)
     return { primary, schema: ident(n.schema), redis, limits, close: stack.close }
   } catch (err) {
@@ -163,9 +171,11 @@ export async function openIdentityConnections(cfg: Config, log: Logger): Promise
   }
 }
 
-function openRedis(url: string | undefined, log: Logger, defer: (c: () => unknown) => void): Redis | undefined {
+/** The process's Redis command connection (budgets, presence); wire_redis_up reports it beside the bus. */
+function openRedis(url: string | undefined, cfg: Config, log: Logger, defer: (c: () => unknown) => void): Redis | undefined {
   if (!url) return undefined
-  const redis = redisClient(url, log.child({ mod: 'redis' }))
+  const redis = redisClient(url, log.child({ mod: 'redis' }), cfg.links.redis)
+  defer(reportRedisHealth(() => redis.status === 'ready'))
   defer(() => redis.disconnect())
   return redis
 }

@@ -77,7 +77,10 @@ export const metrics = {
     name: 'wire_db_synchronous_standby',
     help: '1 when a synchronous standby confirms every commit before a publish is answered (an acknowledged signal survives a failover), else 0',
   }),
-  replicaLagSignals: new client.Gauge({ name: 'wire_replica_lag_signals', help: 'Known head minus the reader tail head (signals not yet replayed)' }),
+  replicaLagSignals: new client.Gauge({
+    name: 'wire_replica_lag_signals',
+    help: 'Known head minus the head the replica had replayed at the last look (signals it has not; the tail takes them from the primary after 500 ms)',
+  }),
   identityVerifies: new client.Counter({
     name: 'wire_identity_verifies_total',
     help: 'Verify calls to the identity network by result (accepted, rejected, unavailable)',
@@ -162,6 +165,23 @@ export function reportListenHealth(healthy: () => boolean): () => void {
   if (!registry.getSingleMetric('wire_pg_listen_up')) registry.registerMetric(listenUp)
   listenSources.add(healthy)
   return () => void listenSources.delete(healthy)
+}
+
+const replicaSources = new Set<() => boolean>()
+const replicaUp = new client.Gauge({
+  name: 'wire_replica_up',
+  help: '1 while reads go to the replica (DATABASE_REPLICA_URL), 0 while it is unreachable and they go to the primary',
+  registers: [],
+  collect() {
+    this.set([...replicaSources].every((up) => up()) ? 1 : 0)
+  },
+})
+
+/** Called by the replica's failover: /metrics reads `up()` at every scrape. Returns a function that stops reporting. */
+export function reportReplicaHealth(up: () => boolean): () => void {
+  if (!registry.getSingleMetric('wire_replica_up')) registry.registerMetric(replicaUp)
+  replicaSources.add(up)
+  return () => void replicaSources.delete(up)
 }
 
 const identityUp = new client.Gauge({

@@ -1,0 +1,38 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+
+// A model's client of the agents process (MCP over HTTP), for the drills that check the agents
+// process goes on and comes back: each call answers within `timeoutMs` or counts as hung.
+
+export interface AgentClient {
+  /** Publishes through the agents process; its cursor and id, or what went wrong (an error text, "hung"). */
+  publish(text: string): Promise<{ cursor: number; id: string } | string>
+  /** A read from `cursor`; the ids and nextCursor, or what went wrong. */
+  read(cursor: number): Promise<{ ids: string[]; nextCursor: number } | string>
+  close(): Promise<void>
+}
+
+export async function agentClient(url: string, timeoutMs: number): Promise<AgentClient> {
+  const client = new Client({ name: 'wire-drill', version: '1.0.0' })
+  await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', url), { requestInit: { headers: { authorization: 'Bearer drill-model-token' } } }))
+  const call = async (name: string, args: Record<string, unknown>): Promise<any> => {
+    try {
+      const r = await client.callTool({ name, arguments: args }, undefined, { timeout: timeoutMs })
+      const text = (r.content as Array<{ text: string }>)[0]?.text ?? ''
+      return r.isError ? `error: ${text.slice(0, 100)}` : JSON.parse(text)
+    } catch (err) {
+      return /timed out|timeout/i.test((err as Error).message) ? 'hung' : `error: ${(err as Error).message.slice(0, 100)}`
+    }
+  }
+  return {
+    async publish(text) {
+      const r = await call('publish_signal', { signal: { $type: 'broadcast', text } })
+      return typeof r === 'string' ? r : { cursor: r.cursor as number, id: r.signal.id as string }
+    },
+    async read(cursor) {
+      const r = await call('read_signals', { cursor })
+      return typeof r === 'string' ? r : { ids: (r.signals as Array<{ id: string }>).map((s) => s.id), nextCursor: r.nextCursor as number }
+    },
+    close: () => client.close(),
+  }
+}
