@@ -9,7 +9,7 @@ import { runDrill, type DrillReport } from './lib/drill/runner.js'
 // least, past the keepalives' detection of an idle connection (DB_KEEPALIVE_MS, REDIS_KEEPALIVE_MS
 // plus Node's ten probes a second apart). DRILLS=<text> runs the drills whose name contains it.
 
-const out = (s: string) => process.stdout.write(s + '\n')
+const out = (s: string) => process.stdout.write(`${s}\n`)
 const s = (x: number | null) => (x === null ? '—' : x.toFixed(1))
 
 function table(reports: DrillReport[]): string[] {

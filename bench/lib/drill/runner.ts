@@ -17,7 +17,7 @@ export interface Drill {
   /** The role an operator would look at. */
   role: RoleName
   /** Makes the fault; resolves to what heals it. */
-  fault(f: NetFleet): Promise<() => Promise<unknown> | void>
+  fault(f: NetFleet): Promise<() => unknown>
   /** What an operator sees of the fault now (metric, /readyz), or null while nothing shows; none: nothing is expected to show. */
   shows?(f: NetFleet, since: number): Promise<string | null>
   /** Holds the fault until the fleet has shown it goes on around it; records what it checked. */
