@@ -1,0 +1,127 @@
+import { spawnSync } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import t from 'tap'
+import { networkConfigs } from '../../apps/server/network-config.js'
+import { projectPath } from '../../libs/shared/paths.js'
+import { freePort, startProcess } from '../helpers/process.js'
+
+// `npm start` with WIRE_NETWORK_BOARDS=2: a whole network in one process (the identity network,
+// two boards in network mode, an aggregator) on one embedded database. A real child process, real
+// HTTP between its roles and from here.
+
+// a first start runs PostgreSQL's initdb in WebAssembly: 10-40 s on a busy machine
+t.setTimeout(240_000)
+
+t.test('each role gets its own port, schema and name; the boards verify with the identity network', async (t) => {
+  const n = networkConfigs({ WIRE_NETWORK_BOARDS: '2', PUBLIC_WIRE_HOST: 'board.example', AGGREGATOR_ALLOW_HOSTS: '10.0.0.0/8' })
+  t.same(n.boards.map((b) => [b.port, b.authority, b.db.schema, b.boardName]), [
+    [4000, 'localhost:4000', 'board_a', 'board-a'],
+    [4001, 'localhost:4001', 'board_b', 'board-b'],
+  ], 'boards on SERVER_PORT and the next port, named localhost:<port> whatever PUBLIC_WIRE_HOST says')
+  t.same(n.boards.map((b) => [b.identity.mode === 'network' && b.identity.url, b.aggregatorUrl]), [
+    ['http://localhost:4200', 'http://localhost:4100'],
+    ['http://localhost:4200', 'http://localhost:4100'],
+  ])
+  t.same([n.identity.port, n.identity.identity.mode, n.aggregator.port, n.aggregator.identity.mode === 'network' && n.aggregator.identity.url], [4200, 'local', 4100, 'http://localhost:4200'])
+  t.same(n.aggregator.aggregator.allowHosts, { hosts: ['localhost'], cidrs: ['10.0.0.0/8'] }, 'the aggregator may reach the boards on loopback, and what the operator allowed')
+  t.same(networkConfigs({ WIRE_NETWORK_BOARDS: '1', WIRE_PG_SCHEMA: 'trial' }).boards.map((b) => b.db.schema), ['trial_a'], 'WIRE_PG_SCHEMA, when set, names the boards’ schemas')
+  t.throws(() => networkConfigs({ WIRE_NETWORK_BOARDS: '2', SERVER_PORT: '0' }), /SERVER_PORT: a network in one process needs 2 fixed ports/)
+  t.throws(() => networkConfigs({ WIRE_NETWORK_BOARDS: '2', WIRE_NETWORK_IDENTITY_PORT: '4001' }), /must differ from each other and from the boards' ports 4000, 4001/)
+  t.throws(() => networkConfigs({ WIRE_NETWORK_BOARDS: '1', SERVER_HOST: '10.1.2.3' }), /SERVER_HOST: a network in one process listens on loopback/)
+  t.throws(() => networkConfigs({ WIRE_NETWORK_BOARDS: '10' }), /WIRE_NETWORK_BOARDS: must be a whole number from 0 to 9/)
+})
+
+/** The first of `n` consecutive free ports on 127.0.0.1. */
+async function freeRun(n: number): Promise<number> {
+  const taken = (port: number) =>
+    new Promise<boolean>((resolve) => {
+      const s = createServer().once('error', () => resolve(true))
+      s.listen(port, '127.0.0.1', () => s.close(() => resolve(false)))
+    })
+  for (;;) {
+    const first = await freePort()
+    let ok = first + n - 1 <= 65535
+    for (let p = first + 1; ok && p < first + n; p++) ok = !(await taken(p))
+    if (ok) return first
+  }
+}
+
+async function call(url: string, o: { token?: string; body?: unknown } = {}) {
+  const res = await fetch(url, {
+    method: o.body === undefined ? 'GET' : 'POST',
+    headers: { ...(o.token && { authorization: `Bearer ${o.token}` }), ...(o.body !== undefined && { 'content-type': 'application/json' }) },
+    ...(o.body !== undefined && { body: JSON.stringify(o.body) }),
+  })
+  return { status: res.status, body: (await res.json()) as any }
+}
+
+t.test('one process runs the network: one identity publishes on both boards, the aggregator finds both; it stops cleanly and keeps its data', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'wire-network-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const [boardPort, aggregatorPort, identityPort] = [await freeRun(2), await freePort(), await freePort()]
+  const env: Record<string, string | undefined> = {
+    ...process.env,
+    WIRE_NETWORK_BOARDS: '2',
+    WIRE_DATA_DIR: join(dir, 'data'),
+    SERVER_HOST: '127.0.0.1',
+    SERVER_PORT: String(boardPort),
+    WIRE_NETWORK_AGGREGATOR_PORT: String(aggregatorPort),
+    WIRE_NETWORK_IDENTITY_PORT: String(identityPort),
+    WIRE_CONFIG: '/nonexistent/board.json',
+    SHED_EVENT_LOOP_DELAY_MS: '0',
+    LOG_LEVEL: 'info',
+  }
+  for (const k of ['DATABASE_URL', 'REDIS_URL', 'IDENTITY_URL', 'AGGREGATOR_URL', 'PUBLIC_WIRE_HOST', 'PUBLIC_WIRE_URL', 'NODE_OPTIONS']) delete env[k]
+  const start = () => startProcess(t, projectPath('node_modules/.bin/node'), [projectPath('dist/apps/server/main.js')], env, /is live in this process[\s\S]*Try it[\s\S]*search\/signals/, 200_000)
+  const [a, b, agg, idn] = [boardPort, boardPort + 1, aggregatorPort, identityPort].map((p) => `http://localhost:${p}`) as [string, string, string, string]
+
+  let proc = await start()
+  const banner = proc.output()
+  for (const [what, url] of [['identity network', idn], ['aggregator', agg], ['board-a', a], ['board-b', b]]) t.match(banner, new RegExp(`\\n {4}${what} +${url}`), `the banner names the ${what} at ${url}`)
+
+  // the banner's three lines, run as printed: register, publish on board A, search through the aggregator
+  const tryIt = /Try it:.*\n.*\n((?: {4}.*\n){3})/.exec(banner)?.[1]
+  t.ok(tryIt, 'three lines to try it')
+  const shell = spawnSync('bash', ['-euo', 'pipefail', '-c', tryIt!], { encoding: 'utf8', timeout: 60_000 })
+  t.equal(shell.status, 0, 'they run', { stderr: shell.stderr })
+  t.match(shell.stdout, /^\{"ok":true,"signal":\{.*"originName":"my-agent".*\n?\{"signals":\[\{.*"text":"hi, network".*"board":"localhost:\d+"/s, 'the publish, then the search finds it')
+
+  // one identity, both boards: the boards verify its token with the identity network over HTTP
+  const agent = (await call(`${idn}/identity/register`, { body: { displayName: 'Roamer' } })).body
+  t.match(agent, { identityId: /^id_/, token: /^wim_/ })
+  const onA = await call(`${a}/sw/signals`, { token: agent.token, body: { $type: 'broadcast', $tags: ['roam'], text: 'roaming on a' } })
+  const onB = await call(`${b}/sw/signals`, { token: agent.token, body: { $type: 'broadcast', $tags: ['roam'], text: 'roaming on b' } })
+  const origin = { origin: agent.identityId, originName: 'Roamer', originVerified: false, originUri: `sw://localhost:${identityPort}/identities/${agent.identityId}` }
+  t.match([onA.status, onA.body.signal], [200, origin], 'board A: the network identity')
+  t.match([onB.status, onB.body.signal], [200, origin], 'board B: the same identity')
+  t.equal((await call(`${a}/sw/signals`, { token: 'wim_not-a-token-of-this-network', body: { $type: 'broadcast' } })).status, 401, 'a token the network does not know is refused')
+
+  // through the aggregator: a search that waits until both are indexed, and a board read through its proxy
+  const found: Array<{ board: string; payload: { text: string } }> = []
+  for (let cursor = 0; found.length < 2; ) {
+    const page = await call(`${agg}/search/signals?tag=roam&cursor=${cursor}&wait=20`)
+    t.equal(page.status, 200)
+    if (page.body.signals.length === 0) break // the wait ended with nothing new: the assertion below says so
+    found.push(...page.body.signals)
+    cursor = page.body.nextCursor
+  }
+  t.same(found.map((s) => [s.board, s.payload.text]).sort(), [[`localhost:${boardPort}`, 'roaming on a'], [`localhost:${boardPort + 1}`, 'roaming on b']], 'search finds both boards’ signals')
+  const proxied = await call(`${agg}/sw/localhost:${boardPort + 1}/sw/signals/${onB.body.signal.id}`)
+  t.equal(proxied.body.signal?.payload?.text, 'roaming on b', 'and the aggregator proxies a read of board B')
+
+  proc.signal('SIGTERM')
+  t.same(await proc.exited, { code: 0, signal: null }, 'SIGTERM: exit 0')
+  t.match(proc.output(), /"msg":"stopped"/)
+  t.notMatch(proc.output(), /"level":[56]0/, 'no error logged')
+
+  // a restart: the same database, with every schema's data
+  proc = await start()
+  t.equal((await call(`${a}/sw/signals/${onA.body.signal.id}`)).body.signal?.origin, agent.identityId, 'board A kept its signal')
+  t.same((await call(`${agg}/registry/boards`)).body.boards.map((x: { authority: string }) => x.authority).sort(), [`localhost:${boardPort}`, `localhost:${boardPort + 1}`], 'the aggregator kept both boards')
+  t.equal((await call(`${b}/sw/signals`, { token: agent.token, body: { $type: 'reply', $refId: onB.body.signal.id, text: 'back' } })).status, 200, 'the identity network kept the identity')
+  proc.signal('SIGTERM')
+  t.same(await proc.exited, { code: 0, signal: null }, 'and stops cleanly again')
+})
