@@ -124,4 +124,13 @@ t.test('one process runs the network: one identity publishes on both boards, the
   t.equal((await call(`${b}/sw/signals`, { token: agent.token, body: { $type: 'reply', $refId: onB.body.signal.id, text: 'back' } })).status, 200, 'the identity network kept the identity')
   proc.signal('SIGTERM')
   t.same(await proc.exited, { code: 0, signal: null }, 'and stops cleanly again')
+
+  // the aggregator's port taken: the roles started before it close, and one line names its setting
+  const squatter = createServer()
+  await new Promise<void>((r) => squatter.listen(aggregatorPort, '127.0.0.1', r))
+  t.teardown(() => void squatter.close())
+  const refused = await startProcess(t, projectPath('node_modules/.bin/node'), [projectPath('dist/apps/server/main.js')], env, /already in use/, 60_000)
+  t.same(await refused.exited, { code: 1, signal: null }, 'exits 1')
+  t.match(refused.output(), new RegExp(`\\nwire: port ${aggregatorPort} on 127\\.0\\.0\\.1 is already in use: .*set WIRE_NETWORK_AGGREGATOR_PORT to a free port\\n`), 'naming WIRE_NETWORK_AGGREGATOR_PORT')
+  t.equal(refused.output().match(/"msg":"sweeper stopped"/g)?.length, 2, 'after closing both boards it had started')
 })
