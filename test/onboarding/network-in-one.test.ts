@@ -3,14 +3,15 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { networkConfigs } from '../../apps/server/network-config.js'
 import { projectPath } from '../../libs/shared/paths.js'
 import { freePort, startProcess } from '../helpers/process.js'
+import { assertServicesUp, dropSchema, TEST_DATABASE_URL, TEST_REDIS_URL, uniqueSchema } from '../helpers/services.js'
 
 // `npm start` with WIRE_NETWORK_BOARDS=2: a whole network in one process (the identity network,
-// two boards in network mode, an aggregator) on one embedded database. A real child process, real
-// HTTP between its roles and from here.
+// two boards in network mode, an aggregator) on one embedded database, and on PostgreSQL and
+// Redis. A real child process, real HTTP between its roles and from here.
 
 // a first start runs PostgreSQL's initdb in WebAssembly: 10-40 s on a busy machine
 t.setTimeout(240_000)
@@ -58,29 +59,66 @@ async function call(url: string, o: { token?: string; body?: unknown } = {}) {
   return { status: res.status, body: (await res.json()) as any }
 }
 
-t.test('one process runs the network: one identity publishes on both boards, the aggregator finds both; it stops cleanly and keeps its data', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'wire-network-'))
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
-  const [boardPort, aggregatorPort, identityPort] = [await freeRun(2), await freePort(), await freePort()]
+interface Net {
+  env: Record<string, string | undefined>
+  ports: { a: number; b: number; agg: number; idn: number }
+  urls: { a: string; b: string; agg: string; idn: string }
+  start(): ReturnType<typeof startProcess>
+}
+
+/** `node dist/apps/server/main.js` with WIRE_NETWORK_BOARDS=2 on free ports, `extra` on top of this environment. */
+async function network(t: Test, extra: Record<string, string>): Promise<Net> {
+  const ports = { a: await freeRun(2), b: 0, agg: await freePort(), idn: await freePort() }
+  ports.b = ports.a + 1
   const env: Record<string, string | undefined> = {
     ...process.env,
     WIRE_NETWORK_BOARDS: '2',
-    WIRE_DATA_DIR: join(dir, 'data'),
     SERVER_HOST: '127.0.0.1',
-    SERVER_PORT: String(boardPort),
-    WIRE_NETWORK_AGGREGATOR_PORT: String(aggregatorPort),
-    WIRE_NETWORK_IDENTITY_PORT: String(identityPort),
+    SERVER_PORT: String(ports.a),
+    WIRE_NETWORK_AGGREGATOR_PORT: String(ports.agg),
+    WIRE_NETWORK_IDENTITY_PORT: String(ports.idn),
     WIRE_CONFIG: '/nonexistent/board.json',
     SHED_EVENT_LOOP_DELAY_MS: '0',
     LOG_LEVEL: 'info',
   }
   for (const k of ['DATABASE_URL', 'REDIS_URL', 'IDENTITY_URL', 'AGGREGATOR_URL', 'PUBLIC_WIRE_HOST', 'PUBLIC_WIRE_URL', 'NODE_OPTIONS']) delete env[k]
+  Object.assign(env, extra)
+  const url = (p: number) => `http://localhost:${p}`
   const start = () => startProcess(t, projectPath('node_modules/.bin/node'), [projectPath('dist/apps/server/main.js')], env, /is live in this process[\s\S]*Try it[\s\S]*search\/signals/, 200_000)
-  const [a, b, agg, idn] = [boardPort, boardPort + 1, aggregatorPort, identityPort].map((p) => `http://localhost:${p}`) as [string, string, string, string]
+  return { env, ports, urls: { a: url(ports.a), b: url(ports.b), agg: url(ports.agg), idn: url(ports.idn) }, start }
+}
 
-  let proc = await start()
+/** One identity registers, publishes on both boards (each verifying with the identity network over HTTP), and the aggregator's search finds both. */
+async function oneIdentityBothBoards(t: Test, { ports, urls }: Net) {
+  const agent = (await call(`${urls.idn}/identity/register`, { body: { displayName: 'Roamer' } })).body
+  t.match(agent, { identityId: /^id_/, token: /^wim_/ })
+  const onA = await call(`${urls.a}/sw/signals`, { token: agent.token, body: { $type: 'broadcast', $tags: ['roam'], text: 'roaming on a' } })
+  const onB = await call(`${urls.b}/sw/signals`, { token: agent.token, body: { $type: 'broadcast', $tags: ['roam'], text: 'roaming on b' } })
+  const origin = { origin: agent.identityId, originName: 'Roamer', originVerified: false, originUri: `sw://localhost:${ports.idn}/identities/${agent.identityId}` }
+  t.match([onA.status, onA.body.signal], [200, origin], 'board A: the network identity')
+  t.match([onB.status, onB.body.signal], [200, origin], 'board B: the same identity')
+  t.equal((await call(`${urls.a}/sw/signals`, { token: 'wim_not-a-token-of-this-network', body: { $type: 'broadcast' } })).status, 401, 'a token the network does not know is refused')
+  // a search that waits until both are indexed
+  const found: Array<{ board: string; payload: { text: string } }> = []
+  for (let cursor = 0; found.length < 2; ) {
+    const page = await call(`${urls.agg}/search/signals?tag=roam&cursor=${cursor}&wait=20`)
+    if (page.status !== 200 || page.body.signals.length === 0) break // the wait ended with nothing new: the assertion below says so
+    found.push(...page.body.signals)
+    cursor = page.body.nextCursor
+  }
+  t.same(found.map((s) => [s.board, s.payload.text]).sort(), [[`localhost:${ports.a}`, 'roaming on a'], [`localhost:${ports.b}`, 'roaming on b']], 'the aggregator’s search finds both boards’ signals')
+  return { agent, onA: onA.body.signal, onB: onB.body.signal }
+}
+
+t.test('one process runs the network: one identity publishes on both boards, the aggregator finds both; it stops cleanly and keeps its data', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'wire-network-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const net = await network(t, { WIRE_DATA_DIR: join(dir, 'data') })
+  const { ports, urls } = net
+
+  let proc = await net.start()
   const banner = proc.output()
-  for (const [what, url] of [['identity network', idn], ['aggregator', agg], ['board-a', a], ['board-b', b]]) t.match(banner, new RegExp(`\\n {4}${what} +${url}`), `the banner names the ${what} at ${url}`)
+  for (const [what, url] of [['identity network', urls.idn], ['aggregator', urls.agg], ['board-a', urls.a], ['board-b', urls.b]]) t.match(banner, new RegExp(`\\n {4}${what} +${url}`), `the banner names the ${what} at ${url}`)
 
   // the banner's three lines, run as printed: register, publish on board A, search through the aggregator
   const tryIt = /Try it:.*\n.*\n((?: {4}.*\n){3})/.exec(banner)?.[1]
@@ -89,28 +127,9 @@ t.test('one process runs the network: one identity publishes on both boards, the
   t.equal(shell.status, 0, 'they run', { stderr: shell.stderr })
   t.match(shell.stdout, /^\{"ok":true,"signal":\{.*"originName":"my-agent".*\n?\{"signals":\[\{.*"text":"hi, network".*"board":"localhost:\d+"/s, 'the publish, then the search finds it')
 
-  // one identity, both boards: the boards verify its token with the identity network over HTTP
-  const agent = (await call(`${idn}/identity/register`, { body: { displayName: 'Roamer' } })).body
-  t.match(agent, { identityId: /^id_/, token: /^wim_/ })
-  const onA = await call(`${a}/sw/signals`, { token: agent.token, body: { $type: 'broadcast', $tags: ['roam'], text: 'roaming on a' } })
-  const onB = await call(`${b}/sw/signals`, { token: agent.token, body: { $type: 'broadcast', $tags: ['roam'], text: 'roaming on b' } })
-  const origin = { origin: agent.identityId, originName: 'Roamer', originVerified: false, originUri: `sw://localhost:${identityPort}/identities/${agent.identityId}` }
-  t.match([onA.status, onA.body.signal], [200, origin], 'board A: the network identity')
-  t.match([onB.status, onB.body.signal], [200, origin], 'board B: the same identity')
-  t.equal((await call(`${a}/sw/signals`, { token: 'wim_not-a-token-of-this-network', body: { $type: 'broadcast' } })).status, 401, 'a token the network does not know is refused')
-
-  // through the aggregator: a search that waits until both are indexed, and a board read through its proxy
-  const found: Array<{ board: string; payload: { text: string } }> = []
-  for (let cursor = 0; found.length < 2; ) {
-    const page = await call(`${agg}/search/signals?tag=roam&cursor=${cursor}&wait=20`)
-    t.equal(page.status, 200)
-    if (page.body.signals.length === 0) break // the wait ended with nothing new: the assertion below says so
-    found.push(...page.body.signals)
-    cursor = page.body.nextCursor
-  }
-  t.same(found.map((s) => [s.board, s.payload.text]).sort(), [[`localhost:${boardPort}`, 'roaming on a'], [`localhost:${boardPort + 1}`, 'roaming on b']], 'search finds both boards’ signals')
-  const proxied = await call(`${agg}/sw/localhost:${boardPort + 1}/sw/signals/${onB.body.signal.id}`)
-  t.equal(proxied.body.signal?.payload?.text, 'roaming on b', 'and the aggregator proxies a read of board B')
+  const { agent, onA, onB } = await oneIdentityBothBoards(t, net)
+  const proxied = await call(`${urls.agg}/sw/localhost:${ports.b}/sw/signals/${onB.id}`)
+  t.equal(proxied.body.signal?.payload?.text, 'roaming on b', 'the aggregator proxies a read of board B')
 
   proc.signal('SIGTERM')
   t.same(await proc.exited, { code: 0, signal: null }, 'SIGTERM: exit 0')
@@ -118,19 +137,34 @@ t.test('one process runs the network: one identity publishes on both boards, the
   t.notMatch(proc.output(), /"level":[56]0/, 'no error logged')
 
   // a restart: the same database, with every schema's data
-  proc = await start()
-  t.equal((await call(`${a}/sw/signals/${onA.body.signal.id}`)).body.signal?.origin, agent.identityId, 'board A kept its signal')
-  t.same((await call(`${agg}/registry/boards`)).body.boards.map((x: { authority: string }) => x.authority).sort(), [`localhost:${boardPort}`, `localhost:${boardPort + 1}`], 'the aggregator kept both boards')
-  t.equal((await call(`${b}/sw/signals`, { token: agent.token, body: { $type: 'reply', $refId: onB.body.signal.id, text: 'back' } })).status, 200, 'the identity network kept the identity')
+  proc = await net.start()
+  t.equal((await call(`${urls.a}/sw/signals/${onA.id}`)).body.signal?.origin, agent.identityId, 'board A kept its signal')
+  t.same((await call(`${urls.agg}/registry/boards`)).body.boards.map((x: { authority: string }) => x.authority).sort(), [`localhost:${ports.a}`, `localhost:${ports.b}`], 'the aggregator kept both boards')
+  t.equal((await call(`${urls.b}/sw/signals`, { token: agent.token, body: { $type: 'reply', $refId: onB.id, text: 'back' } })).status, 200, 'the identity network kept the identity')
   proc.signal('SIGTERM')
   t.same(await proc.exited, { code: 0, signal: null }, 'and stops cleanly again')
 
   // the aggregator's port taken: the roles started before it close, and one line names its setting
   const squatter = createServer()
-  await new Promise<void>((r) => squatter.listen(aggregatorPort, '127.0.0.1', r))
+  await new Promise<void>((r) => squatter.listen(ports.agg, '127.0.0.1', r))
   t.teardown(() => void squatter.close())
-  const refused = await startProcess(t, projectPath('node_modules/.bin/node'), [projectPath('dist/apps/server/main.js')], env, /already in use/, 60_000)
+  const refused = await startProcess(t, projectPath('node_modules/.bin/node'), [projectPath('dist/apps/server/main.js')], net.env, /already in use/, 60_000)
   t.same(await refused.exited, { code: 1, signal: null }, 'exits 1')
-  t.match(refused.output(), new RegExp(`\\nwire: port ${aggregatorPort} on 127\\.0\\.0\\.1 is already in use: .*set WIRE_NETWORK_AGGREGATOR_PORT to a free port\\n`), 'naming WIRE_NETWORK_AGGREGATOR_PORT')
+  t.match(refused.output(), new RegExp(`\\nwire: port ${ports.agg} on 127\\.0\\.0\\.1 is already in use: .*set WIRE_NETWORK_AGGREGATOR_PORT to a free port\\n`), 'naming WIRE_NETWORK_AGGREGATOR_PORT')
   t.equal(refused.output().match(/"msg":"sweeper stopped"/g)?.length, 2, 'after closing both boards it had started')
+})
+
+t.test('on PostgreSQL and Redis, the same network: every role in its schema', async (t) => {
+  await assertServicesUp()
+  const s = uniqueSchema('nw')
+  t.teardown(async () => {
+    for (const x of [`${s}_a`, `${s}_b`, `${s}_idn`, `${s}_agg`]) await dropSchema(x) // and each one's pg-boss schema
+  })
+  const net = await network(t, { DATABASE_URL: TEST_DATABASE_URL, REDIS_URL: TEST_REDIS_URL, WIRE_PG_SCHEMA: s, IDENTITY_PG_SCHEMA: `${s}_idn`, AGGREGATOR_PG_SCHEMA: `${s}_agg` })
+  const proc = await net.start()
+  t.match(proc.output(), /is live in this process {2}\(PostgreSQL;/)
+  await oneIdentityBothBoards(t, net)
+  proc.signal('SIGTERM')
+  t.same(await proc.exited, { code: 0, signal: null }, 'SIGTERM: exit 0')
+  t.notMatch(proc.output(), /"level":[56]0/, 'no error logged')
 })
