@@ -5,7 +5,7 @@ exitIfNodeTooOld('wire') // before the first start's database work (runUntilSign
 
 const cfg = loadConfigOrExit()
 // WIRE_NETWORK_BOARDS: a whole network in this process; its roles' settings are checked before any database work
-const roles = cfg.network.boards > 0 ? (await import('./network-config.js')).networkConfigsOrExit(process.env) : null
+const roles = cfg.network.boards > 0 ? (await import('./network-config.js')).networkConfigsOrExit() : null
 const embedded = cfg.db.kind === 'embedded' ? cfg.db : null
 // the board's one process holds a read side too; a first start on the embedded database creates
 // it once the process runs with its flags, then runs itself again without initdb's memory

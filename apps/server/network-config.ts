@@ -57,7 +57,7 @@ export function networkConfigs(env: Env): NetworkConfigs {
 }
 
 /** For the process's main: settings a network cannot run with print one message and exit 1. */
-export function networkConfigsOrExit(env: Env): NetworkConfigs {
+export function networkConfigsOrExit(env: Env = process.env): NetworkConfigs {
   try {
     return networkConfigs(env)
   } catch (err) {

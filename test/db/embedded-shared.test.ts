@@ -8,7 +8,7 @@ import { pgliteDb } from '../../libs/shared/db/index.js'
 // instances on one directory would write the same files, and the directory lock only stops other
 // processes. The database closes when the last holder closes it.
 
-// a first open runs PostgreSQL's initdb in WebAssembly: 10-40 s on a busy machine
+// a first open creates the database (from its template; by initdb where none fits): seconds to a minute on a busy machine
 t.setTimeout(180_000)
 
 t.test('one directory, one instance per process, closed by its last holder', async (t) => {

@@ -13,7 +13,7 @@ import { assertServicesUp, dropSchema, TEST_DATABASE_URL, TEST_REDIS_URL, unique
 // two boards in network mode, an aggregator) on one embedded database, and on PostgreSQL and
 // Redis. A real child process, real HTTP between its roles and from here.
 
-// a first start runs PostgreSQL's initdb in WebAssembly: 10-40 s on a busy machine
+// a first start creates the embedded database (from its template; by initdb where none fits): seconds to a minute on a busy machine
 t.setTimeout(240_000)
 
 t.test('each role gets its own port, schema and name; the boards verify with the identity network', async (t) => {

@@ -98,7 +98,7 @@ export const network = group(
   {
     WIRE_NETWORK_BOARDS: setting(
       int(0, 9, 0),
-      '`1`–`9`: `npm start` (and `wire-server` without `--role`) runs the identity network, this many boards in network mode on `SERVER_PORT` and the ports after it, and an aggregator with every board registered, in one process on one database; each role is named `localhost:<its port>`.',
+      '`1`–`9`: `npm start` runs the identity network, an aggregator and this many boards in network mode (on `SERVER_PORT` and the ports after it) in one process, on one database.',
       { shown: '`0`: the single board' },
     ),
     WIRE_NETWORK_AGGREGATOR_PORT: setting(int(1, 65535, 4100), "With `WIRE_NETWORK_BOARDS`: the aggregator's port."),
