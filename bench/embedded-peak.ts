@@ -19,8 +19,14 @@ const BOARDS = (process.env.BENCH_PEAK_BOARDS ?? '0').split(',')
 const status = (pid: number, k: string) => Number(new RegExp(`^${k}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) / 1024
 
 async function start(dir: string, optimize: string, boards: string): Promise<string> {
-  // a network's boards listen on SERVER_PORT and the ports after it: a free port, and (most likely) the next ones
-  const ports = { SERVER_PORT: String(await freePort()), WIRE_NETWORK_AGGREGATOR_PORT: String(await freePort()), WIRE_NETWORK_IDENTITY_PORT: String(await freePort()) }
+  // a network's boards listen on SERVER_PORT and the ports after it: a free port, and (most likely) the next ones;
+  // the aggregator's and the identity network's ports outside that run
+  const base = await freePort()
+  const another = async (): Promise<number> => {
+    const p = await freePort()
+    return p >= base && p < base + 10 ? another() : p
+  }
+  const ports = { SERVER_PORT: String(base), WIRE_NETWORK_AGGREGATOR_PORT: String(await another()), WIRE_NETWORK_IDENTITY_PORT: String(await another()) }
   const env: Record<string, string | undefined> = { ...process.env, ...ports, WIRE_NETWORK_BOARDS: boards, WIRE_DATA_DIR: dir, LOG_LEVEL: 'warn', WIRE_CONFIG: '/nonexistent', WIRE_EMBEDDED_WASM_OPTIMIZE: optimize }
   delete env.DATABASE_URL
   delete env.REDIS_URL
@@ -28,7 +34,10 @@ async function start(dir: string, optimize: string, boards: string): Promise<str
   const p = spawn(projectPath('node_modules/.bin/node'), [projectPath('dist/apps/server/main.js')], { env: env as NodeJS.ProcessEnv, stdio: ['ignore', 'pipe', 'pipe'] })
   let out = ''
   p.stderr.on('data', (d) => (out += d))
-  await new Promise<void>((res) => p.stdout.on('data', (d) => ((out += d), /is live (at|in this process)/.test(out) && res())))
+  await new Promise<void>((res, rej) => {
+    p.stdout.on('data', (d) => ((out += d), /is live (at|in this process)/.test(out) && res()))
+    p.once('exit', (code) => rej(new Error(`the server exited (${code}) before it was live:\n${out}`)))
+  })
   const live = Date.now() - t0
   await new Promise((r) => setTimeout(r, 3000))
   const [hwm, rss] = [status(p.pid!, 'VmHWM'), status(p.pid!, 'VmRSS')]
