@@ -25,12 +25,18 @@ export function networkConfigs(env: Env): NetworkConfigs {
   const boardPorts = Array.from({ length: boards }, (_, i) => base.port + i)
   const ports = [...boardPorts, aggregatorPort, identityPort]
   if (base.port === 0 || boardPorts.at(-1)! > 65535)
-    throw new ConfigError(`invalid configuration:\n  SERVER_PORT: a network in one process needs ${boards} fixed ports from SERVER_PORT on (it is ${base.port})`)
+    throw new ConfigError(
+      `invalid configuration:\n  SERVER_PORT: a network in one process needs ${boards} fixed ports from SERVER_PORT on (it is ${base.port})`,
+    )
   // the roles call each other at localhost:<port>
   if (!LOOPBACK_OR_ALL.includes(base.host))
-    throw new ConfigError(`invalid configuration:\n  SERVER_HOST: a network in one process listens on loopback or every address (${LOOPBACK_OR_ALL.join(', ')}), not ${base.host}`)
+    throw new ConfigError(
+      `invalid configuration:\n  SERVER_HOST: a network in one process listens on loopback or every address (${LOOPBACK_OR_ALL.join(', ')}), not ${base.host}`,
+    )
   if (new Set(ports).size !== ports.length)
-    throw new ConfigError(`invalid configuration:\n  WIRE_NETWORK_AGGREGATOR_PORT, WIRE_NETWORK_IDENTITY_PORT: must differ from each other and from the boards' ports ${boardPorts.join(', ')}`)
+    throw new ConfigError(
+      `invalid configuration:\n  WIRE_NETWORK_AGGREGATOR_PORT, WIRE_NETWORK_IDENTITY_PORT: must differ from each other and from the boards' ports ${boardPorts.join(', ')}`,
+    )
   const url = (port: number) => `http://localhost:${port}`
   const common: Env = { ...env, WIRE_NETWORK_BOARDS: undefined, PUBLIC_WIRE_HOST: undefined, PUBLIC_WIRE_URL: undefined }
   const schema = base.db.schema === 'public' ? 'board' : base.db.schema

@@ -40,17 +40,27 @@ export async function startNetwork(cfgs: NetworkConfigs, log: Logger): Promise<N
     stack.defer(() => started.close())
     apps.push(started.app)
     // a port in use names the setting that chose it (lifecycle's start hint)
-    await started.app.listen({ host: cfg.host, port: cfg.port, backlog: cfg.http.listenBacklog }).catch((err: unknown) => Promise.reject(Object.assign(err as Error, { setting })))
+    await started.app
+      .listen({ host: cfg.host, port: cfg.port, backlog: cfg.http.listenBacklog })
+      .catch((err: unknown) => Promise.reject(Object.assign(err as Error, { setting })))
     return { url: `http://localhost:${cfg.port}` }
   }
   try {
-    const identity = await listen(cfgs.identity, await startIdentity(cfgs.identity, createLogger('identity', log.level)), 'WIRE_NETWORK_IDENTITY_PORT')
+    const identity = await listen(
+      cfgs.identity,
+      await startIdentity(cfgs.identity, createLogger('identity', log.level)),
+      'WIRE_NETWORK_IDENTITY_PORT',
+    )
     const boards: Network['boards'] = []
     for (const cfg of cfgs.boards) {
       const board = await startBoard(cfg, log.child({ board: cfg.authority }))
       boards.push({ ...(await listen(cfg, board)), name: (await board.reader.readSide.board.meta()).name })
     }
-    const aggregator = await listen(cfgs.aggregator, await startAggregator(cfgs.aggregator, createLogger('aggregator', log.level)), 'WIRE_NETWORK_AGGREGATOR_PORT')
+    const aggregator = await listen(
+      cfgs.aggregator,
+      await startAggregator(cfgs.aggregator, createLogger('aggregator', log.level)),
+      'WIRE_NETWORK_AGGREGATOR_PORT',
+    )
     await calm(apps)
     for (const b of boards) await register(aggregator.url, b.url)
     return { identity, aggregator, boards, close: stack.close }

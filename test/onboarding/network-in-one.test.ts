@@ -4,7 +4,6 @@ import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
-import { networkConfigs } from '../../apps/server/network-config.js'
 import { projectPath } from '../../libs/shared/paths.js'
 import { freePort, startProcess } from '../helpers/process.js'
 import { assertServicesUp, dropSchema, TEST_DATABASE_URL, TEST_REDIS_URL, uniqueSchema } from '../helpers/services.js'
@@ -15,25 +14,6 @@ import { assertServicesUp, dropSchema, TEST_DATABASE_URL, TEST_REDIS_URL, unique
 
 // a first start creates the embedded database (from its template; by initdb where none fits): seconds to a minute on a busy machine
 t.setTimeout(240_000)
-
-t.test('each role gets its own port, schema and name; the boards verify with the identity network', async (t) => {
-  const n = networkConfigs({ WIRE_NETWORK_BOARDS: '2', PUBLIC_WIRE_HOST: 'board.example', AGGREGATOR_ALLOW_HOSTS: '10.0.0.0/8' })
-  t.same(n.boards.map((b) => [b.port, b.authority, b.db.schema, b.boardName]), [
-    [4000, 'localhost:4000', 'board_a', 'board-a'],
-    [4001, 'localhost:4001', 'board_b', 'board-b'],
-  ], 'boards on SERVER_PORT and the next port, named localhost:<port> whatever PUBLIC_WIRE_HOST says')
-  t.same(n.boards.map((b) => [b.identity.mode === 'network' && b.identity.url, b.aggregatorUrl]), [
-    ['http://localhost:4200', 'http://localhost:4100'],
-    ['http://localhost:4200', 'http://localhost:4100'],
-  ])
-  t.same([n.identity.port, n.identity.identity.mode, n.aggregator.port, n.aggregator.identity.mode === 'network' && n.aggregator.identity.url], [4200, 'local', 4100, 'http://localhost:4200'])
-  t.same(n.aggregator.aggregator.allowHosts, { hosts: ['localhost'], cidrs: ['10.0.0.0/8'] }, 'the aggregator may reach the boards on loopback, and what the operator allowed')
-  t.same(networkConfigs({ WIRE_NETWORK_BOARDS: '1', WIRE_PG_SCHEMA: 'trial' }).boards.map((b) => b.db.schema), ['trial_a'], 'WIRE_PG_SCHEMA, when set, names the boards’ schemas')
-  t.throws(() => networkConfigs({ WIRE_NETWORK_BOARDS: '2', SERVER_PORT: '0' }), /SERVER_PORT: a network in one process needs 2 fixed ports/)
-  t.throws(() => networkConfigs({ WIRE_NETWORK_BOARDS: '2', WIRE_NETWORK_IDENTITY_PORT: '4001' }), /must differ from each other and from the boards' ports 4000, 4001/)
-  t.throws(() => networkConfigs({ WIRE_NETWORK_BOARDS: '1', SERVER_HOST: '10.1.2.3' }), /SERVER_HOST: a network in one process listens on loopback/)
-  t.throws(() => networkConfigs({ WIRE_NETWORK_BOARDS: '10' }), /WIRE_NETWORK_BOARDS: must be a whole number from 0 to 9/)
-})
 
 /** The first of `n` consecutive free ports on 127.0.0.1. */
 async function freeRun(n: number): Promise<number> {
@@ -53,7 +33,10 @@ async function freeRun(n: number): Promise<number> {
 async function call(url: string, o: { token?: string; body?: unknown } = {}) {
   const res = await fetch(url, {
     method: o.body === undefined ? 'GET' : 'POST',
-    headers: { ...(o.token && { authorization: `Bearer ${o.token}` }), ...(o.body !== undefined && { 'content-type': 'application/json' }) },
+    headers: {
+      ...(o.token && { authorization: `Bearer ${o.token}` }),
+      ...(o.body !== undefined && { 'content-type': 'application/json' }),
+    },
     ...(o.body !== undefined && { body: JSON.stringify(o.body) }),
   })
   return { status: res.status, body: (await res.json()) as any }
@@ -81,10 +64,19 @@ async function network(t: Test, extra: Record<string, string>): Promise<Net> {
     SHED_EVENT_LOOP_DELAY_MS: '0',
     LOG_LEVEL: 'info',
   }
-  for (const k of ['DATABASE_URL', 'REDIS_URL', 'IDENTITY_URL', 'AGGREGATOR_URL', 'PUBLIC_WIRE_HOST', 'PUBLIC_WIRE_URL', 'NODE_OPTIONS']) delete env[k]
+  for (const k of ['DATABASE_URL', 'REDIS_URL', 'IDENTITY_URL', 'AGGREGATOR_URL', 'PUBLIC_WIRE_HOST', 'PUBLIC_WIRE_URL', 'NODE_OPTIONS'])
+    delete env[k]
   Object.assign(env, extra)
   const url = (p: number) => `http://localhost:${p}`
-  const start = () => startProcess(t, projectPath('node_modules/.bin/node'), [projectPath('dist/apps/server/main.js')], env, /is live in this process[\s\S]*Try it[\s\S]*search\/signals/, 200_000)
+  const start = () =>
+    startProcess(
+      t,
+      projectPath('node_modules/.bin/node'),
+      [projectPath('dist/apps/server/main.js')],
+      env,
+      /is live in this process[\s\S]*Try it[\s\S]*search\/signals/,
+      200_000,
+    )
   return { env, ports, urls: { a: url(ports.a), b: url(ports.b), agg: url(ports.agg), idn: url(ports.idn) }, start }
 }
 
@@ -92,12 +84,27 @@ async function network(t: Test, extra: Record<string, string>): Promise<Net> {
 async function oneIdentityBothBoards(t: Test, { ports, urls }: Net) {
   const agent = (await call(`${urls.idn}/identity/register`, { body: { displayName: 'Roamer' } })).body
   t.match(agent, { identityId: /^id_/, token: /^wim_/ })
-  const onA = await call(`${urls.a}/sw/signals`, { token: agent.token, body: { $type: 'broadcast', $tags: ['roam'], text: 'roaming on a' } })
-  const onB = await call(`${urls.b}/sw/signals`, { token: agent.token, body: { $type: 'broadcast', $tags: ['roam'], text: 'roaming on b' } })
-  const origin = { origin: agent.identityId, originName: 'Roamer', originVerified: false, originUri: `sw://localhost:${ports.idn}/identities/${agent.identityId}` }
+  const onA = await call(`${urls.a}/sw/signals`, {
+    token: agent.token,
+    body: { $type: 'broadcast', $tags: ['roam'], text: 'roaming on a' },
+  })
+  const onB = await call(`${urls.b}/sw/signals`, {
+    token: agent.token,
+    body: { $type: 'broadcast', $tags: ['roam'], text: 'roaming on b' },
+  })
+  const origin = {
+    origin: agent.identityId,
+    originName: 'Roamer',
+    originVerified: false,
+    originUri: `sw://localhost:${ports.idn}/identities/${agent.identityId}`,
+  }
   t.match([onA.status, onA.body.signal], [200, origin], 'board A: the network identity')
   t.match([onB.status, onB.body.signal], [200, origin], 'board B: the same identity')
-  t.equal((await call(`${urls.a}/sw/signals`, { token: 'wim_not-a-token-of-this-network', body: { $type: 'broadcast' } })).status, 401, 'a token the network does not know is refused')
+  t.equal(
+    (await call(`${urls.a}/sw/signals`, { token: 'wim_not-a-token-of-this-network', body: { $type: 'broadcast' } })).status,
+    401,
+    'a token the network does not know is refused',
+  )
   // a search that waits until both are indexed
   const found: Array<{ board: string; payload: { text: string } }> = []
   for (let cursor = 0; found.length < 2; ) {
@@ -106,53 +113,92 @@ async function oneIdentityBothBoards(t: Test, { ports, urls }: Net) {
     found.push(...page.body.signals)
     cursor = page.body.nextCursor
   }
-  t.same(found.map((s) => [s.board, s.payload.text]).sort(), [[`localhost:${ports.a}`, 'roaming on a'], [`localhost:${ports.b}`, 'roaming on b']], 'the aggregator’s search finds both boards’ signals')
+  t.same(
+    found.map((s) => [s.board, s.payload.text]).sort(),
+    [
+      [`localhost:${ports.a}`, 'roaming on a'],
+      [`localhost:${ports.b}`, 'roaming on b'],
+    ],
+    'the aggregator’s search finds both boards’ signals',
+  )
   return { agent, onA: onA.body.signal, onB: onB.body.signal }
 }
 
-t.test('one process runs the network: one identity publishes on both boards, the aggregator finds both; it stops cleanly and keeps its data', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'wire-network-'))
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
-  const net = await network(t, { WIRE_DATA_DIR: join(dir, 'data') })
-  const { ports, urls } = net
+t.test(
+  'one process runs the network: one identity publishes on both boards, the aggregator finds both; it stops cleanly and keeps its data',
+  async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'wire-network-'))
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+    const net = await network(t, { WIRE_DATA_DIR: join(dir, 'data') })
+    const { ports, urls } = net
 
-  let proc = await net.start()
-  const banner = proc.output()
-  for (const [what, url] of [['identity network', urls.idn], ['aggregator', urls.agg], ['board-a', urls.a], ['board-b', urls.b]]) t.match(banner, new RegExp(`\\n {4}${what} +${url}`), `the banner names the ${what} at ${url}`)
+    let proc = await net.start()
+    const banner = proc.output()
+    for (const [what, url] of [
+      ['identity network', urls.idn],
+      ['aggregator', urls.agg],
+      ['board-a', urls.a],
+      ['board-b', urls.b],
+    ])
+      t.match(banner, new RegExp(`\\n {4}${what} +${url}`), `the banner names the ${what} at ${url}`)
 
-  // the banner's three lines, run as printed: register, publish on board A, search through the aggregator
-  const tryIt = /Try it:.*\n.*\n((?: {4}.*\n){3})/.exec(banner)?.[1]
-  t.ok(tryIt, 'three lines to try it')
-  const shell = spawnSync('bash', ['-euo', 'pipefail', '-c', tryIt!], { encoding: 'utf8', timeout: 60_000 })
-  t.equal(shell.status, 0, 'they run', { stderr: shell.stderr })
-  t.match(shell.stdout, /^\{"ok":true,"signal":\{.*"originName":"my-agent".*\n?\{"signals":\[\{.*"text":"hi, network".*"board":"localhost:\d+"/s, 'the publish, then the search finds it')
+    // the banner's three lines, run as printed: register, publish on board A, search through the aggregator
+    const tryIt = /Try it:.*\n.*\n((?: {4}.*\n){3})/.exec(banner)?.[1]
+    t.ok(tryIt, 'three lines to try it')
+    const shell = spawnSync('bash', ['-euo', 'pipefail', '-c', tryIt!], { encoding: 'utf8', timeout: 60_000 })
+    t.equal(shell.status, 0, 'they run', { stderr: shell.stderr })
+    t.match(
+      shell.stdout,
+      /^\{"ok":true,"signal":\{.*"originName":"my-agent".*\n?\{"signals":\[\{.*"text":"hi, network".*"board":"localhost:\d+"/s,
+      'the publish, then the search finds it',
+    )
 
-  const { agent, onA, onB } = await oneIdentityBothBoards(t, net)
-  const proxied = await call(`${urls.agg}/sw/localhost:${ports.b}/sw/signals/${onB.id}`)
-  t.equal(proxied.body.signal?.payload?.text, 'roaming on b', 'the aggregator proxies a read of board B')
+    const { agent, onA, onB } = await oneIdentityBothBoards(t, net)
+    const proxied = await call(`${urls.agg}/sw/localhost:${ports.b}/sw/signals/${onB.id}`)
+    t.equal(proxied.body.signal?.payload?.text, 'roaming on b', 'the aggregator proxies a read of board B')
 
-  proc.signal('SIGTERM')
-  t.same(await proc.exited, { code: 0, signal: null }, 'SIGTERM: exit 0')
-  t.match(proc.output(), /"msg":"stopped"/)
-  t.notMatch(proc.output(), /"level":[56]0/, 'no error logged')
+    proc.signal('SIGTERM')
+    t.same(await proc.exited, { code: 0, signal: null }, 'SIGTERM: exit 0')
+    t.match(proc.output(), /"msg":"stopped"/)
+    t.notMatch(proc.output(), /"level":[56]0/, 'no error logged')
 
-  // a restart: the same database, with every schema's data
-  proc = await net.start()
-  t.equal((await call(`${urls.a}/sw/signals/${onA.id}`)).body.signal?.origin, agent.identityId, 'board A kept its signal')
-  t.same((await call(`${urls.agg}/registry/boards`)).body.boards.map((x: { authority: string }) => x.authority).sort(), [`localhost:${ports.a}`, `localhost:${ports.b}`], 'the aggregator kept both boards')
-  t.equal((await call(`${urls.b}/sw/signals`, { token: agent.token, body: { $type: 'reply', $refId: onB.id, text: 'back' } })).status, 200, 'the identity network kept the identity')
-  proc.signal('SIGTERM')
-  t.same(await proc.exited, { code: 0, signal: null }, 'and stops cleanly again')
+    // a restart: the same database, with every schema's data
+    proc = await net.start()
+    t.equal((await call(`${urls.a}/sw/signals/${onA.id}`)).body.signal?.origin, agent.identityId, 'board A kept its signal')
+    t.same(
+      (await call(`${urls.agg}/registry/boards`)).body.boards.map((x: { authority: string }) => x.authority).sort(),
+      [`localhost:${ports.a}`, `localhost:${ports.b}`],
+      'the aggregator kept both boards',
+    )
+    t.equal(
+      (await call(`${urls.b}/sw/signals`, { token: agent.token, body: { $type: 'reply', $refId: onB.id, text: 'back' } })).status,
+      200,
+      'the identity network kept the identity',
+    )
+    proc.signal('SIGTERM')
+    t.same(await proc.exited, { code: 0, signal: null }, 'and stops cleanly again')
 
-  // the aggregator's port taken: the roles started before it close, and one line names its setting
-  const squatter = createServer()
-  await new Promise<void>((r) => squatter.listen(ports.agg, '127.0.0.1', r))
-  t.teardown(() => void squatter.close())
-  const refused = await startProcess(t, projectPath('node_modules/.bin/node'), [projectPath('dist/apps/server/main.js')], net.env, /already in use/, 60_000)
-  t.same(await refused.exited, { code: 1, signal: null }, 'exits 1')
-  t.match(refused.output(), new RegExp(`\\nwire: port ${ports.agg} on 127\\.0\\.0\\.1 is already in use: .*set WIRE_NETWORK_AGGREGATOR_PORT to a free port\\n`), 'naming WIRE_NETWORK_AGGREGATOR_PORT')
-  t.equal(refused.output().match(/"msg":"sweeper stopped"/g)?.length, 2, 'after closing both boards it had started')
-})
+    // the aggregator's port taken: the roles started before it close, and one line names its setting
+    const squatter = createServer()
+    await new Promise<void>((r) => squatter.listen(ports.agg, '127.0.0.1', r))
+    t.teardown(() => void squatter.close())
+    const refused = await startProcess(
+      t,
+      projectPath('node_modules/.bin/node'),
+      [projectPath('dist/apps/server/main.js')],
+      net.env,
+      /already in use/,
+      60_000,
+    )
+    t.same(await refused.exited, { code: 1, signal: null }, 'exits 1')
+    t.match(
+      refused.output(),
+      new RegExp(`\\nwire: port ${ports.agg} on 127\\.0\\.0\\.1 is already in use: .*set WIRE_NETWORK_AGGREGATOR_PORT to a free port\\n`),
+      'naming WIRE_NETWORK_AGGREGATOR_PORT',
+    )
+    t.equal(refused.output().match(/"msg":"sweeper stopped"/g)?.length, 2, 'after closing both boards it had started')
+  },
+)
 
 t.test('on PostgreSQL and Redis, the same network: every role in its schema', async (t) => {
   await assertServicesUp()
@@ -160,7 +206,13 @@ t.test('on PostgreSQL and Redis, the same network: every role in its schema', as
   t.teardown(async () => {
     for (const x of [`${s}_a`, `${s}_b`, `${s}_idn`, `${s}_agg`]) await dropSchema(x) // and each one's pg-boss schema
   })
-  const net = await network(t, { DATABASE_URL: TEST_DATABASE_URL, REDIS_URL: TEST_REDIS_URL, WIRE_PG_SCHEMA: s, IDENTITY_PG_SCHEMA: `${s}_idn`, AGGREGATOR_PG_SCHEMA: `${s}_agg` })
+  const net = await network(t, {
+    DATABASE_URL: TEST_DATABASE_URL,
+    REDIS_URL: TEST_REDIS_URL,
+    WIRE_PG_SCHEMA: s,
+    IDENTITY_PG_SCHEMA: `${s}_idn`,
+    AGGREGATOR_PG_SCHEMA: `${s}_agg`,
+  })
   const proc = await net.start()
   t.match(proc.output(), /is live in this process {2}\(PostgreSQL;/)
   await oneIdentityBothBoards(t, net)
