@@ -44,7 +44,10 @@ ${unset.length ? `\n  ${unset.join('\n  ')}\n` : ''}
 }
 
 /** What a network in one process (WIRE_NETWORK_BOARDS) prints once every role listens: each URL, and three lines to try it. */
-export function networkWelcome(net: { identity: { url: string }; aggregator: { url: string }; boards: Array<{ url: string; name: string }> }, cfg: Config): string {
+export function networkWelcome(
+  net: { identity: { url: string }; aggregator: { url: string }; boards: Array<{ url: string; name: string }> },
+  cfg: Config,
+): string {
   const [a, b] = net.boards
   const where = cfg.db.kind === 'embedded' ? `embedded PostgreSQL (PGlite) in ${cfg.db.dataDir}` : 'PostgreSQL'
   const row = (what: string, url: string, note = '') => `    ${what.padEnd(18)}${url}${note && `   ${note}`}`

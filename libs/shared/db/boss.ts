@@ -19,7 +19,12 @@ export function bossSchemaName(schema: string): string {
  * deadlines (`links`: DB_*) but the query's. Embedded: the process's one PGlite, through
  * pgliteBossDatabase.
  */
-export function bossConnection(primary: Db, url: string | undefined, links: LinkDeadlines = {}, pool = { applicationName: 'wire-sweeper', max: 3 }): ConstructorOptions {
+export function bossConnection(
+  primary: Db,
+  url: string | undefined,
+  links: LinkDeadlines = {},
+  pool = { applicationName: 'wire-sweeper', max: 3 },
+): ConstructorOptions {
   const pglite = (primary as Partial<{ pglite: PGlite }>).pglite
   if (primary.kind === 'embedded' && pglite) return { db: pgliteBossDatabase(pglite), backend: 'pglite', reindex: false }
   if (!url) throw new Error('pg-boss on PostgreSQL needs the database URL')
