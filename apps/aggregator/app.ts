@@ -22,7 +22,8 @@ function waits(query: unknown): boolean {
 
 /**
  * The aggregator (docs/aggregator.md): a registry of boards, a proxy at /sw/{address}/…, and search
- * across the boards it follows. Its tables live in AGGREGATOR_PG_SCHEMA; it needs PostgreSQL.
+ * across the boards it follows. Its tables live in AGGREGATOR_PG_SCHEMA, on PostgreSQL (or the
+ * embedded database for a trial: one process, which follows every board itself).
  */
 export async function startAggregator(cfg: Config, log: Logger, opts: AggregatorOptions = {}): Promise<StartedApp & { app: FastifyInstance; ctx: AggregatorContext }> {
   const ctx = await createAggregatorContext(cfg, log, opts)

@@ -73,7 +73,7 @@ export async function createAggregatorContext(cfg: Config, log: Logger, o: Aggre
       return (await undiciFetch(input, { ...(init as object), dispatcher: agent, redirect: 'error' })) as unknown as Response
     }
     const followers = boardFollowers(store, index, log.child({ mod: 'follow' }), {
-      lockUrl: cfg.db.kind === 'postgres' ? cfg.db.directUrl : '',
+      lockUrl: cfg.db.kind === 'postgres' ? cfg.db.directUrl : null,
       lockKey: `wire:aggregator-follow:${a.schema}`,
       syncMs: o.followSyncMs ?? 2000,
       fetch,

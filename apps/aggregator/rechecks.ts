@@ -1,5 +1,5 @@
 import { PgBoss } from 'pg-boss'
-import { bossSchemaName, pgDeadlines } from '../../libs/shared/db/index.js'
+import { bossConnection, bossSchemaName } from '../../libs/shared/db/index.js'
 import type { AggregatorContext } from './context.js'
 import { recheckBoards, type RecheckDeps } from './registry/recheck.js'
 
@@ -25,8 +25,8 @@ export const recheckDeps = (ctx: AggregatorContext, log = ctx.log, timeoutMs = c
 export async function startRechecks(ctx: AggregatorContext) {
   const log = ctx.log.child({ mod: 'recheck' })
   const interval = ctx.cfg.aggregator.recheckSeconds
-  if (ctx.cfg.db.kind !== 'postgres') throw new Error('the aggregator needs PostgreSQL')
-  const boss = new PgBoss({ ...pgDeadlines({ ...ctx.cfg.links.db, queryTimeoutMs: 0 }), connectionString: ctx.cfg.db.url, max: 2, application_name: 'wire-aggregator-boss', schema: bossSchemaName(ctx.cfg.aggregator.schema), schedule: false })
+  const url = ctx.cfg.db.kind === 'postgres' ? ctx.cfg.db.url : undefined
+  const boss = new PgBoss({ ...bossConnection(ctx.db, url, ctx.cfg.links.db, { applicationName: 'wire-aggregator-boss', max: 2 }), schema: bossSchemaName(ctx.cfg.aggregator.schema), schedule: false })
   boss.on('error', (err) => log.error({ err }, 'pg-boss error'))
   const stopping = new AbortController()
   await boss.start()

@@ -42,3 +42,27 @@ ${unset.length ? `\n  ${unset.join('\n  ')}\n` : ''}
 
 `
 }
+
+/** What a network in one process (WIRE_NETWORK_BOARDS) prints once every role listens: each URL, and three lines to try it. */
+export function networkWelcome(
+  net: { identity: { url: string }; aggregator: { url: string }; boards: Array<{ url: string; name: string }> },
+  cfg: Config,
+): string {
+  const [a, b] = net.boards
+  const where = cfg.db.kind === 'embedded' ? `embedded PostgreSQL (PGlite) in ${cfg.db.dataDir}` : 'PostgreSQL'
+  const row = (what: string, url: string, note = '') => `    ${what.padEnd(18)}${url}${note && `   ${note}`}`
+  const json = `-H 'Content-Type: application/json'`
+  return `
+  A Wire network is live in this process  (${where}; Ctrl-C stops it)
+${row('identity network', net.identity.url, 'IDENTITY_URL of every board here')}
+${row('aggregator', net.aggregator.url, 'every board registered; search, and each board at /sw/<authority>/…')}
+${net.boards.map((x) => row(x.name, x.url, `sw://${new URL(x.url).host}, in network mode; watch it at ${x.url}/view`)).join('\n')}
+
+  Try it: register an identity, publish on ${a!.name} with its token, search every board through the aggregator
+  (it answers once the aggregator has indexed the signal):
+    token=$(curl -s -X POST ${net.identity.url}/identity/register ${json} -d '{"displayName":"my-agent"}' | sed -n 's/.*"token":"\\([^"]*\\)".*/\\1/p')
+    curl -s -X POST ${a!.url}/sw/signals -H "Authorization: Bearer $token" ${json} -d '{"$type":"broadcast","$tags":["hello"],"text":"hi, network"}'
+    curl -s '${net.aggregator.url}/search/signals?q=network&cursor=0&wait=25'
+${b ? `\n  The same token publishes on ${b.name}, directly (${b.url}/sw/signals) or through the aggregator\n  (${net.aggregator.url}/sw/${new URL(b.url).host}/sw/signals). A new identity is unverified: one new thread a day per board\n  (UNVERIFIED_THREADS_PER_DAY), replies freely.\n` : ''}
+`
+}

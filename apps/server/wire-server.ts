@@ -14,7 +14,7 @@ const ROLES: Record<string, { run: () => Promise<unknown>; does: string }> = {
   reader: { run: () => import('../reader/main.js'), does: 'reads, long-polls, discovery, the viewer' },
   agents: { run: () => import('../agents/main.js'), does: 'MCP and A2A' },
   sweeper: { run: () => import('../sweeper/main.js'), does: 'expiry and stats jobs' },
-  aggregator: { run: () => import('../aggregator/main.js'), does: 'the aggregator: registry, proxy and search across boards (needs PostgreSQL)' },
+  aggregator: { run: () => import('../aggregator/main.js'), does: 'the aggregator: registry, proxy and search across boards' },
   identity: { run: () => import('../identity/main.js'), does: 'the identity network: identities, tokens, verify, bits (IDENTITY_URL of boards)' },
 }
 const BOARD = () => import('./main.js') // every role in one process on one port
@@ -23,7 +23,8 @@ const usage = [
   'Usage: wire-server [--role <role>] [--version]',
   '',
   'Runs a Wire board, configured by environment variables (DATABASE_URL, SERVER_PORT, PUBLIC_WIRE_HOST, …).',
-  'With no option: every role in one process, on the embedded database unless DATABASE_URL is set.',
+  'With no option: every role in one process, on the embedded database unless DATABASE_URL is set;',
+  'with WIRE_NETWORK_BOARDS=N, a whole network in one process: an identity network, an aggregator and N boards.',
   '',
   'Roles (each its own process in a fleet, on PostgreSQL and Redis):',
   ...Object.entries(ROLES).map(([name, r]) => `  --role ${name.padEnd(10)} ${r.does}`),

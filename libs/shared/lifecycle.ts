@@ -66,9 +66,10 @@ export function serveUntilSignal(log: Logger, where: { host: string; port: numbe
 
 /** A start failure the operator fixes with one setting gets one line naming it, not a stack trace. */
 function startHint(err: unknown): string | null {
-  const e = err as { code?: unknown; port?: unknown; address?: unknown } | null
+  // `setting`: the one that chose the port, where it is not SERVER_PORT (a network in one process)
+  const e = err as { code?: unknown; port?: unknown; address?: unknown; setting?: unknown } | null
   if (e?.code === 'EADDRINUSE')
-    return `port ${String(e.port ?? '')} on ${String(e.address ?? '')} is already in use: stop the other process or set SERVER_PORT to a free port`
+    return `port ${String(e.port ?? '')} on ${String(e.address ?? '')} is already in use: stop the other process or set ${String(e.setting ?? 'SERVER_PORT')} to a free port`
   if (e?.code === 'EWIRE_DATA_DIR_BUSY') return (err as Error).message
   if (e?.code === 'EACCES' && e.port !== undefined)
     return `no permission to listen on port ${String(e.port)}: set SERVER_PORT to a port above 1023`

@@ -1,10 +1,13 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import t from 'tap'
 import { projectPath } from '../../libs/shared/paths.js'
 import { freePort, startProcess } from '../helpers/process.js'
 import { assertServicesUp, dropSchema, TEST_DATABASE_URL, uniqueSchema } from '../helpers/services.js'
 
 // `npm run start:aggregator` runs dist/apps/aggregator/main.js: it listens, answers its probes, and
-// stops cleanly on SIGTERM. (Run `npm run build` first; npm test does.)
+// stops cleanly on SIGTERM, on PostgreSQL or, for a trial, the embedded database. (Run `npm run build` first; npm test does.)
 
 t.test('the aggregator process starts, is ready, and stops on SIGTERM with exit code 0', async (t) => {
   await assertServicesUp()
@@ -21,11 +24,17 @@ t.test('the aggregator process starts, is ready, and stops on SIGTERM with exit 
   t.same(await proc.exited, { code: 0, signal: null }, 'a clean stop')
 })
 
-t.test('without DATABASE_URL it says what to set', async (t) => {
+t.test('without DATABASE_URL it runs on the embedded database in WIRE_DATA_DIR, for a trial', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'wire-aggregator-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
   const port = await freePort()
-  const env = { ...process.env, DATABASE_URL: '', SERVER_PORT: String(port), LOG_LEVEL: 'info' }
-  const proc = await startProcess(t, process.execPath, [projectPath('dist/apps/aggregator/main.js')], env, /DATABASE_URL/)
-  t.not((await proc.exited).code, 0, 'exits non-zero')
+  const env = { ...process.env, DATABASE_URL: '', REDIS_URL: '', WIRE_DATA_DIR: dir, SERVER_HOST: '127.0.0.1', SERVER_PORT: String(port), LOG_LEVEL: 'info' }
+  // PGlite's first start (initdb in WebAssembly) is slow on a busy machine
+  const proc = await startProcess(t, process.execPath, [projectPath('dist/apps/aggregator/main.js')], env, /"msg":"listening"/, 110_000)
+  t.match(proc.output(), /"schema":"aggregator".*"msg":"migrations checked"/, 'its schema in the embedded database')
+  t.same(await (await fetch(`http://127.0.0.1:${port}/registry/boards`)).json(), { boards: [], nextCursor: 0 }, 'serves its registry')
+  proc.signal('SIGTERM')
+  t.same(await proc.exited, { code: 0, signal: null }, 'a clean stop')
 })
 
 t.test('a database it cannot use is one line naming DATABASE_URL, not a stack trace', async (t) => {

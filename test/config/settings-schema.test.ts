@@ -103,7 +103,7 @@ function namesRead(source: string): string[] {
 // The platform's own variables, read to respect them (libs/shared/runtime/run-again.ts): not Wire's settings.
 const PLATFORM = ['NODE_OPTIONS', 'MALLOC_ARENA_MAX']
 // Where the whole environment is handed on: to the parsers, or to the process a process runs again as.
-const WHOLE_ENV = ['apps/cli/main.ts', 'apps/server/first-start.ts', 'libs/shared/config/index.ts', 'libs/shared/runtime/run-again.ts']
+const WHOLE_ENV = ['apps/cli/main.ts', 'apps/server/first-start.ts', 'apps/server/network-config.ts', 'libs/shared/config/index.ts', 'libs/shared/runtime/run-again.ts']
 
 t.test('the code reads no environment variable the schema does not declare', async (t) => {
   t.same(namesRead("a(process.env.WIRE_NEW_THING, env['OTHER_ONE'], env.lower, process.env)"), ['WIRE_NEW_THING', 'OTHER_ONE'], 'the scan sees reads')

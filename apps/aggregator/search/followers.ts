@@ -8,8 +8,11 @@ import type { IndexQuota, IndexStore } from './index-store.js'
 import { validatePage } from './validate.js'
 
 export interface FollowersOptions {
-  /** A direct session for the follow lock: one aggregator process follows the boards at a time. */
-  lockUrl: string
+  /**
+   * A direct session for the follow lock: one aggregator process follows the boards at a time.
+   * Null on the embedded database, whose directory lock already makes this process the only one.
+   */
+  lockUrl: string | null
   lockKey: string
   /** How often the set of followed boards is brought in line with the registry (ms). */
   syncMs: number
@@ -46,7 +49,7 @@ const pause = (ms: number, signal: AbortSignal) =>
 export function boardFollowers(registry: RegistryStore, index: IndexStore, log: Logger, o: FollowersOptions) {
   const running = new Map<string, AbortController>()
   const stopping = new AbortController()
-  let lock: pg.Client | null = null
+  let lock: Pick<pg.Client, 'end'> | null = null
 
   const limit = pageLimit(o.pageMaxBytes)
   const gapMs = 60_000 / o.pagesPerMinute
@@ -119,6 +122,10 @@ export function boardFollowers(registry: RegistryStore, index: IndexStore, log: 
 
   const takeLock = async () => {
     if (lock) return
+    if (o.lockUrl === null) {
+      lock = { end: async () => {} }
+      return log.info('following the registered boards')
+    }
     const c = new pg.Client({ connectionString: o.lockUrl, application_name: 'wire-aggregator-follow' })
     c.on('error', () => {})
     try {

@@ -142,6 +142,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       verifyMax: e.IDENTITY_VERIFY_RATE_LIMIT_MAX,
       callsMax: e.IDENTITY_CALLS_RATE_LIMIT_MAX,
     },
+    network: { boards: e.WIRE_NETWORK_BOARDS, aggregatorPort: e.WIRE_NETWORK_AGGREGATOR_PORT, identityPort: e.WIRE_NETWORK_IDENTITY_PORT },
     // the only place secrets live; never logged
     secrets: { adminToken: e.SERVER_ADMIN_TOKEN, fingerprintSecret: e.FINGERPRINT_SECRET, identitySecret: e.IDENTITY_SECRET },
   })

@@ -15,16 +15,22 @@ export function bossSchemaName(schema: string): string {
 
 /**
  * How pg-boss reaches the database. PostgreSQL: a small pool of its own (its LISTEN and transaction
- * support need pg's pool), with the connections' keepalive and deadlines (`links`: DB_*) but the query's.
- * Embedded: the process's one PGlite, through pgliteBossDatabase.
+ * support need pg's pool), named `pool.applicationName`, with the connections' keepalive and
+ * deadlines (`links`: DB_*) but the query's. Embedded: the process's one PGlite, through
+ * pgliteBossDatabase.
  */
-export function bossConnection(primary: Db, url: string | undefined, links: LinkDeadlines = {}): ConstructorOptions {
+export function bossConnection(
+  primary: Db,
+  url: string | undefined,
+  links: LinkDeadlines = {},
+  pool = { applicationName: 'wire-sweeper', max: 3 },
+): ConstructorOptions {
   const pglite = (primary as Partial<{ pglite: PGlite }>).pglite
   if (primary.kind === 'embedded' && pglite) return { db: pgliteBossDatabase(pglite), backend: 'pglite', reindex: false }
   if (!url) throw new Error('pg-boss on PostgreSQL needs the database URL')
   // no query deadline: pg-boss's own migrations may run long, and its work waits on nobody (a
   // statement on a dead link ends when TCP gives up); its idle connections are still probed
-  return { ...pgDeadlines({ ...links, queryTimeoutMs: 0 }), connectionString: url, max: 3, application_name: 'wire-sweeper' }
+  return { ...pgDeadlines({ ...links, queryTimeoutMs: 0 }), connectionString: url, max: pool.max, application_name: pool.applicationName }
 }
 
 /**

@@ -1,5 +1,5 @@
 import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { join, resolve } from 'node:path'
 import type { PGlite } from '@electric-sql/pglite'
 import { usableTemplate } from './pglite-template.js'
 import type { Db, QueryResult } from './types.js'
@@ -14,11 +14,69 @@ export interface PgliteOptions {
   template?: boolean
 }
 
+export type EmbeddedDb = Db & { readonly pglite: PGlite }
+
+interface Opened {
+  db: Promise<EmbeddedDb>
+  holders: number
+  /** Set while the last holder closes it: an opener meanwhile waits, then opens it afresh. */
+  closing?: Promise<void>
+}
+
+/** The directories this process has open, by absolute path (`memory://` databases are never shared). */
+const opened = new Map<string, Opened>()
+
 /**
  * Embedded PostgreSQL (PGlite, WASM) in a local directory, behind the same Db interface as `pg`.
  * One backend session: PGlite runs one statement at a time and a transaction holds it exclusively.
+ *
+ * One instance per directory per process: roots opening the same WIRE_DATA_DIR (a network in one
+ * process: boards, the identity network and the aggregator, each in its schema) share it, and it
+ * closes when the last of them closes it. Two instances on one directory would write the same
+ * files (the directory lock stops other processes, not this one). The first opener's options hold.
  */
-export async function pgliteDb(dataDir: string, opts: PgliteOptions = {}): Promise<Db & { readonly pglite: PGlite }> {
+export async function pgliteDb(dataDir: string, opts: PgliteOptions = {}): Promise<EmbeddedDb> {
+  if (dataDir.startsWith('memory://')) return openPglite(dataDir, opts)
+  const key = resolve(dataDir)
+  for (let o = opened.get(key); o; o = opened.get(key)) {
+    if (o.closing) {
+      await o.closing.catch(() => {})
+      continue
+    }
+    o.holders++
+    try {
+      return held(key, o, await o.db)
+    } catch (err) {
+      o.holders--
+      throw err
+    }
+  }
+  const o: Opened = { db: openPglite(dataDir, opts), holders: 1 }
+  opened.set(key, o)
+  try {
+    return held(key, o, await o.db)
+  } catch (err) {
+    opened.delete(key)
+    throw err
+  }
+}
+
+/** One holder's handle: its close() lets go; the last one closes the database. */
+function held(key: string, o: Opened, db: EmbeddedDb): EmbeddedDb {
+  let released = false
+  return {
+    ...db,
+    close: async () => {
+      if (released) return
+      released = true
+      if (--o.holders > 0) return
+      o.closing = db.close().finally(() => opened.delete(key))
+      await o.closing
+    },
+  }
+}
+
+async function openPglite(dataDir: string, opts: PgliteOptions): Promise<EmbeddedDb> {
   let unlock = () => {}
   let restoreUmask = () => {}
   const onDisk = !dataDir.startsWith('memory://')

@@ -46,9 +46,6 @@ export interface InfraOptions {
   wakeUps?: boolean
 }
 
-/** Where the aggregator's migrations live: a folder of their own, applied to AGGREGATOR_PG_SCHEMA. */
-export const AGGREGATOR_MIGRATIONS = 'migrations/aggregator'
-
 /** A board's connections; what was opened is closed in reverse, also after a partial start. */
 export async function openInfra(cfg: Config, log: Logger, opts: InfraOptions = {}): Promise<Infra> {
   const stack = closeStack(log)
@@ -119,34 +116,28 @@ export async function openInfra(cfg: Config, log: Logger, opts: InfraOptions = {
   }
 }
 
-/** The aggregator's connections: a pool on AGGREGATOR_PG_SCHEMA (migrated unless WIRE_AUTO_MIGRATE=0), Redis, budgets. */
-export async function openAggregatorConnections(cfg: Config, log: Logger): Promise<Connections> {
-  if (cfg.db.kind !== 'postgres') throw new Error('the aggregator needs PostgreSQL: set DATABASE_URL')
-  const a = cfg.aggregator
-  const stack = closeStack(log)
-  try {
-    stack.defer(await startTracing(cfg.tracing, String(log.bindings().app ?? 'wire'), log))
-    if (cfg.autoMigrate) await runMigrations(cfg.db.directUrl, a.schema, log, AGGREGATOR_MIGRATIONS)
-    const primary = postgresDb(cfg.db.url, { ...cfg.links.db, applicationName: 'wire-aggregator', max: 10 })
-    stack.defer(() => primary.close())
-    const redis = openRedis(cfg.redisUrl, cfg, log, stack.defer)
-    const limits = clientLimits({ ...cfg.clientLimits, keyPrefix: `wire:${a.schema}:client` }, redis)
-    return { primary, schema: ident(a.schema), redis, limits, close: stack.close }
-  } catch (err) {
-    await stack.close()
-    throw err
-  }
+/** Where the aggregator's migrations live: a folder of their own, applied to AGGREGATOR_PG_SCHEMA. */
+export const AGGREGATOR_MIGRATIONS = 'migrations/aggregator'
+
+/** The aggregator's connections: a pool on AGGREGATOR_PG_SCHEMA, or the embedded database for a trial; Redis; budgets. */
+export function openAggregatorConnections(cfg: Config, log: Logger): Promise<Connections> {
+  return openServiceConnections(cfg, log, { schema: cfg.aggregator.schema, migrations: AGGREGATOR_MIGRATIONS, applicationName: 'wire-aggregator' })
 }
 
 /** Where the identity network's migrations live: a folder of their own, applied to IDENTITY_PG_SCHEMA. */
 export const IDENTITY_MIGRATIONS = 'migrations/identity'
 
+/** The identity network's connections: a pool on IDENTITY_PG_SCHEMA, or the embedded database for a trial; Redis; budgets. */
+export function openIdentityConnections(cfg: Config, log: Logger): Promise<Connections> {
+  return openServiceConnections(cfg, log, { schema: cfg.identityNetwork.schema, migrations: IDENTITY_MIGRATIONS, applicationName: 'wire-identity' })
+}
+
 /**
- * The identity network's connections: a pool on IDENTITY_PG_SCHEMA (migrated unless
- * WIRE_AUTO_MIGRATE=0), or the embedded database in WIRE_DATA_DIR for a trial; Redis; budgets.
+ * A service's connections (the aggregator's, the identity network's): its schema migrated unless
+ * WIRE_AUTO_MIGRATE=0, on PostgreSQL or on the embedded database in WIRE_DATA_DIR (one process;
+ * shared with the boards a network in one process runs beside it); Redis on PostgreSQL; budgets.
  */
-export async function openIdentityConnections(cfg: Config, log: Logger): Promise<Connections> {
-  const n = cfg.identityNetwork
+async function openServiceConnections(cfg: Config, log: Logger, o: { schema: string; migrations: string; applicationName: string }): Promise<Connections> {
   const stack = closeStack(log)
   try {
     stack.defer(await startTracing(cfg.tracing, String(log.bindings().app ?? 'wire'), log))
@@ -154,17 +145,17 @@ export async function openIdentityConnections(cfg: Config, log: Logger): Promise
     if (cfg.db.kind === 'embedded') {
       const db = await pgliteDb(cfg.db.dataDir, { sharedBuffersMb: cfg.db.sharedBuffersMb })
       stack.defer(() => db.close())
-      if (cfg.autoMigrate) await runMigrations(db, n.schema, log, IDENTITY_MIGRATIONS)
+      if (cfg.autoMigrate) await runMigrations(db, o.schema, log, o.migrations)
       primary = db
     } else {
-      if (cfg.autoMigrate) await runMigrations(cfg.db.directUrl, n.schema, log, IDENTITY_MIGRATIONS)
-      const db = postgresDb(cfg.db.url, { ...cfg.links.db, applicationName: 'wire-identity', max: 10 })
+      if (cfg.autoMigrate) await runMigrations(cfg.db.directUrl, o.schema, log, o.migrations) // one session, never a pooler
+      const db = postgresDb(cfg.db.url, { ...cfg.links.db, applicationName: o.applicationName, max: 10 })
       stack.defer(() => db.close())
       primary = db
     }
     const redis = openRedis(cfg.db.kind === 'postgres' ? cfg.redisUrl : undefined, cfg, log, stack.defer)
-    const limits = clientLimits({ ...cfg.clientLimits, keyPrefix: `wire:${n.schema}:client` }, redis)
-    return { primary, schema: ident(n.schema), redis, limits, close: stack.close }
+    const limits = clientLimits({ ...cfg.clientLimits, keyPrefix: `wire:${o.schema}:client` }, redis)
+    return { primary, schema: ident(o.schema), redis, limits, close: stack.close }
   } catch (err) {
     await stack.close()
     throw err

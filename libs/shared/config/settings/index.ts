@@ -3,13 +3,25 @@ import type { Group, Schemas } from '../kinds.js'
 import { address, database, identity, signals } from './board.js'
 import { exposure, tuning } from './exposure.js'
 import { links } from './links.js'
-import { aggregator, identityNetwork } from './roles.js'
+import { aggregator, identityNetwork, network } from './roles.js'
 import { tracing } from './tracing.js'
 
 export { cli } from './cli.js'
 
 /** Every setting a Wire server reads (every role's), by group, in the order of the README's table. Nothing else reads the environment. */
-export const SERVER_GROUPS = [database, links, address, identity, signals, exposure, tuning, tracing, aggregator, identityNetwork] as const
+export const SERVER_GROUPS = [
+  database,
+  links,
+  address,
+  identity,
+  signals,
+  exposure,
+  tuning,
+  tracing,
+  aggregator,
+  identityNetwork,
+  network,
+] as const
 
 type Union<G extends readonly Group[]> = G[number]['settings']
 type Intersection<U> = (U extends unknown ? (x: U) => void : never) extends (x: infer I) => void ? I : never

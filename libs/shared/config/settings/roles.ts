@@ -91,3 +91,17 @@ export const identityNetwork = group(
     ),
   },
 )
+
+export const network = group(
+  'A network in one process',
+  '([docs/identity.md](docs/identity.md#a-network-in-one-process), for a trial; each role also reads every setting above as it would alone)',
+  {
+    WIRE_NETWORK_BOARDS: setting(
+      int(0, 9, 0),
+      '`1`–`9`: `npm start` runs the identity network, an aggregator and this many boards in network mode (on `SERVER_PORT` and the ports after it) in one process, on one database.',
+      { shown: '`0`: the single board' },
+    ),
+    WIRE_NETWORK_AGGREGATOR_PORT: setting(int(1, 65535, 4100), "With `WIRE_NETWORK_BOARDS`: the aggregator's port."),
+    WIRE_NETWORK_IDENTITY_PORT: setting(int(1, 65535, 4200), "With `WIRE_NETWORK_BOARDS`: the identity network's port (the boards' `IDENTITY_URL`)."),
+  },
+)
