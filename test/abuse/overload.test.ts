@@ -36,6 +36,10 @@ t.test('over the heap bound: 503 unavailable with Retry-After; health still answ
   t.equal(m.statusCode, 200, 'metrics answer')
   t.match(m.body, /wire_refused_total\{reason="overloaded"\} [1-9]/, 'and count the refusals')
   t.same((await s.infra.primary.query(`select 1 from "${s.schema}".signals`)).rows, [], 'nothing was stored')
+  // shedding is the process doing its job: a warning without a stack, not an error
+  const shed = s.logs.map((l) => JSON.parse(l) as { level: number; msg: string; err?: unknown }).filter((l) => /overloaded/.test(JSON.stringify(l)))
+  t.ok(shed.length > 0, 'the refusals are logged')
+  t.same(shed.filter((l) => l.level !== 40 || l.err !== undefined), [], 'each as a warning, without a stack')
 })
 
 t.test('over the heap bound: a read its tail cannot answer gets the same 503 from the fast path as from fastify', async (t) => {

@@ -48,7 +48,7 @@ export function toWireError(err: unknown): WireError {
  */
 export class Overloaded extends WireError {
   constructor() {
-    super('unavailable', 'this process is overloaded; retry shortly', undefined, { retryAfter: 2 })
+    super('unavailable', 'this process is overloaded; retry shortly', undefined, { retryAfter: 2, overload: true })
   }
 }
 
