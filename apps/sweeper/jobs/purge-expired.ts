@@ -14,6 +14,8 @@ export interface PurgeOptions {
   pauseMs: number
   /** Aborted on shutdown: the batch in flight finishes, no new one starts. */
   signal?: AbortSignal
+  /** Most rows a partition drop carries forward (CARRY_MAX_ROWS); bench/day.ts scales it with its partitions. */
+  carryMax?: number
 }
 
 export interface PurgeReport {
@@ -43,7 +45,7 @@ export async function purgeExpired(purger: SignalPurger, log: Logger, o: PurgeOp
   const more = () => !o.signal?.aborted && Date.now() - t0 < o.budgetMs
   try {
     report.partitions.made = (await purger.partitions.ensure()).made.length
-    const retired = await purger.partitions.retire(o.graceSeconds)
+    const retired = await purger.partitions.retire(o.graceSeconds, o.carryMax)
     report.partitions = { ...retired, made: report.partitions.made, detachMs: Math.round(retired.detachMs), dropMs: Math.round(retired.dropMs) }
     metrics.purgedPartitions.inc(retired.dropped)
     const partitions = await purger.partitions.rowPurged(retired.held)
