@@ -13,14 +13,14 @@ import { summarize } from './lib/day-summary.js'
 // Settings: DAY_ROWS (1000000), SIM_HOURS (66), RATE (5000; 0: as fast as commits go), MAX_BATCH
 // (500), GRACE_SECONDS (86400), TTL_MIX (3600:0.15,43200:0.8,86400:0.05), SWEEP_MS (1000),
 // READS_PER_SECOND (20), DAY_PORTS (5464,5465). `--short`: the CI form (test/bench/day.test.ts):
-// 40,000 signals a day for 40 h as fast as they commit, grace 0, TTL 1 h, in well under 30 s.
+// 24,000 signals a day for 48 h as fast as they commit, grace 0, TTL 1 h, in under 30 s.
 
 const env = (k: string, d: number) => (process.env[k] === undefined ? d : Number(process.env[k]))
 
 /** The CI form: small partitions, a grace of 0, so partitions drop within seconds. */
 export const SHORT: Omit<DayOptions, 'note'> = {
-  shape: { ...DEFAULT_SHAPE, dayRows: 40_000, ttlMix: [[3600, 1]] },
-  simHours: 40,
+  shape: { ...DEFAULT_SHAPE, dayRows: 24_000, ttlMix: [[3600, 1]] },
+  simHours: 48,
   rate: 0,
   maxBatch: 500,
   graceSeconds: 0,

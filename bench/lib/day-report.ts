@@ -19,13 +19,14 @@ export function measuredTable(x: DaySummary, o: DayOptions): string[] {
     `| machine | load average ${x.machine.loadBefore} before, ${x.machine.loadAfter} after; CPU busy ${f(x.machine.busyShare * 100)} % of 2 cores; generator ${f(x.machine.generatorCoreShare * 100)} % of a core, at most ${f(x.machine.behindMax)} signals behind schedule: ${x.machine.saturated ? '**saturated** (the generator or the machine set the pace)' : 'not saturated'} |`,
     `| signals published | ${f(i.signals)} in ${f(i.seconds)} s: ${f(i.perSecond)}/s (target ${o.rate || 'as many as commit'}), ${f(i.meanBatch)} per commit |`,
     `| commit per batch, p50 / p99 / max | ${sp(i.commitMs, ' ms')} |`,
-    `| CPU per signal | writer's backend ${f(i.cpuUsPerSignal.writer)} µs; whole primary ${f(i.cpuUsPerSignal.primary)} µs (backends, WAL writer and sender, checkpointer, autovacuum, the sweeper); standby ${f(i.cpuUsPerSignal.standby)} µs; generator (node) ${f(i.cpuUsPerSignal.generator)} µs |`,
+    `| CPU per signal | writer's backend ${f(i.cpuUsPerSignal.writer)} µs; sweeper's backend ${f(i.cpuUsPerSignal.sweeper)} µs; whole primary ${f(i.cpuUsPerSignal.primary)} µs (backends, WAL writer and sender, checkpointer, autovacuum, the sweeper); standby ${f(i.cpuUsPerSignal.standby)} µs; generator (node) ${f(i.cpuUsPerSignal.generator)} µs |`,
     `| WAL per signal | ${f(i.walBytesPerSignal)} bytes |`,
     `| disk per million signals | ${mb(x.storage.totalPerMillion)} MB (${f(x.storage.bytesPerSignal)} bytes a signal): ${Object.entries(x.storage.perMillion).map(([k, v]) => `${k} ${mb(v)}`).join(', ')} |`,
     `| stats_buckets | ${f(x.storage.statsRows)} rows, ${mb(x.storage.statsBytes)} MB after ${o.simHours} simulated hours |`,
     `| partitions made (${f(p.width)} seq values each) | ${p.made}; p50 / p99 / max ${sp(p.createMs, ' ms')}; by the sweeper's own ensure: ${p.sweeperMade} |`,
     `| partitions dropped | ${p.dropped} (${f(p.mbPerDropped)} MB each); \`signals\` locked p50 / p99 / max ${sp(p.detachMs, ' ms')}; files removed ${sp(p.filesMs, ' ms')}; ${p.carried} rows carried (limit ${p.carryMax}) |`,
-    `| partitions held (more than the carry limit must stay) | ${p.held.length ? `${p.held.join(', ')}, in ${p.heldSweeps} sweeps` : 'none'} |`,
+    `| partitions waiting (more than the carry limit must stay, until they expire) | ${p.waiting.length ? `${p.waiting.length} (${p.waiting.join(', ')}), in ${p.waitingSweeps} sweeps` : 'none'} |`,
+    `| partitions held (row-purged: more than the carry limit must stay${p.waiting.length ? ', pinned' : ''}) | ${p.held.length ? `${p.held.length} (${p.held.join(', ')}), in ${p.heldSweeps} sweeps` : 'none'} |`,
     `| sweeps | ${w.runs}; wall p50 / p99 / max ${sp(w.wallMs, ' ms')}; a sweep with nothing to delete ${f(w.quietCpuMs)} ms of backend CPU |`,
     `| stats rollup | ${f(w.rolledUp)} signals, ${f(w.rollupCpuUsPerSignal)} µs of backend CPU each |`,
     `| row purge | ${f(w.rowsPurged)} rows deleted one by one, ${f(w.purgeCpuUsPerRow)} µs of backend CPU each |`,
@@ -47,10 +48,15 @@ export interface DayProjection {
   keptHours: [number, number]
   keptGb: [number, number]
   primaryCores: number
+  sweeperCores: number
   standbyCores: number
   walMbPerSecond: number
+  statsGb: number
   rowPurgeCores: number
 }
+
+/** File removal of a dropped partition, s/GB: benchmarks.md "Storage" (0.93 and 4.19 GB partitions, this VM). */
+const FILES_S_PER_GB: [number, number] = [0.65, 1.1]
 
 /** The day at `rate` signals/s, from the per-signal and per-partition figures. */
 export function projectDay(x: DaySummary, o: DayOptions, rate = 5000): { numbers: DayProjection; lines: string[] } {
@@ -58,36 +64,38 @@ export function projectDay(x: DaySummary, o: DayOptions, rate = 5000): { numbers
   const bytes = x.storage.bytesPerSignal
   const partitionRows = rate * 6 * 3600
   const maxTtl = Math.max(...o.shape.ttlMix.map(([t]) => t))
-  const longShare = o.shape.ttlMix.filter(([t]) => t === maxTtl).reduce((a, [, s]) => a + s, 0) / o.shape.ttlMix.reduce((a, [, s]) => a + s, 0)
-  // a partition goes when its last row may: the newest is 6 h younger than the oldest, and stays
-  // max(24 h floor, its ttl + the grace); the oldest data kept is that much, less up to 6 h
-  const oldest = 6 + Math.max(24, (maxTtl + o.graceSeconds) / 3600)
-  const keptHours: [number, number] = [oldest - 6, oldest]
+  // a partition goes once its newest rows may: they stay max(24 h floor, their ttl + the grace), and
+  // are 6 h younger than its oldest, so the table holds between that and 6 h more of signals
+  const newest = Math.max(24, (maxTtl + o.graceSeconds) / 3600)
+  const keptHours: [number, number] = [newest, newest + 6]
   const gb = (rows: number) => round((rows * bytes) / 1e9, 0)
-  const filesSPerGb = x.partitions.mbPerDropped ? x.partitions.filesMs.p50 / x.partitions.mbPerDropped : 0
-  const held = x.partitions.held.length > 0
-  const rowPurged = held ? signals * (1 - longShare) : 0
-  const numbers: DayProjection = {
+  const cores = (us: number) => round((us * rate) / 1e6, 2)
+  // stats_buckets: a row per minute and publishing identity, kept 121 h (stats/write.ts)
+  const statsRows = Math.min(o.shape.origins, rate * 60) * 60 * 121
+  const statsGb = x.storage.statsRows ? round((statsRows * x.storage.statsBytes) / x.storage.statsRows / 1e9, 1) : 0
+  const rowPurged = x.partitions.held.length && !x.partitions.waiting.length ? signals : 0 // every partition held: nearly every row deleted one by one
+  const n: DayProjection = {
     rate, signals, partitionGb: gb(partitionRows), dayGb: gb(signals), keptHours, keptGb: [gb(rate * 3600 * keptHours[0]), gb(rate * 3600 * keptHours[1])],
-    primaryCores: round((x.inserts.cpuUsPerSignal.primary * rate) / 1e6, 2), standbyCores: round((x.inserts.cpuUsPerSignal.standby * rate) / 1e6, 2),
-    walMbPerSecond: round((x.inserts.walBytesPerSignal * rate) / 1e6, 1), rowPurgeCores: round((x.sweeper.purgeCpuUsPerRow * rowPurged) / 86_400 / 1e6, 2),
+    primaryCores: cores(x.inserts.cpuUsPerSignal.primary), sweeperCores: cores(x.inserts.cpuUsPerSignal.sweeper), standbyCores: cores(x.inserts.cpuUsPerSignal.standby),
+    walMbPerSecond: round((x.inserts.walBytesPerSignal * rate) / 1e6, 1), statsGb,
+    rowPurgeCores: round((x.sweeper.purgeCpuUsPerRow * rowPurged) / 86_400 / 1e6, 2),
   }
-  const n = numbers
   const idx = Object.entries(x.storage.perMillion).filter(([k]) => k.startsWith('index') || k === 'tags index').reduce((a, [, v]) => a + v, 0)
+  const lagP99 = Math.max(...PHASES.map((k) => x.phases[k].lagSeconds.p99))
   const lines = [
     `| ${f(rate)} signals/s for 24 h | Projected |`,
     `|---|---|`,
     `| signals | ${f(signals / 1e6)} M a day; a partition (6 h) ${f(partitionRows / 1e6)} M signals, ${f(n.partitionGb)} GB |`,
-    `| disk | ${f(n.dayGb)} GB a day (${f(x.storage.bytesPerSignal)} bytes a signal, ${f(round((idx / 1e6) * 100 / (x.storage.totalPerMillion / 1e6), 0))} % of it indexes: ${f(round((idx * signals) / 1e6 / 1e9, 0))} GB of indexes a day); kept: ${keptHours[0]}–${keptHours[1]} h of signals, ${f(n.keptGb[0])}–${f(n.keptGb[1])} GB, plus WAL and the standby's copy |`,
-    `| primary CPU for publishing | ${f(n.primaryCores)} cores (${f(x.inserts.cpuUsPerSignal.primary)} µs a signal, of which the writer's statement ${f(x.inserts.cpuUsPerSignal.writer)} µs) |`,
-    `| standby CPU (replay) | ${f(n.standbyCores)} cores |`,
+    `| disk | ${f(n.dayGb)} GB a day (${f(bytes)} bytes a signal, ${f(round((idx / x.storage.totalPerMillion) * 100, 0))} % of it indexes); the table holds ${keptHours[0]}–${keptHours[1]} h of signals: ${f(n.keptGb[0])}–${f(n.keptGb[1])} GB, plus WAL, free space and each standby's copy |`,
+    `| primary CPU | ${f(n.primaryCores)} cores in all (${f(x.inserts.cpuUsPerSignal.primary)} µs a signal); of it the writer's statement ${f(cores(x.inserts.cpuUsPerSignal.writer))}, the sweeper ${f(n.sweeperCores)} |`,
+    `| standby CPU (replay) | ${f(n.standbyCores)} cores; lag p99 ${f(lagP99)} s here, ${f(x.phases['partition dropped'].lagSeconds.p99)} s while a partition dropped |`,
     `| WAL | ${f(n.walMbPerSecond)} MB/s, ${f(round((x.inserts.walBytesPerSignal * signals) / 1e9, 0))} GB a day to stream to each standby and to archive |`,
-    `| partitions | 4 made a day (${f(x.partitions.createMs.p50)} ms each here); 4 dropped a day: \`signals\` locked ~${f(x.partitions.detachMs.p50)} ms each, ${f(round(filesSPerGb * n.partitionGb, 0))} s of file removal each at this disk's ${f(round(filesSPerGb, 2))} s/GB |`,
-    `| stats rollup | ${f(round((x.sweeper.rollupCpuUsPerSignal * rate) / 1e6, 3))} cores |`,
-    held
-      ? `| row purge of held partitions | every partition is held (more than 10,000 of its ${f(partitionRows / 1e6)} M rows outlive the rest with this TTL mix): ${f(round(rowPurged / 1e6, 0))} M rows a day deleted one by one, ${f(n.rowPurgeCores)} cores, plus their WAL and vacuum, and no disk given back (a closed partition's freed space is never reused) |`
-      : `| row purge | only partitions held by more than 10,000 pinned signals, the open ones and \`signals_kept\`: none in this run |`,
-    `| assumptions | one writer lane; TTL mix ${o.shape.ttlMix.map(([t, s]) => `${f(s * 100)} % ${t / 3600} h`).join(', ')}; grace ${o.graceSeconds / 3600} h; ${f(o.shape.payloadBytes)}-byte payloads on average; ${f(o.shape.replyShare * 100)} % replies; one pin per ${f(o.shape.pinEvery)}; ${f(o.shape.origins)} publishing identities; no Idempotency-Keys; per-signal costs as measured at ${f(x.inserts.perSecond)}/s on partitions of ${f(x.partitions.width)} |`,
+    `| partitions | 4 made a day (${f(x.partitions.createMs.p50)} ms each here, publishes queued behind it); 4 dropped a day, \`signals\` locked ~${f(x.partitions.detachMs.p50)} ms each, then ${f(round(FILES_S_PER_GB[0] * n.partitionGb, 0))}–${f(round(FILES_S_PER_GB[1] * n.partitionGb, 0))} s of file removal in the background (${FILES_S_PER_GB.join('–')} s/GB, benchmarks.md "Storage"; here ${f(x.partitions.filesMs.p50)} ms for ${f(x.partitions.mbPerDropped)} MB, mostly its pauses) |`,
+    `| stats_buckets | ${f(round(statsRows / 1e6, 1))} M rows (a row per minute per publishing identity, 121 h kept), ${f(statsGb)} GB |`,
+    rowPurged
+      ? `| row purge | every closed partition held: ~${f(signals / 1e6)} M rows a day deleted one by one (all but the last ${f(x.partitions.carryMax)} of each partition, as they pass their grace), ${f(n.rowPurgeCores)} cores at ${f(x.sweeper.purgeCpuUsPerRow)} µs each, plus their WAL, vacuum and replay, and no disk given back |`
+      : `| row purge | ${x.partitions.waiting.length ? `none of the expired rows of closed partitions: ${x.partitions.waiting.length} waited for their rows and dropped whole` : 'closed partitions: none in this run'}; held ones (more than 10,000 pinned) only |`,
+    `| assumptions | one writer lane; TTL mix ${o.shape.ttlMix.map(([t, sh]) => `${f(sh * 100)} % ${t / 3600} h`).join(', ')}; grace ${o.graceSeconds / 3600} h; ${f(o.shape.payloadBytes)}-byte payloads on average; ${f(o.shape.replyShare * 100)} % replies; one pin per ${f(o.shape.pinEvery)}; ${f(o.shape.origins)} publishing identities; no Idempotency-Keys; per-signal costs as measured at ${f(x.inserts.perSecond)}/s on partitions of ${f(x.partitions.width)} |`,
   ]
-  return { numbers, lines }
+  return { numbers: n, lines }
 }

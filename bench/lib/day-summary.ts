@@ -30,14 +30,16 @@ export interface PhaseFigures {
 }
 
 export interface DaySummary {
-  inserts: { signals: number; seconds: number; perSecond: number; target: number; meanBatch: number; commitMs: Spread; cpuUsPerSignal: Record<'writer' | 'primary' | 'standby' | 'generator', number>; walBytesPerSignal: number }
+  inserts: { signals: number; seconds: number; perSecond: number; target: number; meanBatch: number; commitMs: Spread; cpuUsPerSignal: Record<'writer' | 'sweeper' | 'primary' | 'standby' | 'generator', number>; walBytesPerSignal: number }
   machine: { loadBefore: string; loadAfter: string; busyShare: number; generatorCoreShare: number; behindMax: number; saturated: boolean }
-  partitions: { width: number; carryMax: number; made: number; createMs: Spread; sweeperMade: number; dropped: number; mbPerDropped: number; detachMs: Spread; filesMs: Spread; carried: number; held: string[]; heldSweeps: number }
+  partitions: { width: number; carryMax: number; made: number; createMs: Spread; sweeperMade: number; dropped: number; mbPerDropped: number; detachMs: Spread; filesMs: Spread; carried: number; held: string[]; heldSweeps: number; waiting: string[]; waitingSweeps: number }
   sweeper: { runs: number; wallMs: Spread; rolledUp: number; rollupCpuUsPerSignal: number; rowsPurged: number; purgeCpuUsPerRow: number; quietCpuMs: number; dropRunCpuMs: number; dropExtraCpuMs: number }
   storage: DayRun['storage'] & { bytesPerSignal: number }
   phases: Record<Phase, PhaseFigures>
 }
 
+/** A sweep's waiting partitions; none from a build before partitions waited (bench/day.ts runs against both). */
+const waitingOf = (s: SweepRun): string[] => (s.purge.partitions as { waiting?: string[] }).waiting ?? []
 const us = (ms: number, n: number) => (n ? round((ms * 1000) / n, 1) : 0)
 const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0)
 
@@ -88,7 +90,7 @@ export function summarize(run: DayRun): DaySummary {
     inserts: {
       signals: n, seconds: round(load.seconds, 1), perSecond, target: o.rate, meanBatch: round(n / Math.max(1, load.batches), 1),
       commitMs: spread(load.commits.map((c) => c.ms)),
-      cpuUsPerSignal: { writer: us(cpuMs.writer, n), primary: us(cpuMs.primary, n), standby: us(cpuMs.standby, n), generator: us(cpuMs.generator, n) },
+      cpuUsPerSignal: { writer: us(cpuMs.writer, n), sweeper: us(cpuMs.sweeper, n), primary: us(cpuMs.primary, n), standby: us(cpuMs.standby, n), generator: us(cpuMs.generator, n) },
       walBytesPerSignal: round(run.walBytes / n, 0),
     },
     machine: {
@@ -105,6 +107,8 @@ export function summarize(run: DayRun): DaySummary {
       carried: sum(sweeps, (s) => s.purge.partitions.carried),
       held: [...new Set(sweeps.flatMap((s) => s.purge.partitions.held))],
       heldSweeps: sweeps.filter((s) => s.purge.partitions.held.length).length,
+      waiting: [...new Set(sweeps.flatMap((s) => waitingOf(s)))],
+      waitingSweeps: sweeps.filter((s) => waitingOf(s).length).length,
     },
     sweeper: {
       runs: sweeps.length, wallMs: spread(sweeps.map((s) => s.t2 - s.t0), 1),
