@@ -3,7 +3,7 @@ import { projectDay, measuredTable } from './lib/day-report.js'
 import { runDay, type DayOptions } from './lib/day-run.js'
 import { summarize } from './lib/day-summary.js'
 
-// npm run bench:day: a day of traffic, stored and swept (issue 38), scaled to this machine. A primary
+// npm run bench:day: a day of traffic, stored and swept, scaled to this machine. A primary
 // and a streaming standby of its own (ports 5464 and 5465), the board's schema, one writer lane
 // publishing RATE real signals/s through the writer's own statement, the simulated clock moving
 // with the feed (DAY_ROWS signals make a simulated day: 1,000,000 by default, 432 M at 5,000/s),

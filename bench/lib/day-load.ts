@@ -1,6 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises'
-import { type Db, type Ident, signalWriter } from '../../libs/shared/db/index.js'
-import { partitionSql } from '../../libs/shared/db/signals/partitions.js'
+import { type Db, type Ident, partitionSql, signalWriter } from '../../libs/shared/db/index.js'
 import type { DayRows } from './day-rows.js'
 
 // The simulated day's publishing (bench/day.ts): the writer's own statement (signals/write.ts
