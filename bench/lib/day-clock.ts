@@ -11,6 +11,8 @@ import type { Db } from '../../libs/shared/db/index.js'
 // the clock's schema travels to the standby with everything else.
 
 const SCHEMA = 'wire_bench_clock'
+/** The simulated now(), by its full name (a column default binds to the function named when it is set). */
+export const CLOCK_NOW = `${SCHEMA}.now()`
 
 export async function installClock(db: Db): Promise<void> {
   await db.exec(`create schema if not exists ${SCHEMA};

@@ -1,12 +1,13 @@
 import { setTimeout as sleep } from 'node:timers/promises'
-import { type Db, type Ident, partitionSql, signalWriter } from '../../libs/shared/db/index.js'
+import { type Db, type Ident, type NewSignal, partitionSql, signalWriter } from '../../libs/shared/db/index.js'
 import type { DayRows } from './day-rows.js'
 
 // The simulated day's publishing (bench/day.ts): the writer's own statement (signals/write.ts
 // insertBatch: seqs from feed_head, the rows and their tag rows in one statement, one commit per
 // batch) on one connection, as one writer's group commit lane. Paced at `rate` real signals/s:
 // each batch is what arrived while the previous one committed (at most `maxBatch`), as the
-// writer's batcher makes them; rate 0: batches of `maxBatch` as fast as they commit. Pins go
+// writer's batcher makes them; rate 0: batches of `maxBatch` as fast as they commit. Keyed
+// publishes reserve their keys first (day-keys.ts). Pins go
 // through the moderator's statement (setPinned). Partitions are made ahead at the scaled width
 // (see `makeNext`).
 
@@ -18,6 +19,8 @@ export interface LoadOptions {
   maxBatch: number
   /** Seq values per partition: six simulated hours at the day's rate. */
   width: number
+  /** Before a batch is stored: what each of its publishes does first (an Idempotency-Key reserved). */
+  beforeInsert?: (batch: readonly NewSignal[]) => Promise<void>
   /** Called after every committed batch with the new head (the sweeper's clock follows it). */
   onHead: (head: number) => void
   stop: AbortSignal
@@ -77,6 +80,7 @@ export async function load(writerDb: Db, makerDb: Db, s: Ident, o: LoadOptions):
     r.behindMax = Math.max(r.behindMax, o.rate > 0 ? due : 0)
     const n = Math.min(due, o.maxBatch)
     const batch = o.rows.batch(r.inserted + 1, n)
+    await o.beforeInsert?.(batch)
     const tb = performance.now()
     const saved = await writer.insertBatch(batch)
     const te = performance.now()

@@ -4,6 +4,7 @@ import { refreshStats } from '../../apps/sweeper/jobs/refresh-stats.js'
 import { CARRY_MAX_ROWS, ident, migrate, postgresDb, signalPurger, statsWriter } from '../../libs/shared/db/index.js'
 import { createLogger } from '../../libs/shared/log/index.js'
 import { clockedUrl, installClock, setClock } from './day-clock.js'
+import { clockKeys, keyReservations } from './day-keys.js'
 import { firstPartition, load, type LoadResult } from './day-load.js'
 import { dayRows, type DayShape } from './day-rows.js'
 import { storageUse, type StorageUse } from './day-storage.js'
@@ -55,7 +56,9 @@ export interface DayRun {
   sweeps: SweepRun[]
   watch: Watch
   storage: StorageUse
-  cpuMs: { writer: number; sweeper: number; primary: number; standby: number; generator: number }
+  /** Idempotency-Keys reserved. */
+  keys: number
+  cpuMs: { writer: number; keys: number; sweeper: number; primary: number; standby: number; generator: number }
   walBytes: number
   machine: { loadBefore: string; loadAfter: string; busyShare: number; seconds: number }
 }
@@ -83,6 +86,7 @@ export async function runDay(o: DayOptions): Promise<DayRun> {
     const sweepDb = postgresDb(clockedUrl(url), { max: 1, applicationName: 'wire-bench-day-sweeper' })
     cleanup.add(() => Promise.all([writerDb.close(), makerDb.close(), sweepDb.close()]))
     await installClock(writerDb)
+    await clockKeys(writerDb, s)
     await firstPartition(writerDb, s, width)
     const pid = async (db: typeof writerDb) => (await db.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]!.pid
     const [writerPid, sweepPid] = [await pid(writerDb), await pid(sweepDb)]
@@ -94,6 +98,10 @@ export async function runDay(o: DayOptions): Promise<DayRun> {
     let head = 0
     const simNow = () => rows.simMs(Math.max(1, head))
     const stop = new AbortController()
+    const keys = keyReservations(url, s, o.shape.keyShare, simNow)
+    cleanup.add(() => keys.close())
+    const keyPids = await keys.pids()
+    const keysCpu = () => keyPids.reduce((a, p) => a + processCpuMs(p), 0)
     const watch = watchStandby({ primaryUrl: url, standbyUrl: pgUrl(sPort), s, graceSeconds: o.graceSeconds, simNow, everyMs: 100, readsPerSecond: o.readsPerSecond, stop: stop.signal })
 
     const purger = signalPurger(sweepDb, s)
@@ -124,11 +132,11 @@ export async function runDay(o: DayOptions): Promise<DayRun> {
     const total = Math.round((o.shape.dayRows * o.simHours) / 24)
     o.note(`publishing ${total.toLocaleString('en')} signals (${o.simHours} simulated hours at ${o.shape.dayRows.toLocaleString('en')} a day), ${o.rate || 'as many as commit'}/s; partitions of ${width.toLocaleString('en')}, carry limit ${carryMax}`)
     const lsn0 = (await sql<{ lsn: string }>(url, 'select pg_current_wal_lsn()::text as lsn'))[0]!.lsn
-    const before = { writer: processCpuMs(writerPid), sweeper: processCpuMs(sweepPid), primary: clusterCpuMs(primaryPm), standby: clusterCpuMs(standbyPm), generator: process.cpuUsage(), machine: machineTicks(), t: performance.now() }
+    const before = { writer: processCpuMs(writerPid), keys: keysCpu(), sweeper: processCpuMs(sweepPid), primary: clusterCpuMs(primaryPm), standby: clusterCpuMs(standbyPm), generator: process.cpuUsage(), machine: machineTicks(), t: performance.now() }
     const loadBefore = loadAverage()
     let result: LoadResult
     try {
-      result = await load(writerDb, makerDb, s, { rows, total, rate: o.rate, maxBatch: o.maxBatch, width, onHead: (h) => void (head = h), stop: stop.signal })
+      result = await load(writerDb, makerDb, s, { rows, total, rate: o.rate, maxBatch: o.maxBatch, width, beforeInsert: keys.reserve, onHead: (h) => void (head = h), stop: stop.signal })
     } finally {
       loaded.abort()
       stop.abort()
@@ -140,6 +148,7 @@ export async function runDay(o: DayOptions): Promise<DayRun> {
     const m = machineTicks()
     const cpuMs = {
       writer: processCpuMs(writerPid) - before.writer,
+      keys: keysCpu() - before.keys,
       sweeper: processCpuMs(sweepPid) - before.sweeper,
       primary: clusterCpuMs(primaryPm) - before.primary,
       standby: clusterCpuMs(standbyPm) - before.standby,
@@ -149,7 +158,7 @@ export async function runDay(o: DayOptions): Promise<DayRun> {
     const walBytes = Number((await sql<{ n: string }>(url, `select pg_wal_lsn_diff(pg_current_wal_lsn(), '${lsn0}') as n`))[0]!.n)
     const storage = await storageUse(writerDb, s, head)
     o.note(`done: ${result.inserted.toLocaleString('en')} signals in ${result.seconds.toFixed(1)} s, ${sweeps.length} sweeps`)
-    return { options: o, width, carryMax, load: result, sweeps, watch, storage, cpuMs, walBytes, machine }
+    return { options: o, width, carryMax, load: result, keys: keys.reserved(), sweeps, watch, storage, cpuMs, walBytes, machine }
   } finally {
     await cleanup.run()
   }

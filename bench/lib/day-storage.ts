@@ -15,6 +15,9 @@ export interface StorageUse {
   /** stats_buckets (one row per minute and origin), whole table. */
   statsRows: number
   statsBytes: number
+  /** idempotency_keys (a row per keyed publish of the last 24 h), whole table. */
+  keysRows: number
+  keysBytes: number
 }
 
 export async function storageUse(db: Db, s: Ident, head: number): Promise<StorageUse> {
@@ -50,8 +53,9 @@ export async function storageUse(db: Db, s: Ident, head: number): Promise<Storag
     add('tags index', Number(t[0]?.idx ?? 0))
   }
   const perMillion = Object.fromEntries(Object.entries(per).map(([k, v]) => [k, signals ? (v * 1e6) / signals : 0]))
-  const { rows: st } = await db.query<{ n: string; bytes: string }>(
-    `select (select count(*) from ${s}.stats_buckets) as n, pg_total_relation_size('${s}.stats_buckets') as bytes`,
+  const { rows: st } = await db.query<{ n: string; bytes: string; keys: string; keybytes: string }>(
+    `select (select count(*) from ${s}.stats_buckets) as n, pg_total_relation_size('${s}.stats_buckets') as bytes,
+            (select count(*) from ${s}.idempotency_keys) as keys, pg_total_relation_size('${s}.idempotency_keys') as keybytes`,
   )
   return {
     signals,
@@ -59,5 +63,7 @@ export async function storageUse(db: Db, s: Ident, head: number): Promise<Storag
     totalPerMillion: Object.values(perMillion).reduce((a, b) => a + b, 0),
     statsRows: Number(st[0]!.n),
     statsBytes: Number(st[0]!.bytes),
+    keysRows: Number(st[0]!.keys),
+    keysBytes: Number(st[0]!.keybytes),
   }
 }

@@ -30,10 +30,10 @@ export interface PhaseFigures {
 }
 
 export interface DaySummary {
-  inserts: { signals: number; seconds: number; perSecond: number; target: number; meanBatch: number; commitMs: Spread; cpuUsPerSignal: Record<'writer' | 'sweeper' | 'primary' | 'standby' | 'generator', number>; walBytesPerSignal: number }
+  inserts: { signals: number; seconds: number; perSecond: number; target: number; meanBatch: number; commitMs: Spread; keyed: number; cpuUsPerSignal: Record<'writer' | 'keys' | 'sweeper' | 'primary' | 'standby' | 'generator', number>; walBytesPerSignal: number }
   machine: { loadBefore: string; loadAfter: string; busyShare: number; generatorCoreShare: number; behindMax: number; saturated: boolean }
   partitions: { width: number; carryMax: number; made: number; createMs: Spread; sweeperMade: number; dropped: number; mbPerDropped: number; detachMs: Spread; filesMs: Spread; carried: number; held: string[]; heldSweeps: number; waiting: string[]; waitingSweeps: number }
-  sweeper: { runs: number; wallMs: Spread; rolledUp: number; rollupCpuUsPerSignal: number; rowsPurged: number; purgeCpuUsPerRow: number; quietCpuMs: number; dropRunCpuMs: number; dropExtraCpuMs: number }
+  sweeper: { runs: number; wallMs: Spread; rolledUp: number; rollupCpuUsPerSignal: number; rowsPurged: number; purgeCpuUsPerRow: number; keysPurged: number; keysCpuUsPerRow: number; quietCpuMs: number; dropRunCpuMs: number; dropExtraCpuMs: number }
   storage: DayRun['storage'] & { bytesPerSignal: number }
   phases: Record<Phase, PhaseFigures>
 }
@@ -78,19 +78,22 @@ export function summarize(run: DayRun): DaySummary {
     }),
   ) as Record<Phase, PhaseFigures>
   const drops = sweeps.filter((s) => s.purge.partitions.dropped)
-  const quiet = sweeps.filter((s) => !s.purge.partitions.dropped && !(s.purge.expired + s.purge.removed))
+  const quiet = sweeps.filter((s) => !s.purge.partitions.dropped && !(s.purge.expired + s.purge.removed) && !s.purge.keys)
   const quietCpu = percentile(quiet.map((s) => s.purgeCpuMs).sort((a, b) => a - b), 50)
   const purging = sweeps.filter((s) => !s.purge.partitions.dropped && s.purge.expired + s.purge.removed)
   const purged = purging.reduce((a, s) => a + s.purge.expired + s.purge.removed, 0)
+  // sweeps that deleted keys and nothing else: their CPU past a quiet sweep's is the keys'
+  const keying = sweeps.filter((s) => s.purge.keys && !s.purge.partitions.dropped && !(s.purge.expired + s.purge.removed))
+  const keysOnly = keying.reduce((a, s) => a + s.purge.keys, 0)
   const sum = (xs: SweepRun[], f: (s: SweepRun) => number) => xs.reduce((a, s) => a + f(s), 0)
   const dropped = sum(sweeps, (s) => s.purge.partitions.dropped)
   const generatorCoreShare = round(cpuMs.generator / 1000 / run.machine.seconds, 2)
   const perSecond = round(n / load.seconds, 0)
   return {
     inserts: {
-      signals: n, seconds: round(load.seconds, 1), perSecond, target: o.rate, meanBatch: round(n / Math.max(1, load.batches), 1),
+      signals: n, keyed: run.keys, seconds: round(load.seconds, 1), perSecond, target: o.rate, meanBatch: round(n / Math.max(1, load.batches), 1),
       commitMs: spread(load.commits.map((c) => c.ms)),
-      cpuUsPerSignal: { writer: us(cpuMs.writer, n), sweeper: us(cpuMs.sweeper, n), primary: us(cpuMs.primary, n), standby: us(cpuMs.standby, n), generator: us(cpuMs.generator, n) },
+      cpuUsPerSignal: { writer: us(cpuMs.writer, n), keys: us(cpuMs.keys, n), sweeper: us(cpuMs.sweeper, n), primary: us(cpuMs.primary, n), standby: us(cpuMs.standby, n), generator: us(cpuMs.generator, n) },
       walBytesPerSignal: round(run.walBytes / n, 0),
     },
     machine: {
@@ -114,6 +117,8 @@ export function summarize(run: DayRun): DaySummary {
       runs: sweeps.length, wallMs: spread(sweeps.map((s) => s.t2 - s.t0), 1),
       rolledUp: sum(sweeps, (s) => s.rolledUp), rollupCpuUsPerSignal: us(sum(sweeps, (s) => s.rollupCpuMs), sum(sweeps, (s) => s.rolledUp)),
       rowsPurged: purged, purgeCpuUsPerRow: us(sum(purging, (s) => s.purgeCpuMs) - quietCpu * purging.length, purged),
+      keysPurged: sweeps.reduce((a, s) => a + s.purge.keys, 0),
+      keysCpuUsPerRow: us(keying.reduce((a, s) => a + s.purgeCpuMs, 0) - quietCpu * keying.length, keysOnly),
       quietCpuMs: round(quietCpu, 1), dropRunCpuMs: round(mean(drops.map((s) => s.purgeCpuMs)), 1),
       dropExtraCpuMs: round(mean(drops.map((s) => s.purgeCpuMs - quietCpu)), 1),
     },
