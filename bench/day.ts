@@ -11,7 +11,7 @@ import { summarize } from './lib/day-summary.js'
 // Prints the measured table, then the day at 5,000/s projected from it with its assumptions.
 // Needs root (PostgreSQL's tools). Run it under `flock /tmp/bench.lock`.
 // Settings: DAY_ROWS (1000000), SIM_HOURS (66), RATE (5000; 0: as fast as commits go), MAX_BATCH
-// (500), GRACE_SECONDS (86400), TTL_MIX (3600:0.15,43200:0.8,86400:0.05), KEY_SHARE (1: every
+// (500), GRACE_SECONDS (86400), TTL_MIX (3600:0.15,43200:0.8,86400:0.05), KEY_SHARE (0; 1: every
 // publish with an Idempotency-Key, as the client library sends them), SWEEP_MS (1000),
 // READS_PER_SECOND (20), DAY_PORTS (5464,5465). `--short`: the CI form (test/bench/day.test.ts):
 // 16,000 signals a day for 48 h as fast as they commit, a quarter with a key, grace 0, TTL 1 h, in under 30 s.
@@ -34,7 +34,7 @@ export function optionsFrom(argv: string[], note: (line: string) => void): DayOp
   if (argv.includes('--short')) return { ...SHORT, note }
   const ports = (process.env.DAY_PORTS ?? '5464,5465').split(',').map(Number) as [number, number]
   return {
-    shape: { ...DEFAULT_SHAPE, dayRows: env('DAY_ROWS', DEFAULT_SHAPE.dayRows), ttlMix: process.env.TTL_MIX ? parseTtlMix(process.env.TTL_MIX) : DEFAULT_SHAPE.ttlMix, keyShare: env('KEY_SHARE', 1) },
+    shape: { ...DEFAULT_SHAPE, dayRows: env('DAY_ROWS', DEFAULT_SHAPE.dayRows), ttlMix: process.env.TTL_MIX ? parseTtlMix(process.env.TTL_MIX) : DEFAULT_SHAPE.ttlMix, keyShare: env('KEY_SHARE', DEFAULT_SHAPE.keyShare) },
     simHours: env('SIM_HOURS', 66),
     rate: env('RATE', 5000),
     maxBatch: env('MAX_BATCH', 500),

@@ -20,7 +20,7 @@ export interface DayShape {
   origins: number
   /** Mean payload length in bytes (verbatim JSON text). */
   payloadBytes: number
-  /** Share of publishes with an Idempotency-Key (the client library sends one with every publish). */
+  /** Share of publishes with an Idempotency-Key (the client library sends one with every publish: 1). */
   keyShare: number
 }
 
@@ -32,7 +32,7 @@ export const DEFAULT_SHAPE: DayShape = {
   replyShare: 0.1,
   origins: 1000,
   payloadBytes: 400,
-  keyShare: 1,
+  keyShare: 0,
 }
 
 /** `3600:0.15,43200:0.8,86400:0.05` → the mix. */
