@@ -59,7 +59,7 @@ export interface DayProjection {
   rowPurged: number
 }
 
-/** File removal of a dropped partition, s/GB: benchmarks.md "Storage" (0.93 and 4.19 GB partitions, this VM). */
+/** File removal of a dropped partition, s/GB: bench/results/storage.md (0.93 and 4.19 GB partitions, this VM). */
 const FILES_S_PER_GB: [number, number] = [0.65, 1.1]
 
 /** The day at `rate` signals/s, from the per-signal and per-partition figures. */
@@ -94,7 +94,7 @@ export function projectDay(x: DaySummary, o: DayOptions, rate = 5000): { numbers
     `| primary CPU | ${f(n.primaryCores)} cores in all (${f(x.inserts.cpuUsPerSignal.primary)} µs a signal); of it the writer's statement ${f(cores(x.inserts.cpuUsPerSignal.writer))}, the sweeper ${f(n.sweeperCores)} |`,
     `| standby CPU (replay) | ${f(n.standbyCores)} cores; lag p99 ${f(lagP99)} s here, ${f(x.phases['partition dropped'].lagSeconds.p99)} s while a partition dropped |`,
     `| WAL | ${f(n.walMbPerSecond)} MB/s, ${f(round((x.inserts.walBytesPerSignal * signals) / 1e9, 0))} GB a day to stream to each standby and to archive |`,
-    `| partitions | 4 made a day (${f(x.partitions.createMs.p50)} ms each here, publishes queued behind it); 4 dropped a day, \`signals\` locked ~${f(x.partitions.detachMs.p50)} ms each, then ${f(round(FILES_S_PER_GB[0] * n.partitionGb, 0))}–${f(round(FILES_S_PER_GB[1] * n.partitionGb, 0))} s of file removal in the background (${FILES_S_PER_GB.join('–')} s/GB, benchmarks.md "Storage"; here ${f(x.partitions.filesMs.p50)} ms for ${f(x.partitions.mbPerDropped)} MB, mostly its pauses) |`,
+    `| partitions | 4 made a day (${f(x.partitions.createMs.p50)} ms each here, publishes queued behind it); 4 dropped a day, \`signals\` locked ~${f(x.partitions.detachMs.p50)} ms each, then ${f(round(FILES_S_PER_GB[0] * n.partitionGb, 0))}–${f(round(FILES_S_PER_GB[1] * n.partitionGb, 0))} s of file removal in the background (${FILES_S_PER_GB.join('–')} s/GB, bench/results/storage.md; here ${f(x.partitions.filesMs.p50)} ms for ${f(x.partitions.mbPerDropped)} MB, mostly its pauses) |`,
     `| idempotency_keys | ${o.shape.keyShare ? `${f(n.keys.rows / 1e6)} M rows (24 h of keys, ${f(o.shape.keyShare * 100)} % of publishes keyed), ~${f(n.keys.gb)} GB; not partitioned: ${f(n.keys.deletesPerSecond)} rows a second deleted one by one, ${f(cores(x.sweeper.keysCpuUsPerRow * o.shape.keyShare))} cores of sweeper CPU, plus their WAL and vacuum; the lookups and reservations ${f(cores(x.inserts.cpuUsPerSignal.keys))} cores` : 'no keyed publishes'} |`,
     `| stats_buckets | ${f(round(statsRows / 1e6, 1))} M rows (a row per minute per publishing identity, 121 h kept), ${f(statsGb)} GB |`,
     rowPurged
