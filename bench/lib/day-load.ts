@@ -42,9 +42,10 @@ export interface LoadResult {
 /**
  * Makes the next partition as signals/partitions.ts `ensure` does (its advisory lock, a 5 s
  * lock_timeout, `share row exclusive` on signals, partitionSql), but at the scaled width: ensure
- * makes nothing narrower than 1,000,000 seq values (PARTITION_MIN_ROWS). The bench makes each one
- * once the head passes a quarter of the last, ahead of the writer's and the sweeper's own ensure
- * (half-way), which then find nothing to do (the sweeper reports `made`).
+ * makes nothing narrower than 1,000,000 seq values (PARTITION_MIN_ROWS). The bench keeps more than
+ * one whole partition ahead of the head (the short form fills one in a fraction of a second, faster
+ * than a loaded machine may make the next), so the writer's and the sweeper's own ensure (half-way
+ * into the last) find nothing to do (the sweeper reports `made`).
  */
 async function makeNext(db: Db, s: Ident, lo: number, width: number): Promise<number> {
   const t0 = performance.now()
@@ -95,7 +96,7 @@ export async function load(writerDb: Db, makerDb: Db, s: Ident, o: LoadOptions):
         r.pins++
       }
     o.onHead(head)
-    if (head >= lastLo + o.width / 4 && !making) {
+    if (head >= lastLo - o.width + o.width / 4 && !making) {
       const lo = lastLo + o.width
       const t = performance.now()
       making = makeNext(makerDb, s, lo, o.width).then((ms) => void (r.creates.push({ t, ms }), (lastLo = lo))).finally(() => void (making = null))

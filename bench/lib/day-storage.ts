@@ -15,6 +15,8 @@ export interface StorageUse {
   /** stats_buckets (one row per minute and origin), whole table. */
   statsRows: number
   statsBytes: number
+  /** Rows in the default partition: carried forward by drops, or inserts that outran the partitions. */
+  keptRows: number
   /** idempotency_keys (a row per keyed publish of the last 24 h), whole table. */
   keysRows: number
   keysBytes: number
@@ -53,8 +55,8 @@ export async function storageUse(db: Db, s: Ident, head: number): Promise<Storag
     add('tags index', Number(t[0]?.idx ?? 0))
   }
   const perMillion = Object.fromEntries(Object.entries(per).map(([k, v]) => [k, signals ? (v * 1e6) / signals : 0]))
-  const { rows: st } = await db.query<{ n: string; bytes: string; keys: string; keybytes: string }>(
-    `select (select count(*) from ${s}.stats_buckets) as n, pg_total_relation_size('${s}.stats_buckets') as bytes,
+  const { rows: st } = await db.query<{ n: string; bytes: string; keys: string; keybytes: string; kept: string }>(
+    `select (select count(*) from ${s}.stats_buckets) as n, (select count(*) from ${s}.signals_kept) as kept, pg_total_relation_size('${s}.stats_buckets') as bytes,
             (select count(*) from ${s}.idempotency_keys) as keys, pg_total_relation_size('${s}.idempotency_keys') as keybytes`,
   )
   return {
@@ -63,6 +65,7 @@ export async function storageUse(db: Db, s: Ident, head: number): Promise<Storag
     totalPerMillion: Object.values(perMillion).reduce((a, b) => a + b, 0),
     statsRows: Number(st[0]!.n),
     statsBytes: Number(st[0]!.bytes),
+    keptRows: Number(st[0]!.kept),
     keysRows: Number(st[0]!.keys),
     keysBytes: Number(st[0]!.keybytes),
   }

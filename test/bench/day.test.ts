@@ -21,7 +21,8 @@ t.test('the short day publishes, makes, waits for and drops partitions, and prin
   t.ok(x.inserts.walBytesPerSignal > 100, `WAL per signal measured (${x.inserts.walBytesPerSignal} bytes)`)
   t.match(x.machine.loadBefore, /^\d+\.\d+ \d+\.\d+ \d+\.\d+$/, 'the load average is recorded beside the figures')
 
-  t.ok(x.partitions.made >= Math.floor(total / width) - 1, `partitions made ahead of the head (${x.partitions.made})`)
+  t.ok(x.partitions.made >= Math.floor(total / width), `partitions made ahead of the head (${x.partitions.made})`)
+  t.ok(x.storage.keptRows <= x.partitions.carried, `the default partition holds only rows drops carried (${x.storage.keptRows} of ${x.partitions.carried}): no insert outran the partitions`)
   t.equal(x.partitions.sweeperMade, 0, "the bench's scaled partitions stay ahead of the writer's and the sweeper's own")
   t.ok(x.partitions.dropped >= 1, `closed partitions dropped whole (${x.partitions.dropped}), each timed`)
   t.equal(x.partitions.detachMs.n, run.sweeps.filter((s) => s.purge.partitions.dropped).length)
@@ -38,7 +39,7 @@ t.test('the short day publishes, makes, waits for and drops partitions, and prin
   t.ok(x.storage.statsRows > 0, 'stats_buckets measured')
 
   const samples = Object.values(x.phases).reduce((a, p) => a + p.lagSamples, 0)
-  t.ok(samples > 10, `the standby's lag sampled throughout (${samples} samples)`)
+  t.ok(samples >= 5, `the standby's lag sampled throughout (${samples} samples)`)
   t.same(run.watch.readErrors, [], 'every read on the standby answered')
   t.ok(run.watch.reads.length > 10, 'reads on the standby ran throughout')
 
