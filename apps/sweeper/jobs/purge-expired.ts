@@ -14,6 +14,8 @@ export interface PurgeOptions {
   pauseMs: number
   /** Aborted on shutdown: the batch in flight finishes, no new one starts. */
   signal?: AbortSignal
+  /** Most rows a partition drop carries forward (CARRY_MAX_ROWS); bench/day.ts scales it with its partitions. */
+  carryMax?: number
 }
 
 export interface PurgeReport {
@@ -33,22 +35,23 @@ export interface PurgeReport {
  * wire.purge-expired: makes the next partition of `signals` if the head nears the last one, drops
  * the closed partitions whose every row may go (carrying forward the few that must stay), then
  * deletes signals expired (unpinned) or removed more than the grace ago from the open partitions,
- * the closed ones with too many rows to carry, and the default one, then Idempotency-Key rows
+ * the closed ones held by too many pinned rows to carry, and the default one (removed ones also
+ * from the closed ones waiting for their rows to expire: signals/partitions.ts), then Idempotency-Key rows
  * older than 24 h, in small batches, until none are left. The guards (grace, 24 h floor, rollup
  * cursor) live in the SQL.
  */
 export async function purgeExpired(purger: SignalPurger, log: Logger, o: PurgeOptions): Promise<PurgeReport> {
   const t0 = Date.now()
-  const report: PurgeReport = { partitions: { made: 0, dropped: 0, bytes: 0, carried: 0, held: [], detachMs: 0, dropMs: 0 }, expired: 0, removed: 0, keys: 0, batches: 0, ms: 0, done: false }
+  const report: PurgeReport = { partitions: { made: 0, dropped: 0, bytes: 0, carried: 0, held: [], waiting: [], detachMs: 0, dropMs: 0 }, expired: 0, removed: 0, keys: 0, batches: 0, ms: 0, done: false }
   const more = () => !o.signal?.aborted && Date.now() - t0 < o.budgetMs
   try {
     report.partitions.made = (await purger.partitions.ensure()).made.length
-    const retired = await purger.partitions.retire(o.graceSeconds)
+    const retired = await purger.partitions.retire(o.graceSeconds, o.carryMax)
     report.partitions = { ...retired, made: report.partitions.made, detachMs: Math.round(retired.detachMs), dropMs: Math.round(retired.dropMs) }
     metrics.purgedPartitions.inc(retired.dropped)
-    const partitions = await purger.partitions.rowPurged(retired.held)
+    const partitions = await purger.partitions.rowPurged(retired)
     for (const kind of ['expired', 'removed'] satisfies PurgeKind[]) {
-      for (const partition of partitions) {
+      for (const partition of partitions[kind]) {
         for (;;) {
           if (!more()) return finish(log, report, t0)
           const n = await purger.purgeBatch(kind, o.graceSeconds, o.batchSize, partition)

@@ -10,7 +10,7 @@ export { signalWriter, type SignalWriter, type NewSignal } from './signals/write
 export { boardReader, type BoardReader, type BoardMeta, type Rule, type ActiveStats, DEFAULT_BOARD_NAME } from './board/read.js'
 export { readBoardId, readStoredFingerprintKey } from './board/board-id.js'
 export { boardWriter, type BoardWriter, type BoardPatch, type BoardSeed } from './board/write.js'
-export { signalPartitions, type SignalPartitions, type Partition, type RetireReport, PARTITION_SLICE_SECONDS, CARRY_MAX_ROWS } from './signals/partitions.js'
+export { signalPartitions, partitionSql, type SignalPartitions, type Partition, type RetireReport, PARTITION_SLICE_SECONDS, CARRY_MAX_ROWS } from './signals/partitions.js'
 export { signalPurger, type SignalPurger, type PurgeKind, PURGE_FLOOR_SECONDS } from './signals/purge.js'
 export { statsReader, activeCountsSql, STATS_MAX_BUCKETS, type StatsReader, type ActivityBucket } from './stats/read.js'
 export { statsWriter, type StatsWriter, type RollUpResult, STATS_KEEP_SECONDS } from './stats/write.js'

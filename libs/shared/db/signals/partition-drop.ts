@@ -1,12 +1,23 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Db, Ident } from '../types.js'
-import { keptSeqsSql } from './retention.js'
+import { keptSeqsSql, pinnedKeptSeqsSql } from './retention.js'
 
 /** Pause between the pieces of a detached partition's removal. */
 const DROP_PAUSE_MS = 20
 
 /** The seqs of a partition's rows that a drop must keep (retention.ts). `$1` is the grace in seconds. */
 export const keptRowsSql = (table: string): string => keptSeqsSql(table, '$1::int')
+
+/**
+ * Whether a closed partition can go: how many of its rows must stay, and how many of those are
+ * pinned, each counted only up to `carryMax + 1` (so at most a few index pages read, however large
+ * the partition). `$1` is the grace in seconds.
+ */
+export const survivorsSql = (table: string, carryMax: number): string => {
+  const over = Math.trunc(carryMax) + 1
+  return `select (select count(*)::int from (${keptSeqsSql(table, '$1::int', over)}) k) as kept,
+    (select count(*)::int from (${pinnedKeptSeqsSql(table, '$1::int')} limit ${over}) p) as pinned`
+}
 
 /**
  * Removes the detached partitions (`signals_gone_<lo>` and `signal_tags_gone_<lo>`) left by `retire`, including any a previous

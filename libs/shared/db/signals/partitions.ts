@@ -1,5 +1,5 @@
 import type { Db, Ident, Queryable, Tx } from '../types.js'
-import { dropDetached, keptRowsSql } from './partition-drop.js'
+import { dropDetached, keptRowsSql, survivorsSql } from './partition-drop.js'
 import { KEPT_PARTITION } from './retention.js'
 
 /** A range partition of `signals`: seq in [lo, hi). `lo` is null for the first one (MINVALUE). */
@@ -47,10 +47,18 @@ export interface RetireReport {
   /** Rows copied into the default partition because they must stay. */
   carried: number
   /**
-   * Closed, counted partitions left in place because more than the carry limit of their rows must
-   * stay: the row purge works on them (`rowPurged`) until they can go.
+   * Closed, counted partitions left in place because more than the carry limit of their *pinned*
+   * rows must stay: they would never drop, so the row purge works on them (`rowPurged`).
    */
   held: string[]
+  /**
+   * Closed, counted partitions left in place because more than the carry limit of their rows must
+   * stay, but for the pinned ones only until they expire: each drops whole once they have. The
+   * row purge leaves their expired rows alone (deleting rows from a table nothing inserts into
+   * again gives no disk back: it would cost WAL, vacuum and replay for nothing) and purges only
+   * their moderator-removed ones.
+   */
+  waiting: string[]
   /** Time `signals` was locked detaching partitions (what publishes and reads may wait for). */
   detachMs: number
   /** Time removing the detached tables' files (locks only those tables). */
@@ -101,13 +109,15 @@ export function signalPartitions(db: Db, s: Ident) {
     /** `signals_<…>` schema-qualified, for a partition name from this module (or the default partition). */
     relation: (name: string) => (name === KEPT_PARTITION ? `${s}.${KEPT_PARTITION}` : q(name)),
     /**
-     * The partitions the row purge works on: the open ones (the head is not past them), the closed
-     * ones `retire` held (`RetireReport.held`), and the default one.
+     * The partitions the row purge works on, by kind: expired rows in the open ones (the head is
+     * not past them), the closed ones `retire` held (`RetireReport.held`) and the default one;
+     * removed rows there and in the closed ones waiting for their drop (`RetireReport.waiting`).
      */
-    async rowPurged(held: readonly string[] = []): Promise<string[]> {
+    async rowPurged(retired: Pick<RetireReport, 'held' | 'waiting'> = { held: [], waiting: [] }): Promise<{ expired: string[]; removed: string[] }> {
       const head = Number((await db.query<{ seq: string }>(`select seq from ${s}.feed_head`)).rows[0]?.seq ?? 0)
       const open = (await list()).filter((p) => p.hi - 1 > head).map((p) => p.name)
-      return [...open, ...held.filter((n) => !open.includes(n)), KEPT_PARTITION]
+      const expired = [...open, ...retired.held.filter((n) => !open.includes(n)), KEPT_PARTITION]
+      return { expired, removed: [...expired, ...retired.waiting.filter((n) => !expired.includes(n))] }
     },
     /**
      * Makes sure partitions reach well past the head (the last one ends at least half its width
@@ -155,11 +165,12 @@ export function signalPartitions(db: Db, s: Ident) {
      * the odd long-lived one) are copied into the default partition, keeping their seq, in the
      * transaction that detaches the partition, so no reader ever misses one. The detached table is
      * dropped in a second, short transaction; a drop cut short is finished by the next run.
-     * A partition with more rows to keep is held (reported, for the row purge) and the younger
-     * ones are still looked at: a partition of pinned signals must not keep every later one.
+     * A partition with more rows to keep waits for them to expire, or is held when its pinned
+     * rows alone are too many (both reported, for the row purge), and the younger ones are still
+     * looked at: a partition of pinned signals must not keep every later one.
      */
     async retire(graceSeconds: number, carryMax: number = CARRY_MAX_ROWS): Promise<RetireReport> {
-      const report: RetireReport = { dropped: 0, bytes: 0, carried: 0, held: [], detachMs: 0, dropMs: 0 }
+      const report: RetireReport = { dropped: 0, bytes: 0, carried: 0, held: [], waiting: [], detachMs: 0, dropMs: 0 }
       const { rows: st } = await db.query<{ head: string; rolled: string }>(
         `select (select seq from ${s}.feed_head) as head, (select last_seq from ${s}.stats_rollup) as rolled`,
       )
@@ -172,11 +183,8 @@ export function signalPartitions(db: Db, s: Ident) {
           if (!(await list(tx)).some((x) => x.name === p.name)) return 'gone' // another sweeper took it
           // index scans only: a drop never reads the partition's rows, only the few it keeps
           await tx.exec(`set local enable_seqscan = off; set local lock_timeout = '1s'`)
-          const survivors = await tx.query<{ n: number }>(
-            `select count(*)::int as n from (${keptRowsSql(q(p.name))} limit ${Math.trunc(carryMax) + 1}) k`,
-            [graceSeconds],
-          )
-          if (survivors.rows[0]!.n > carryMax) return 'held'
+          const survivors = (await tx.query<{ kept: number; pinned: number }>(survivorsSql(q(p.name), carryMax), [graceSeconds])).rows[0]!
+          if (survivors.kept > carryMax) return survivors.pinned > carryMax ? 'held' : 'waiting'
           const size = await tx.query<{ n: string }>(`select pg_total_relation_size(to_regclass('${q(p.name)}')) as n`)
           const gone = `signals_gone_${p.lo ?? 0}`
           const t0 = performance.now()
@@ -194,7 +202,7 @@ export function signalPartitions(db: Db, s: Ident) {
           report.bytes += Number(size.rows[0]?.n ?? 0)
           return t0
         })
-        if (dropped === 'held') report.held.push(p.name)
+        if (dropped === 'held' || dropped === 'waiting') report[dropped].push(p.name)
         if (typeof dropped === 'string') continue
         report.detachMs += performance.now() - dropped // until the commit
         report.dropped++

@@ -14,9 +14,9 @@ export type PurgeKind = 'expired' | 'removed'
 export function signalPurger(db: Db, s: Ident) {
   const partitions = signalPartitions(db, s)
   // @NOTE the sweeper runs the row purge on one partition at a time: the open ones, the closed ones
-  // with too many rows to carry forward, and the default one (signals/partitions.ts `rowPurged`);
-  // dropping whole partitions retires the other closed ones, so their expired rows, waiting for the
-  // drop, are never walked. Named, not pruned by a seq
+  // held by more pinned rows than a drop carries forward, and the default one (signals/partitions.ts
+  // `rowPurged`); dropping whole partitions retires the other closed ones, so their expired rows,
+  // waiting for the drop, are never walked (their removed ones are). Named, not pruned by a seq
   // predicate: `seq >= n` would offer the planner the primary key instead of the expiry index.
   // @NOTE three guards on every purge, each load-bearing:
   // - past the grace: by-id reads already answer 404 there (signals/read.ts `kept`), so when the
