@@ -62,8 +62,8 @@ export async function dayBench(o: DayOptions, out: (line: string) => void) {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const note = (line: string) => process.stderr.write(line + '\n')
-  dayBench(optionsFrom(process.argv.slice(2), note), (line) => process.stdout.write(line + '\n')).then(
+  const note = (line: string) => process.stderr.write(`${line}\n`)
+  dayBench(optionsFrom(process.argv.slice(2), note), (line) => process.stdout.write(`${line}\n`)).then(
     () => process.exit(0),
     (err: unknown) => {
       process.stderr.write(`${(err as Error).stack}\n`)

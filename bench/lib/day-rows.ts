@@ -70,7 +70,7 @@ export function dayRows(shape: DayShape, startMs: number, seed = 38): DayRows {
   const rnd = random(seed)
   const msPerRow = 86_400_000 / shape.dayRows
   const simMs = (seq: number) => Math.round(startMs + seq * msPerRow)
-  const origins = Array.from({ length: shape.origins }, (_, i) => 'fp_' + createHash('sha256').update(`origin ${i}`).digest('hex').slice(0, 20))
+  const origins = Array.from({ length: shape.origins }, (_, i) => `fp_${createHash('sha256').update(`origin ${i}`).digest('hex').slice(0, 20)}`)
   const total = shape.ttlMix.reduce((a, [, w]) => a + w, 0)
   const ttl = () => {
     let r = rnd() * total
@@ -81,7 +81,7 @@ export function dayRows(shape: DayShape, startMs: number, seed = 38): DayRows {
   const text = () => {
     const want = shape.payloadBytes * (0.5 + rnd())
     let s = ''
-    while (s.length < want) s += WORDS[Math.floor(rnd() * WORDS.length)] + ' '
+    while (s.length < want) s += `${WORDS[Math.floor(rnd() * WORDS.length)]} `
     return s.trim()
   }
   return {
