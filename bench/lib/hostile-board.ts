@@ -29,6 +29,8 @@ export interface HostileBoard {
   authority: string
   /** Feed requests answered so far. */
   pages: number
+  /** Those that came from the aggregator's follower (no X-Forwarded-For: not proxied for a client). */
+  followed: number
   /** Requests in progress. */
   open: number
   /** Every path asked for, as it arrived (the last 1,000). */
@@ -93,12 +95,13 @@ export interface HostileOptions {
 
 export async function startHostileBoard(t: Teardown, mode: Misbehaviour, o: HostileOptions = {}): Promise<HostileBoard> {
   const hugeBytes = o.hugeBytes ?? 150 * 1024 * 1024
-  const state: HostileBoard = { url: '', authority: '', pages: 0, open: 0, paths: [], cut: 0, close: async () => {} }
+  const state: HostileBoard = { url: '', authority: '', pages: 0, followed: 0, open: 0, paths: [], cut: 0, close: async () => {} }
   const sockets = new Set<import('node:net').Socket>()
   const timers = new Set<NodeJS.Timeout>()
   const json = (res: ServerResponse, body: unknown) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body))
   const feed = (req: IncomingMessage, res: ServerResponse) => {
     state.pages++
+    if (req.headers['x-forwarded-for'] === undefined) state.followed++
     const q = new URL(req.url!, 'http://x').searchParams
     const cursor = Number(q.get('cursor') ?? 0)
     const limit = Math.min(100, Number(q.get('limit') ?? 100))

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { startHostileBoard } from '../../bench/lib/hostile-board.js'
+import { startHostileBoard, type HostileBoard } from '../../bench/lib/hostile-board.js'
 import { eventually } from '../helpers/wait.js'
 import { ADMIN, auth, startTestAggregator, startTestBoard } from './support.js'
 
@@ -16,7 +16,7 @@ t.test('stalled pages of many boards hold at most the process budget; past it a 
   const good = await startTestBoard(t)
   // the body deadline far away: only the budget can cut a stalled page within this test
   const agg = await startTestAggregator(t, { AGGREGATOR_REGISTER_RATE_LIMIT_MAX: '0', AGGREGATOR_PAGE_MAX_BYTES: '65536', AGGREGATOR_FOLLOW_MAX_BYTES: '100000', AGGREGATOR_FETCH_TIMEOUT_MS: '60000' })
-  const stalls = []
+  const stalls: HostileBoard[] = []
   for (let i = 0; i < 4; i++) stalls.push(await startHostileBoard(t, 'stall', { stallBytes: 40_000 }))
   for (const b of [good, ...stalls]) t.equal((await agg.register(b.url)).status, 201)
   const followers = agg.started().ctx.followers
