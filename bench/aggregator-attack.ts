@@ -24,7 +24,9 @@ import { freePort, startRole, type RoleProc } from './lib/procs.js'
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test'
 const num = (k: string, d: number) => Number(process.env[k] ?? d)
 const SECONDS = num('BENCH_PHASE_SECONDS', 15)
-const PHASES = (process.env.BENCH_PHASES ?? 'calm,huge,gzip,pinned,oversized,foreign,trickle,stall,huge+proxy,pinned+proxy,trickle+proxy,calm again').split(',')
+const PHASES = (
+  process.env.BENCH_PHASES ?? 'calm,huge,gzip,pinned,oversized,foreign,trickle,stall,huge+proxy,pinned+proxy,trickle+proxy,calm again'
+).split(',')
 const QUOTA = num('BENCH_QUOTA_ROWS', 2000)
 const ATTACK: AttackSettings = {
   boards: num('BENCH_HOSTILE_BOARDS', 2),
@@ -33,17 +35,35 @@ const ATTACK: AttackSettings = {
   concurrency: num('BENCH_ATTACK_CONCURRENCY', 16),
 }
 const ADMIN = 'bench-admin-token'
-const out = (s: string) => process.stdout.write(s + '\n')
+const out = (s: string) => process.stdout.write(`${s}\n`)
 const run = `ba${process.pid}`
 const open: RoleProc[] = []
 const schemas: string[] = []
-const NO_BUDGETS = { READ_RATE_LIMIT_MAX: '0', LONG_POLLS_PER_ADDRESS_MAX: '0', PUBLISH_RATE_LIMIT_MAX: '0', PUBLISH_ADDRESS_RATE_LIMIT_MAX: '0', PUBLISH_ATTEMPT_RATE_LIMIT_MAX: '0', NEW_IDENTITY_RATE_LIMIT_MAX: '0', SHED_EVENT_LOOP_DELAY_MS: '0' }
+const NO_BUDGETS = {
+  READ_RATE_LIMIT_MAX: '0',
+  LONG_POLLS_PER_ADDRESS_MAX: '0',
+  PUBLISH_RATE_LIMIT_MAX: '0',
+  PUBLISH_ADDRESS_RATE_LIMIT_MAX: '0',
+  PUBLISH_ATTEMPT_RATE_LIMIT_MAX: '0',
+  NEW_IDENTITY_RATE_LIMIT_MAX: '0',
+  SHED_EVENT_LOOP_DELAY_MS: '0',
+}
 
 async function role(kind: 'server' | 'aggregator', name: string, env: Record<string, string>, root?: string) {
   const port = await freePort()
   const schema = `${run}_${name}`
   schemas.push(schema)
-  const p = await startRole(kind, port, { DATABASE_URL, [kind === 'server' ? 'WIRE_PG_SCHEMA' : 'AGGREGATOR_PG_SCHEMA']: schema, PUBLIC_WIRE_HOST: `127.0.0.1:${port}`, ...env }, root)
+  const p = await startRole(
+    kind,
+    port,
+    {
+      DATABASE_URL,
+      [kind === 'server' ? 'WIRE_PG_SCHEMA' : 'AGGREGATOR_PG_SCHEMA']: schema,
+      PUBLIC_WIRE_HOST: `127.0.0.1:${port}`,
+      ...env,
+    },
+    root,
+  )
   open.push(p)
   return { p, authority: `127.0.0.1:${port}` }
 }
@@ -51,7 +71,9 @@ async function role(kind: 'server' | 'aggregator', name: string, env: Record<str
 const commit = (dir: string) => execFileSync('git', ['-C', dir, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim()
 
 async function runBuild(build: string, boards: Array<{ p: RoleProc; authority: string }>, root: string | undefined): Promise<string[]> {
-  const follow: Record<string, string> = process.env.AGGREGATOR_FOLLOW_MAX_BYTES ? { AGGREGATOR_FOLLOW_MAX_BYTES: process.env.AGGREGATOR_FOLLOW_MAX_BYTES } : {}
+  const follow: Record<string, string> = process.env.AGGREGATOR_FOLLOW_MAX_BYTES
+    ? { AGGREGATOR_FOLLOW_MAX_BYTES: process.env.AGGREGATOR_FOLLOW_MAX_BYTES }
+    : {}
   const { p: agg } = await role(
     'aggregator',
     `agg${open.length}`,
@@ -66,7 +88,11 @@ async function runBuild(build: string, boards: Array<{ p: RoleProc; authority: s
     root,
   )
   for (const b of boards) {
-    const r = await fetch(`${agg.url}/registry/boards`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer honest-registrant' }, body: JSON.stringify({ url: b.p.url }) })
+    const r = await fetch(`${agg.url}/registry/boards`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: 'Bearer honest-registrant' },
+      body: JSON.stringify({ url: b.p.url }),
+    })
     if (r.status !== 201) throw new Error(`register: ${r.status}`)
   }
   const honest = honestLoad({
@@ -80,10 +106,23 @@ async function runBuild(build: string, boards: Array<{ p: RoleProc; authority: s
   })
   await new Promise((r) => setTimeout(r, num('BENCH_WARMUP_SECONDS', 3) * 1000)) // every follower at its head
   // and the search index caught up with the boards (a second build's follower starts from their first signal)
-  for (const end = Date.now() + 120_000; !honest.samples.indexed.some((s) => s.ms < 2000) && Date.now() < end; ) await new Promise((r) => setTimeout(r, 200))
+  for (const end = Date.now() + 120_000; !honest.samples.indexed.some((s) => s.ms < 2000) && Date.now() < end; )
+    await new Promise((r) => setTimeout(r, 200))
   const rows: string[] = []
   for (const phase of PHASES) {
-    rows.push(await runPhase({ build, agg, adminToken: ADMIN, honest, phase, seconds: SECONDS, attack: ATTACK, trace: process.env.BENCH_TRACE === '1', out }))
+    rows.push(
+      await runPhase({
+        build,
+        agg,
+        adminToken: ADMIN,
+        honest,
+        phase,
+        seconds: SECONDS,
+        attack: ATTACK,
+        trace: process.env.BENCH_TRACE === '1',
+        out,
+      }),
+    )
     out(rows.at(-1)!)
   }
   await honest.stop()
@@ -96,7 +135,10 @@ try {
   const boards = []
   for (let i = 0; i < num('BENCH_HONEST_BOARDS', 2); i++) boards.push(await role('server', `board${i}`, NO_BUDGETS))
   const before = process.env.BENCH_BEFORE
-  const rows = [...(before ? await runBuild(`before (${commit(before)})`, boards, before) : []), ...(await runBuild(`this (${commit('.')})`, boards, undefined))]
+  const rows = [
+    ...(before ? await runBuild(`before (${commit(before)})`, boards, before) : []),
+    ...(await runBuild(`this (${commit('.')})`, boards, undefined)),
+  ]
   out(
     `\naggregator attack bench, ${new Date().toISOString()}: ${boards.length} honest boards, ${num('BENCH_FOLLOWERS', 6)} followers each through the proxy (half with a token), ` +
       `${num('BENCH_PUBLISH_PER_S', 2)} publishes/s each, ${SECONDS} s per phase, index quota ${QUOTA} rows per board, ${ATTACK.concurrency} proxied requests at once in a +proxy phase; ` +

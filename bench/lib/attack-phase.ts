@@ -37,7 +37,9 @@ async function startAttacker(agg: string, phase: string, s: AttackSettings) {
     hugeBytes: 150 * 1024 * 1024,
     stallBytes: s.stallBytes,
   }
-  const child = fork(projectPath('dist/bench/lib/attacker-proc.js'), [JSON.stringify(data)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+  const child = fork(projectPath('dist/bench/lib/attacker-proc.js'), [JSON.stringify(data)], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  })
   await new Promise<void>((resolve, reject) => {
     child.once('message', () => resolve())
     child.once('exit', (code) => reject(new Error(`attacker ${phase} exited with ${code}`)))
@@ -71,7 +73,17 @@ export const HEADER =
  * table row. With `trace`, prints the aggregator's memory every 5 s (those scrapes reset the
  * event-loop figures, which then cover the last 5 s).
  */
-export async function runPhase(o: { build: string; agg: RoleProc; adminToken: string; honest: ReturnType<typeof honestLoad>; phase: string; seconds: number; attack: AttackSettings; trace: boolean; out: (s: string) => void }) {
+export async function runPhase(o: {
+  build: string
+  agg: RoleProc
+  adminToken: string
+  honest: ReturnType<typeof honestLoad>
+  phase: string
+  seconds: number
+  attack: AttackSettings
+  trace: boolean
+  out: (s: string) => void
+}) {
   const { agg, honest, phase } = o
   const attacker = phase.startsWith('calm') ? null : await startAttacker(agg.url, phase, o.attack)
   await metric(agg.url, 'nodejs_eventloop_lag_max_seconds') // a scrape resets the event loop's histogram: this phase's from here
@@ -87,7 +99,9 @@ export async function runPhase(o: { build: string; agg: RoleProc; adminToken: st
   const trace = o.trace
     ? setInterval(async () => {
         const v = await scrape()
-        o.out(`  ${o.build} ${phase} +${round((Date.now() - t0) / 1000)} s: RSS ${mib(agg.rssBytes())} MiB, heap used ${mib(v('nodejs_heap_size_used_bytes'))}, external ${mib(v('nodejs_external_memory_bytes'))}`)
+        o.out(
+          `  ${o.build} ${phase} +${round((Date.now() - t0) / 1000)} s: RSS ${mib(agg.rssBytes())} MiB, heap used ${mib(v('nodejs_heap_size_used_bytes'))}, external ${mib(v('nodejs_external_memory_bytes'))}`,
+        )
       }, 5000)
     : undefined
   await sleep(o.seconds * 1000)
@@ -102,7 +116,9 @@ export async function runPhase(o: { build: string; agg: RoleProc; adminToken: st
   const inside = (k: Kind) => honest.samples[k].filter((s) => s.at >= t0 && s.at < t1).map((s) => s.ms)
   const ops = (['followed', 'read', 'search', 'indexed'] as const).reduce((n, k) => n + inside(k).length, 0)
   const failed = honest.failures.filter((f) => f.at >= t0 && f.at < t1)
-  const failedBy = Object.entries(failed.reduce<Record<string, number>>((m, f) => ((m[`${f.kind} ${f.status}`] = (m[`${f.kind} ${f.status}`] ?? 0) + 1), m), {}))
+  const failedBy = Object.entries(
+    failed.reduce<Record<string, number>>((m, f) => ((m[`${f.kind} ${f.status}`] = (m[`${f.kind} ${f.status}`] ?? 0) + 1), m), {}),
+  )
   let hostile = '–'
   let attack = '–'
   if (attacker) {
@@ -110,13 +126,19 @@ export async function runPhase(o: { build: string; agg: RoleProc; adminToken: st
     let most = 0
     let marked = 0
     for (const a of rep.authorities) {
-      const b = ((await (await fetch(`${agg.url}/registry/boards/${a}`)).json()) as { board?: { indexed: { rows: number }; overQuota: unknown } }).board
+      const b = (
+        (await (await fetch(`${agg.url}/registry/boards/${a}`)).json()) as { board?: { indexed: { rows: number }; overQuota: unknown } }
+      ).board
       most = Math.max(most, b?.indexed.rows ?? 0)
       if (b?.overQuota) marked++
       await fetch(`${agg.url}/registry/boards/${a}`, { method: 'DELETE', headers: { authorization: `Bearer ${o.adminToken}` } })
     }
     hostile = `${most} (${marked} of ${rep.authorities.length} boards marked)`
-    attack = `${Object.entries(rep.statuses).map(([k, n]) => `${n}×${k}`).join(' ') || 'none'}; ${mib(rep.bytes)} MiB; ${rep.pages}`
+    attack = `${
+      Object.entries(rep.statuses)
+        .map(([k, n]) => `${n}×${k}`)
+        .join(' ') || 'none'
+    }; ${mib(rep.bytes)} MiB; ${rep.pages}`
     await sleep(Math.min(2000, o.seconds * 1000)) // the attack's leftovers drain before the next phase
   }
   return (

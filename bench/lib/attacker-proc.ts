@@ -33,7 +33,11 @@ const boards: HostileBoard[] = []
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 async function fresh(): Promise<HostileBoard> {
-  const b = await startHostileBoard({ teardown: (s) => void steps.push(s) }, d.mode, { hugeBytes: d.hugeBytes, stallBytes: d.stallBytes, trickleMs: 500 })
+  const b = await startHostileBoard({ teardown: (s) => void steps.push(s) }, d.mode, {
+    hugeBytes: d.hugeBytes,
+    stallBytes: d.stallBytes,
+    trickleMs: 500,
+  })
   const r = await request(`${d.agg}/registry/boards`, {
     dispatcher,
     method: 'POST',
@@ -51,12 +55,16 @@ async function attack(i: number) {
   while (!stop.signal.aborted) {
     const b = boards[i % boards.length]!
     try {
-      const res = await request(`${d.agg}/sw/${b.authority}/sw/signals?limit=100`, { dispatcher, headers: { 'x-forwarded-for': address }, signal: stop.signal })
+      const res = await request(`${d.agg}/sw/${b.authority}/sw/signals?limit=100`, {
+        dispatcher,
+        headers: { 'x-forwarded-for': address },
+        signal: stop.signal,
+      })
       count(res.statusCode)
       for await (const c of res.body) bytes += (c as Buffer).length
       if (res.statusCode >= 300) await sleep(250)
     } catch {
-      if (!stop.signal.aborted) (count('cut'), await sleep(250))
+      if (!stop.signal.aborted) count('cut'), await sleep(250)
     }
   }
 }
@@ -72,7 +80,10 @@ async function cycle() {
     await pause(d.cycleMs)
     for (const [k, b] of boards.entries()) {
       if (stop.signal.aborted) return
-      const r = await request(`${d.agg}/registry/boards/${b.authority}`, { dispatcher }).then((r) => r.body.json() as Promise<{ board?: { overQuota: unknown } }>, () => null)
+      const r = await request(`${d.agg}/registry/boards/${b.authority}`, { dispatcher }).then(
+        (r) => r.body.json() as Promise<{ board?: { overQuota: unknown } }>,
+        () => null,
+      )
       if (!r?.board?.overQuota) continue
       boards[k] = await fresh()
       count('fresh board')

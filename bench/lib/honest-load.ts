@@ -46,7 +46,10 @@ export function honestLoad(o: HonestOptions) {
         failures.push({ at: Date.now(), status: res.statusCode, kind })
         return null
       }
-      return { ms: performance.now() - t0, body: JSON.parse(body) as { signals: Array<{ payload: { text?: string } }>; nextCursor: number } }
+      return {
+        ms: performance.now() - t0,
+        body: JSON.parse(body) as { signals: Array<{ payload: { text?: string } }>; nextCursor: number },
+      }
     } catch {
       failures.push({ at: Date.now(), status: 0, kind })
       return null
@@ -84,7 +87,8 @@ export function honestLoad(o: HonestOptions) {
   let published = 0
   for (const [b, board] of o.boards.entries()) {
     const via = `${o.agg}/sw/${board.authority}/sw/signals`
-    for (let i = 0; i < o.followers; i++) tasks.push(follow(via, 'followed', { ...as(), ...(i >= o.followers / 2 && { authorization: `Bearer honest-follower-${b}-${i}` }) }))
+    for (let i = 0; i < o.followers; i++)
+      tasks.push(follow(via, 'followed', { ...as(), ...(i >= o.followers / 2 && { authorization: `Bearer honest-follower-${b}-${i}` }) }))
     tasks.push(follow(`${board.url}/sw/signals`, 'direct', {}))
     tasks.push(
       (async () => {
@@ -92,15 +96,24 @@ export function honestLoad(o: HonestOptions) {
           const text = `honest board${b} signal${n} ${Math.random().toString(36).slice(2)}`
           sent.set(text, Date.now())
           const body = JSON.stringify({ $type: 'broadcast', text })
-          await request(`${board.url}/sw/signals`, { dispatcher, method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer honest-publisher' }, body })
+          await request(`${board.url}/sw/signals`, {
+            dispatcher,
+            method: 'POST',
+            headers: { 'content-type': 'application/json', authorization: 'Bearer honest-publisher' },
+            body,
+          })
             .then((r) => r.body.dump())
-            .then(() => published++, () => {})
+            .then(
+              () => published++,
+              () => {},
+            )
           await sleep(1000 / o.publishPerSecond)
         }
       })(),
     )
   }
-  for (let i = 0; i < o.readers; i++) tasks.push(loop('read', () => `${o.agg}/sw/${o.boards[i % o.boards.length]!.authority}/sw/signals?limit=20`, as()))
+  for (let i = 0; i < o.readers; i++)
+    tasks.push(loop('read', () => `${o.agg}/sw/${o.boards[i % o.boards.length]!.authority}/sw/signals?limit=20`, as()))
   for (let i = 0; i < o.searchers; i++) tasks.push(loop('search', () => `${o.agg}/search/signals?q=honest&limit=20`, as()))
   tasks.push(follow(`${o.agg}/search/signals`, 'indexed', as(), 'q=honest&'))
   return {

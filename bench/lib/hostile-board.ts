@@ -120,7 +120,7 @@ export async function startHostileBoard(t: Teardown, mode: Misbehaviour, o: Host
     }
     if (mode === 'stall') {
       res.writeHead(200, { 'content-type': 'application/json' })
-      return void res.write('{"signals":[' + ' '.repeat(o.stallBytes ?? 40_000))
+      return void res.write(`{"signals":[${' '.repeat(o.stallBytes ?? 40_000)}`)
     }
     if (mode === 'trickle' || mode === 'html') return json(res, { signals: [], nextCursor: cursor, serverNow })
     const signals = Array.from({ length: limit }, (_, i) => {

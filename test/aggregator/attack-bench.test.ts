@@ -21,16 +21,23 @@ t.test('the attack benchmark runs its phases and prints one row each', async (t)
     BENCH_ATTACK_CONCURRENCY: '2',
   }
   const output = await new Promise<string>((resolve, reject) =>
-    execFile(projectPath('node_modules/.bin/node'), [projectPath('dist/bench/aggregator-attack.js')], { env, timeout: 90_000, maxBuffer: 1 << 20 }, (err, stdout, stderr) =>
-      err ? reject(new Error(`${err.message}\n${stdout}\n${stderr}`)) : resolve(stdout),
+    execFile(
+      projectPath('node_modules/.bin/node'),
+      [projectPath('dist/bench/aggregator-attack.js')],
+      { env, timeout: 90_000, maxBuffer: 1 << 20 },
+      (err, stdout, stderr) => (err ? reject(new Error(`${err.message}\n${stdout}\n${stderr}`)) : resolve(stdout)),
     ),
   )
   const table = output.slice(output.indexOf('| aggregator | phase |'))
   const rows = table.split('\n').filter((l) => l.startsWith('| this ('))
-  t.same(rows.map((r) => r.split(' | ')[1]), ['calm', 'foreign+proxy'], 'one row per phase, in order')
+  t.same(
+    rows.map((r) => r.split(' | ')[1]),
+    ['calm', 'foreign+proxy'],
+    'one row per phase, in order',
+  )
   const cells = rows.map((r) => r.split(' | '))
   t.match(cells[0]![2], /^\d+(\.\d+)? \/ \d+(\.\d+)?$/, 'honest followers were measured through the aggregator (p50 / p99)')
-  t.match(cells[1]![13], /^0 \(/, 'no signal of the board naming another board\'s uris was indexed')
-  t.match(cells[1]![14], /\d+×200/, 'the attacker\'s proxied requests were answered')
-  t.match(output, /\/proc\/loadavg at the start \d/, 'the machine\'s load is printed beside the figures')
+  t.match(cells[1]![13], /^0 \(/, "no signal of the board naming another board's uris was indexed")
+  t.match(cells[1]![14], /\d+×200/, "the attacker's proxied requests were answered")
+  t.match(output, /\/proc\/loadavg at the start \d/, "the machine's load is printed beside the figures")
 })

@@ -49,7 +49,10 @@ export function pageBudget(o: PageBudgetOptions) {
         const late = new AbortController()
         const res = await fetch(input, { ...init, signal: init.signal ? AbortSignal.any([init.signal, late.signal]) : late.signal })
         if (!res.body) return res
-        const timer = setTimeout(() => (drop(), late.abort(new PageDropped(`the page's body did not arrive within ${o.bodyTimeoutMs} ms`))), o.bodyTimeoutMs)
+        const timer = setTimeout(
+          () => (drop(), late.abort(new PageDropped(`the page's body did not arrive within ${o.bodyTimeoutMs} ms`))),
+          o.bodyTimeoutMs,
+        )
         const reader = res.body.getReader()
         const body = new ReadableStream<Uint8Array>({
           async pull(ctl) {
@@ -68,7 +71,11 @@ export function pageBudget(o: PageBudgetOptions) {
               drop()
               followPagesShed.inc()
               void reader.cancel().catch(() => {})
-              return ctl.error(new PageDropped(`followed pages hold ${held} bytes; this one's next ${n} would pass AGGREGATOR_FOLLOW_MAX_BYTES (${o.maxBytes})`))
+              return ctl.error(
+                new PageDropped(
+                  `followed pages hold ${held} bytes; this one's next ${n} would pass AGGREGATOR_FOLLOW_MAX_BYTES (${o.maxBytes})`,
+                ),
+              )
             }
             held += n
             page.bytes += n
