@@ -11,15 +11,16 @@ import { freePort, startRole, type RoleProc } from './lib/procs.js'
 // aggregator, and in a `+proxy` phase proxied requests to them), then calm again. For every phase,
 // in the same run: p50/p99 of the honest clients, the aggregator's RSS, heap, event-loop delay and
 // CPU per honest operation, and what the hostile boards got into the index (bench/lib/attack-phase.ts).
-// BENCH_BEFORE=<checkout>: the same phases first against that checkout's aggregator (build it first).
+// BENCH_BEFORE=<checkout>: the same phases first against that checkout's aggregator (build it first;
+// BENCH_BEFORE_ENV='A=1 B=2': settings of that aggregator only, to compare a setting in one build).
 // One table. Run under `flock /tmp/bench.lock`.
 // Settings: BENCH_PHASES (calm,huge,gzip,pinned,oversized,foreign,trickle,stall,huge+proxy,
 // pinned+proxy,trickle+proxy,calm again), BENCH_PHASE_SECONDS (15), BENCH_WARMUP_SECONDS (3),
-// BENCH_HONEST_BOARDS (2), BENCH_FOLLOWERS (6 per board, half with a token), BENCH_PUBLISH_PER_S (2
-// per board), BENCH_HOSTILE_BOARDS (2), BENCH_STALL_BOARDS (24, each stalling after 2 MB),
+// BENCH_HONEST_BOARDS (2), BENCH_FOLLOWERS (6 per board, half with a token), BENCH_PUBLISH_PER_S (1.5
+// per board: slower than the follower's page rate, 120 a minute, so a publish never waits for it), BENCH_HOSTILE_BOARDS (2), BENCH_STALL_BOARDS (24, each stalling after 2 MB),
 // BENCH_ATTACK_CONCURRENCY (16), BENCH_QUOTA_ROWS (2000: the pinned flood reaches it within a
-// phase), BENCH_TRACE=1 (the aggregator's memory every 5 s), AGGREGATOR_FOLLOW_MAX_BYTES (passed
-// on), DATABASE_URL.
+// phase), BENCH_TRACE=1 (the aggregator's memory every 5 s), BENCH_AGG_ENV='A=1 B=2' (settings of
+// every aggregator started), DATABASE_URL.
 
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test'
 const num = (k: string, d: number) => Number(process.env[k] ?? d)
@@ -70,10 +71,21 @@ async function role(kind: 'server' | 'aggregator', name: string, env: Record<str
 
 const commit = (dir: string) => execFileSync('git', ['-C', dir, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim()
 
-async function runBuild(build: string, boards: Array<{ p: RoleProc; authority: string }>, root: string | undefined): Promise<string[]> {
-  const follow: Record<string, string> = process.env.AGGREGATOR_FOLLOW_MAX_BYTES
-    ? { AGGREGATOR_FOLLOW_MAX_BYTES: process.env.AGGREGATOR_FOLLOW_MAX_BYTES }
-    : {}
+/** `A=1 B=2` → { A: '1', B: '2' }. */
+const envOf = (text = '') =>
+  Object.fromEntries(
+    text
+      .split(/\s+/)
+      .filter(Boolean)
+      .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+  )
+
+async function runBuild(
+  build: string,
+  boards: Array<{ p: RoleProc; authority: string }>,
+  root: string | undefined,
+  extra: Record<string, string>,
+): Promise<string[]> {
   const { p: agg } = await role(
     'aggregator',
     `agg${open.length}`,
@@ -83,7 +95,7 @@ async function runBuild(build: string, boards: Array<{ p: RoleProc; authority: s
       SERVER_ADMIN_TOKEN: ADMIN,
       AGGREGATOR_REGISTER_RATE_LIMIT_MAX: '0', // the attacker registers fresh boards (20 an hour per identity and address by default)
       AGGREGATOR_BOARD_INDEX_ROWS_MAX: String(QUOTA),
-      ...follow,
+      ...extra,
     },
     root,
   )
@@ -98,7 +110,7 @@ async function runBuild(build: string, boards: Array<{ p: RoleProc; authority: s
   const honest = honestLoad({
     agg: agg.url,
     boards: boards.map((b) => ({ url: b.p.url, authority: b.authority })),
-    publishPerSecond: num('BENCH_PUBLISH_PER_S', 2),
+    publishPerSecond: num('BENCH_PUBLISH_PER_S', 1.5),
     followers: num('BENCH_FOLLOWERS', 6),
     readers: 2,
     searchers: 2,
@@ -135,13 +147,15 @@ try {
   const boards = []
   for (let i = 0; i < num('BENCH_HONEST_BOARDS', 2); i++) boards.push(await role('server', `board${i}`, NO_BUDGETS))
   const before = process.env.BENCH_BEFORE
+  const [aggEnv, beforeEnv] = [envOf(process.env.BENCH_AGG_ENV), envOf(process.env.BENCH_BEFORE_ENV)]
+  const label = (name: string, env: Record<string, string>) => `${name}${Object.keys(env).length ? ` ${process.env.BENCH_BEFORE_ENV}` : ''}`
   const rows = [
-    ...(before ? await runBuild(`before (${commit(before)})`, boards, before) : []),
-    ...(await runBuild(`this (${commit('.')})`, boards, undefined)),
+    ...(before ? await runBuild(label(`before (${commit(before)})`, beforeEnv), boards, before, { ...aggEnv, ...beforeEnv }) : []),
+    ...(await runBuild(`this (${commit('.')})`, boards, undefined, aggEnv)),
   ]
   out(
     `\naggregator attack bench, ${new Date().toISOString()}: ${boards.length} honest boards, ${num('BENCH_FOLLOWERS', 6)} followers each through the proxy (half with a token), ` +
-      `${num('BENCH_PUBLISH_PER_S', 2)} publishes/s each, ${SECONDS} s per phase, index quota ${QUOTA} rows per board, ${ATTACK.concurrency} proxied requests at once in a +proxy phase; ` +
+      `${num('BENCH_PUBLISH_PER_S', 1.5)} publishes/s each, ${SECONDS} s per phase, index quota ${QUOTA} rows per board, ${ATTACK.concurrency} proxied requests at once in a +proxy phase; ` +
       `/proc/loadavg at the start ${load0}, at the end ${loadavg()} (the machine's 2 cores are shared with other engineers' test runs; the attacker, the honest clients, the boards and PostgreSQL run on them too)\n`,
   )
   out(HEADER)
