@@ -4,20 +4,21 @@ import { HEADER, loadavg, runPhase, type AttackSettings } from './lib/attack-pha
 import { honestLoad } from './lib/honest-load.js'
 import { freePort, startRole, type RoleProc } from './lib/procs.js'
 
-// npm run bench:aggregator-attack — issue 33's figures: an aggregator (a process of the built code,
-// its settings at their defaults but for the few below) with BENCH_HONEST_BOARDS honest boards and
-// their honest clients (bench/lib/honest-load.ts), first calm, then beside each attack in turn, each
-// by a process of its own (bench/lib/attacker-proc.ts: hostile boards registered with the
-// aggregator, and in a `+proxy` phase proxied requests to them), then calm again. For every phase,
-// in the same run: p50/p99 of the honest clients, the aggregator's RSS, heap, event-loop delay and
-// CPU per honest operation, and what the hostile boards got into the index (bench/lib/attack-phase.ts).
-// BENCH_BEFORE=<checkout>: the same phases first against that checkout's aggregator (build it first;
-// BENCH_BEFORE_ENV='A=1 B=2': settings of that aggregator only, to compare a setting in one build).
-// One table. Run under `flock /tmp/bench.lock`.
+// npm run bench:aggregator-attack — the aggregator beside hostile boards: an aggregator (a process
+// of the built code, its settings at their defaults but for the few below) with BENCH_HONEST_BOARDS
+// honest boards and their honest clients (bench/lib/honest-load.ts), first calm, then beside each
+// attack in turn, each by a process of its own (bench/lib/attacker-proc.ts: hostile boards
+// registered with the aggregator, and in a `+proxy` phase proxied requests to them), then calm
+// again. For every phase, in the same run: p50/p99 of the honest clients, the aggregator's RSS,
+// heap, event-loop delay and CPU per honest operation, and what the hostile boards got into the
+// index (bench/lib/attack-phase.ts). BENCH_BEFORE=<checkout>: the same phases first against that
+// checkout's aggregator (build it first; BENCH_BEFORE_ENV='A=1 B=2': settings of that aggregator
+// only, to compare a setting in one build). One table. Run under `flock /tmp/bench.lock`.
 // Settings: BENCH_PHASES (calm,huge,gzip,pinned,oversized,foreign,trickle,stall,huge+proxy,
 // pinned+proxy,trickle+proxy,calm again), BENCH_PHASE_SECONDS (15), BENCH_WARMUP_SECONDS (3),
-// BENCH_HONEST_BOARDS (2), BENCH_FOLLOWERS (6 per board, half with a token), BENCH_PUBLISH_PER_S (1.5
-// per board: slower than the follower's page rate, 120 a minute, so a publish never waits for it), BENCH_HOSTILE_BOARDS (2), BENCH_STALL_BOARDS (24, each stalling after 2 MB),
+// BENCH_HONEST_BOARDS (2), BENCH_FOLLOWERS (6 per board, half with a token), BENCH_PUBLISH_PER_S
+// (1.5 per board: slower than the follower's page rate, 120 a minute, so a publish never waits for
+// it), BENCH_HOSTILE_BOARDS (2), BENCH_STALL_BOARDS (24, each stalling after 2 MB),
 // BENCH_ATTACK_CONCURRENCY (16), BENCH_QUOTA_ROWS (2000: the pinned flood reaches it within a
 // phase), BENCH_TRACE=1 (the aggregator's memory every 5 s), BENCH_AGG_ENV='A=1 B=2' (settings of
 // every aggregator started), DATABASE_URL.
