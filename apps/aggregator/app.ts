@@ -29,7 +29,7 @@ export async function startAggregator(cfg: Config, log: Logger, opts: Aggregator
   const ctx = await createAggregatorContext(cfg, log, opts)
   try {
     const rechecks = await startRechecks(ctx)
-    watchAggregator({ proxiedInFlight: () => ctx.proxy.inFlight, searchesWaiting: () => ctx.search.waiting, boardsFollowed: () => ctx.followers.following.length })
+    watchAggregator({ proxiedInFlight: () => ctx.proxy.inFlight, searchesWaiting: () => ctx.search.waiting, boardsFollowed: () => ctx.followers.following.length, followBytesHeld: () => ctx.followers.bytesHeld })
     const app = createHttpApp(log, cfg.http, ctx.limits) // every request spends its address's request budget first
     app.register(healthRoutes, {
       ready: async () => {

@@ -82,6 +82,8 @@ export async function createAggregatorContext(cfg: Config, log: Logger, o: Aggre
       quota: { rows: a.boardRowsMax, bytes: a.boardBytesMax, pinHorizonSeconds: a.pinHorizonSeconds },
       pageMaxBytes: a.pageMaxBytes,
       pagesPerMinute: a.boardPagesPerMinute,
+      followMaxBytes: a.followMaxBytes,
+      pageBodyTimeoutMs: a.fetchTimeoutMs,
     })
     root.defer(() => followers.stop())
     return { cfg, log, db, schema, redis, policy, agent, fetchOpts, store, registry: reg, index, proxy, search, followers, limits, close: root.close }

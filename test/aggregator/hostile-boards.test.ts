@@ -3,7 +3,7 @@ import pg from 'pg'
 import t from 'tap'
 import { TEST_DATABASE_URL } from '../helpers/services.js'
 import { eventually } from '../helpers/wait.js'
-import { startHostileBoard } from './hostile-board.js'
+import { startHostileBoard } from '../../bench/lib/hostile-board.js'
 import { startAggregatorProcess, startBoardProcess } from './processes.js'
 import { auth, startTestAggregator, startTestBoard } from './support.js'
 

@@ -1,7 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
+import { eventually } from '../helpers/wait.js'
 import { projectPath } from '../../libs/shared/paths.js'
 import { freePort, startProcess } from '../helpers/process.js'
 import { assertServicesUp, dropSchema, TEST_DATABASE_URL, uniqueSchema } from '../helpers/services.js'
@@ -20,6 +21,21 @@ t.test('the aggregator process starts, is ready, and stops on SIGTERM with exit 
   t.equal((await fetch(`${url}/readyz`)).status, 200, 'ready')
   t.match(await (await fetch(`${url}/.well-known/wire-aggregator`)).json(), { role: 'aggregator' })
   t.match(proc.output(), /"app":"aggregator"/, 'logs as the aggregator')
+  proc.signal('SIGTERM')
+  t.same(await proc.exited, { code: 0, signal: null }, 'a clean stop')
+})
+
+t.test('the aggregator tunes itself as a read side: its young generation capped, and the memory of a burst given back once quiet', async (t) => {
+  await assertServicesUp()
+  const schema = uniqueSchema('aggtune')
+  t.teardown(() => dropSchema(schema))
+  const port = await freePort()
+  const env = { ...process.env, DATABASE_URL: TEST_DATABASE_URL, AGGREGATOR_PG_SCHEMA: schema, SERVER_PORT: String(port), SERVER_HOST: '127.0.0.1', LOG_LEVEL: 'info', READER_SEMI_SPACE_MB: '2', IDLE_GC_INTERVAL_MS: '1000' }
+  const proc = await startProcess(t, process.execPath, [projectPath('dist/apps/aggregator/main.js')], env, /"listening"/)
+  const url = `http://127.0.0.1:${port}`
+  t.ok(readFileSync(`/proc/${proc.child.pid}/cmdline`, 'utf8').split('\0').includes('--max-semi-space-size=2'), 'it runs itself again, same pid, with READER_SEMI_SPACE_MB')
+  const idleGcs = async () => Number(/^wire_idle_gc_total (\d+)/m.exec(await (await fetch(`${url}/metrics`)).text())?.[1])
+  t.ok(await eventually(async () => (await idleGcs()) >= 1, 15_000), 'and makes its memory-reducing collection once quiet after its start (IDLE_GC_INTERVAL_MS)')
   proc.signal('SIGTERM')
   t.same(await proc.exited, { code: 0, signal: null }, 'a clean stop')
 })

@@ -2,7 +2,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import t from 'tap'
 import { eventually } from '../helpers/wait.js'
-import { startHostileBoard } from './hostile-board.js'
+import { startHostileBoard } from '../../bench/lib/hostile-board.js'
 import { startTestAggregator, startTestBoard } from './support.js'
 
 // Fair accounting through the proxy: one client (one address) cannot spend the board's budget of

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { buildClientIfMissing, launchBrowser, openPage } from '../helpers/browser.js'
-import { startHostileBoard } from './hostile-board.js'
+import { startHostileBoard } from '../../bench/lib/hostile-board.js'
 import { auth, startTestAggregator, startTestBoard } from './support.js'
 
 // A registrant's answers cannot act on the aggregator's origin: no cookies cross, anything that is

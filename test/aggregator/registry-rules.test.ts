@@ -5,7 +5,7 @@ import { addressPolicy } from '../../apps/aggregator/outbound/address-policy.js'
 import { recheckDeps } from '../../apps/aggregator/rechecks.js'
 import { recheckBoards } from '../../apps/aggregator/registry/recheck.js'
 import { TEST_DATABASE_URL } from '../helpers/services.js'
-import { startHostileBoard } from './hostile-board.js'
+import { startHostileBoard } from '../../bench/lib/hostile-board.js'
 import { startTestAggregator, startTestBoard } from './support.js'
 
 // The registry's rules against a registrant who probes them: dropped boards leave room and are

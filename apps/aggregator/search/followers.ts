@@ -5,6 +5,7 @@ import type { Logger } from '../../../libs/shared/log/index.js'
 import { refusedSignals } from '../metrics.js'
 import type { RegisteredBoard, RegistryStore } from '../registry/store.js'
 import type { IndexQuota, IndexStore } from './index-store.js'
+import { pageBudget } from './page-budget.js'
 import { validatePage } from './validate.js'
 
 export interface FollowersOptions {
@@ -27,6 +28,10 @@ export interface FollowersOptions {
   pageMaxBytes: number
   /** Pages read from one board per minute, at most. */
   pagesPerMinute: number
+  /** Decoded bytes of followed pages held at once, every board together (page-budget.ts). */
+  followMaxBytes: number
+  /** A followed page's body must arrive this long after its headers (ms). */
+  pageBodyTimeoutMs: number
 }
 
 /** Signals per followed page: as many of the largest the protocol allows (and their envelopes) as fit in the page's bytes. */
@@ -52,14 +57,17 @@ export function boardFollowers(registry: RegistryStore, index: IndexStore, log: 
   let lock: Pick<pg.Client, 'end'> | null = null
 
   const limit = pageLimit(o.pageMaxBytes)
+  const budget = pageBudget({ maxBytes: o.followMaxBytes, bodyTimeoutMs: o.pageBodyTimeoutMs })
   const gapMs = 60_000 / o.pagesPerMinute
   const followOne = async (board: RegisteredBoard, signal: AbortSignal) => {
     const flog = log.child({ board: board.authority })
+    // the board's pages count against the process's budget from their first byte until indexed
+    const counted = budget.forBoard(o.fetch)
     while (!signal.aborted) {
       const current = await registry.get(board.authority).catch(() => null)
       if (!current || current.status === 'dropped' || current.overQuotaAt) return
       // a stranger's answers: each page read as a stream and cut at pageMaxBytes, counted after decoding
-      const client = new WireClient({ url: current.url, fetch: o.fetch, maxBytes: o.pageMaxBytes })
+      const client = new WireClient({ url: current.url, fetch: counted.fetch, maxBytes: o.pageMaxBytes })
       const batch: EmittedSignal[] = []
       let stored = current.feedCursor ?? 0
       let lastPage = 0
@@ -73,11 +81,11 @@ export function boardFollowers(registry: RegistryStore, index: IndexStore, log: 
           minIntervalMs: 200,
           dedupeWindow: 1000, // per board, and there may be AGGREGATOR_MAX_BOARDS of them; the index's unique key catches any repeat
           onCursor: async (c) => {
-            if (batch.length === 0 && c === stored) return
+            if (batch.length === 0 && c === stored) return counted.release()
             const { signals, refused } = validatePage(batch.splice(0), board.authority)
             for (const [reason, n] of Object.entries(refused)) refusedSignals.inc({ reason }, n)
             if (Object.keys(refused).length) flog.warn({ refused }, 'signals not indexed: they break the protocol')
-            const { added, cut } = await index.add(board.authority, signals, c, o.quota)
+            const { added, cut } = await index.add(board.authority, signals, c, o.quota).finally(counted.release)
             stored = c
             if (added > 0) o.onIndexed()
             if (cut) {
@@ -101,6 +109,8 @@ export function boardFollowers(registry: RegistryStore, index: IndexStore, log: 
         }
         flog.warn({ err: String(err) }, 'follow failed; resuming from the stored cursor')
         await pause(2000, signal)
+      } finally {
+        counted.release()
       }
     }
   }
@@ -158,6 +168,10 @@ export function boardFollowers(registry: RegistryStore, index: IndexStore, log: 
     sync: () => (ticking = ticking.then(tick)),
     get following() {
       return [...running.keys()]
+    },
+    /** Decoded bytes of followed pages held now (AGGREGATOR_FOLLOW_MAX_BYTES bounds it). */
+    get bytesHeld() {
+      return budget.held
     },
     async stop() {
       clearInterval(timer)

@@ -128,6 +128,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       boardRowsMax: e.AGGREGATOR_BOARD_INDEX_ROWS_MAX,
       boardBytesMax: e.AGGREGATOR_BOARD_INDEX_BYTES_MAX,
       boardPagesPerMinute: e.AGGREGATOR_BOARD_PAGES_PER_MINUTE,
+      followMaxBytes: Math.max(e.AGGREGATOR_FOLLOW_MAX_BYTES, e.AGGREGATOR_PAGE_MAX_BYTES),
       pinHorizonSeconds: e.AGGREGATOR_PIN_HORIZON_SECONDS,
       proxyPerAddressMax: e.AGGREGATOR_PROXY_PER_ADDRESS_MAX,
       proxyPerBoardMax: e.AGGREGATOR_PROXY_PER_BOARD_MAX,

@@ -101,11 +101,11 @@ export const tuning = group('Sweeper and tuning', '', {
   ),
   READER_SEMI_SPACE_MB: setting(
     int(0, 1024, 4),
-    `V8's young generation (\`--max-semi-space-size\`, MB) a reader runs itself again with (\`0\`: node's default; a size in \`NODE_OPTIONS\` wins) ${SIZE_AND_SCALE}.`,
+    `V8's young generation (\`--max-semi-space-size\`, MB) a reader (and the board's one process, the aggregator) runs itself again with (\`0\`: node's default; a size in \`NODE_OPTIONS\` wins) ${SIZE_AND_SCALE}.`,
   ),
   IDLE_GC_INTERVAL_MS: setting(
     int(0, 86_400_000, 10_000),
-    `At most one memory-reducing collection (then glibc's \`malloc_trim\`) per this many ms, when a read side goes quiet after its RSS grew; \`0\`: never ${SIZE_AND_SCALE}.`,
+    `At most one memory-reducing collection (then glibc's \`malloc_trim\`) per this many ms, when a read side (a reader, the board's one process, the aggregator) goes quiet after its RSS grew; \`0\`: never ${SIZE_AND_SCALE}.`,
   ),
   IDLE_GC_RSS_BUDGET_MB: setting(
     int(0, 1_048_576, 200),

@@ -46,6 +46,10 @@ export const aggregator = group('The aggregator', `([docs/aggregator.md](docs/ag
   ),
   AGGREGATOR_BOARD_INDEX_BYTES_MAX: setting(int(65_536, 68_719_476_736, 104_857_600), 'The same in bytes of stored signals.'),
   AGGREGATOR_BOARD_PAGES_PER_MINUTE: setting(int(1, 1_000_000, 120), 'Pages the follower reads from one board per minute, at most.'),
+  AGGREGATOR_FOLLOW_MAX_BYTES: setting(
+    int(65_536, 4_294_967_296, 33_554_432),
+    "Decoded bytes of followed pages the process holds at once, every board together, each page from its first byte until it is indexed; a page whose next bytes would pass it is dropped and read again after a backoff, and a page's body must arrive within `AGGREGATOR_FETCH_TIMEOUT_MS` of its headers. At least `AGGREGATOR_PAGE_MAX_BYTES`.",
+  ),
   AGGREGATOR_PIN_HORIZON_SECONDS: setting(
     int(60, 365 * DAY, DAY),
     'A signal its board says is pinned stays searchable this long after it was indexed (not for good).',

@@ -1,9 +1,10 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import { createGzip } from 'node:zlib'
-import type { Test } from 'tap'
 
 // A board run by an attacker: a small real HTTP server that answers /.well-known/wire as a Wire
 // board does (so it registers), then misbehaves on the feed, by-id reads or anything proxied.
+// The aggregator's tests (test/aggregator) and its attack benchmark (bench/aggregator-attack.ts)
+// both run it.
 
 export type Misbehaviour =
   /** A feed page of `hugeBytes` plain bytes (streamed, never valid JSON). */
@@ -20,16 +21,29 @@ export type Misbehaviour =
   | 'trickle'
   /** A valid, quiet feed; any other path is an HTML page with a cookie and a permissive CSP. */
   | 'html'
+  /** A feed page's first `stallBytes` (JSON white space after `{"signals":[`), then nothing, never ending. */
+  | 'stall'
 
 export interface HostileBoard {
   url: string
   authority: string
   /** Feed requests answered so far. */
   pages: number
+  /** Those that came from the aggregator's follower (no X-Forwarded-For: not proxied for a client). */
+  followed: number
   /** Requests in progress. */
   open: number
-  /** Every path asked for, as it arrived. */
+  /** Every path asked for, as it arrived (the last 1,000). */
   paths: string[]
+  /** Answers the client closed before they ended. */
+  cut: number
+  /** Stops it now (also done at teardown). */
+  close(): Promise<void>
+}
+
+/** Where a board is torn down: a tap test, or a benchmark's list of steps. */
+export interface Teardown {
+  teardown(step: () => unknown): void
 }
 
 const id = (n: number) => `H${String(n).padStart(19, '0')}`
@@ -72,14 +86,22 @@ function stream(out: NodeJS.WritableStream, total: number, done: () => void) {
   more()
 }
 
-export async function startHostileBoard(t: Test, mode: Misbehaviour, o: { hugeBytes?: number; trickleMs?: number; authority?: string } = {}): Promise<HostileBoard> {
+export interface HostileOptions {
+  hugeBytes?: number
+  trickleMs?: number
+  stallBytes?: number
+  authority?: string
+}
+
+export async function startHostileBoard(t: Teardown, mode: Misbehaviour, o: HostileOptions = {}): Promise<HostileBoard> {
   const hugeBytes = o.hugeBytes ?? 150 * 1024 * 1024
-  const state: HostileBoard = { url: '', authority: '', pages: 0, open: 0, paths: [] }
+  const state: HostileBoard = { url: '', authority: '', pages: 0, followed: 0, open: 0, paths: [], cut: 0, close: async () => {} }
   const sockets = new Set<import('node:net').Socket>()
   const timers = new Set<NodeJS.Timeout>()
   const json = (res: ServerResponse, body: unknown) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body))
   const feed = (req: IncomingMessage, res: ServerResponse) => {
     state.pages++
+    if (req.headers['x-forwarded-for'] === undefined) state.followed++
     const q = new URL(req.url!, 'http://x').searchParams
     const cursor = Number(q.get('cursor') ?? 0)
     const limit = Math.min(100, Number(q.get('limit') ?? 100))
@@ -96,6 +118,10 @@ export async function startHostileBoard(t: Test, mode: Misbehaviour, o: { hugeBy
       gz.write('{"signals":[')
       return stream(gz, hugeBytes, () => gz.end())
     }
+    if (mode === 'stall') {
+      res.writeHead(200, { 'content-type': 'application/json' })
+      return void res.write(`{"signals":[${' '.repeat(o.stallBytes ?? 40_000)}`)
+    }
     if (mode === 'trickle' || mode === 'html') return json(res, { signals: [], nextCursor: cursor, serverNow })
     const signals = Array.from({ length: limit }, (_, i) => {
       const n = cursor + i + 1
@@ -108,9 +134,10 @@ export async function startHostileBoard(t: Test, mode: Misbehaviour, o: { hugeBy
   }
   const server = createServer((req, res) => {
     state.open++
-    res.once('close', () => state.open--)
+    res.once('close', () => (state.open--, res.writableFinished || state.cut++))
     const path = req.url!.split('?')[0]!
     state.paths.push(path)
+    if (state.paths.length > 1000) state.paths.shift()
     if (path.endsWith('/.well-known/wire')) // at any base path
       return json(res, { protocol: 'wire', version: '1', subwires: [{ authority: o.authority ?? state.authority, name: `hostile ${mode}` }], features: ['signals', 'poll'], limits: { maxLimit: 100 } })
     if (mode === 'trickle') {
@@ -132,10 +159,13 @@ export async function startHostileBoard(t: Test, mode: Misbehaviour, o: { hugeBy
   const { port } = server.address() as { port: number }
   state.url = `http://127.0.0.1:${port}`
   state.authority = `127.0.0.1:${port}`
-  t.teardown(async () => {
-    for (const x of timers) clearInterval(x)
-    for (const s of sockets) s.destroy()
-    await new Promise((r) => server.close(r))
-  })
+  let closed: Promise<void> | null = null
+  state.close = () =>
+    (closed ??= (async () => {
+      for (const x of timers) clearInterval(x)
+      for (const s of sockets) s.destroy()
+      await new Promise((r) => server.close(r))
+    })())
+  t.teardown(() => state.close())
   return state
 }
