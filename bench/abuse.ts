@@ -40,14 +40,24 @@ try {
   await runPhase(server.url, null) // warm-up (the tail takes in the seed, JIT, pools): not reported
   const phases: Phase[] = []
   for (const attack of [null, ...ATTACKS, null]) phases.push(await runPhase(server.url, attack))
-  log(`\n${SECONDS} s per phase; ${FOLLOWERS} long-poll followers and ${PUBLISHERS} publishers (${(PUBLISHERS * 1000) / PUBLISH_EVERY_MS}/s), each on its own address; ${SEED} signals seeded`)
-  log('| phase | delivery p50 / p99 ms | publish p50 / p99 ms | honest failures | attack requests (status: count) | server CPU ms / request |')
+  log(
+    `\n${SECONDS} s per phase; ${FOLLOWERS} long-poll followers and ${PUBLISHERS} publishers (${(PUBLISHERS * 1000) / PUBLISH_EVERY_MS}/s), each on its own address; ${SEED} signals seeded`,
+  )
+  log(
+    '| phase | delivery p50 / p99 ms | publish p50 / p99 ms | honest failures | attack requests (status: count) | server CPU ms / request |',
+  )
   log('| --- | --- | --- | --- | --- | --- |')
   for (const p of phases) {
     const d = [...p.delivery].sort((a, b) => a - b)
     const q = [...p.publish].sort((a, b) => a - b)
-    const codes = [...p.attacks].sort((a, b) => a[0] - b[0]).map(([k, v]) => `${k}: ${v}`).join(', ') || '—'
-    log(`| ${p.name} | ${round(percentile(d, 50), 1)} / ${round(percentile(d, 99), 1)} | ${round(percentile(q, 50), 1)} / ${round(percentile(q, 99), 1)} | ${p.publishFailed} | ${codes} | ${round(p.cpuMsPerRequest, 3)} |`)
+    const codes =
+      [...p.attacks]
+        .sort((a, b) => a[0] - b[0])
+        .map(([k, v]) => `${k}: ${v}`)
+        .join(', ') || '—'
+    log(
+      `| ${p.name} | ${round(percentile(d, 50), 1)} / ${round(percentile(d, 99), 1)} | ${round(percentile(q, 50), 1)} / ${round(percentile(q, 99), 1)} | ${p.publishFailed} | ${codes} | ${round(p.cpuMsPerRequest, 3)} |`,
+    )
   }
 } finally {
   await server.stop()
@@ -69,7 +79,14 @@ async function seed(db: pg.Client) {
 }
 
 async function runPhase(url: string, attack: Attack | null): Promise<Phase> {
-  const phase: Phase = { name: attack?.name ?? 'no attack', delivery: [], publish: [], publishFailed: 0, attacks: new Map(), cpuMsPerRequest: 0 }
+  const phase: Phase = {
+    name: attack?.name ?? 'no attack',
+    delivery: [],
+    publish: [],
+    publishFailed: 0,
+    attacks: new Map(),
+    cpuMsPerRequest: 0,
+  }
   const stop = new AbortController()
   setMaxListeners(1000, stop.signal) // every attack request listens on it
   const followers = Array.from({ length: FOLLOWERS }, (_, i) => from(url, `127.0.1.${i + 1}`, 2))

@@ -29,13 +29,26 @@ async function dropSchemas() {
   await c.end()
 }
 
-const NO_BUDGETS = { READ_RATE_LIMIT_MAX: '0', LONG_POLLS_PER_ADDRESS_MAX: '0', PUBLISH_RATE_LIMIT_MAX: '0', PUBLISH_ADDRESS_RATE_LIMIT_MAX: '0', PUBLISH_ATTEMPT_RATE_LIMIT_MAX: '0', NEW_IDENTITY_RATE_LIMIT_MAX: '0', SHED_EVENT_LOOP_DELAY_MS: '0' }
+const NO_BUDGETS = {
+  READ_RATE_LIMIT_MAX: '0',
+  LONG_POLLS_PER_ADDRESS_MAX: '0',
+  PUBLISH_RATE_LIMIT_MAX: '0',
+  PUBLISH_ADDRESS_RATE_LIMIT_MAX: '0',
+  PUBLISH_ATTEMPT_RATE_LIMIT_MAX: '0',
+  NEW_IDENTITY_RATE_LIMIT_MAX: '0',
+  SHED_EVENT_LOOP_DELAY_MS: '0',
+}
 
 async function board(n: number): Promise<{ proc: RoleProc; authority: string }> {
   const port = nextPort++
   const schema = `${run}_board${n}`
   schemas.push(schema)
-  const proc = await startRole('server', port, { DATABASE_URL, WIRE_PG_SCHEMA: schema, PUBLIC_WIRE_HOST: `127.0.0.1:${port}`, ...NO_BUDGETS })
+  const proc = await startRole('server', port, {
+    DATABASE_URL,
+    WIRE_PG_SCHEMA: schema,
+    PUBLIC_WIRE_HOST: `127.0.0.1:${port}`,
+    ...NO_BUDGETS,
+  })
   open.push(proc)
   return { proc, authority: `127.0.0.1:${port}` }
 }
@@ -59,12 +72,20 @@ async function aggregator(extra: Record<string, string> = {}): Promise<RoleProc>
 }
 
 async function register(agg: RoleProc, url: string) {
-  const r = await fetch(`${agg.url}/registry/boards`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` }, body: JSON.stringify({ url }) })
+  const r = await fetch(`${agg.url}/registry/boards`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
+    body: JSON.stringify({ url }),
+  })
   if (r.status !== 201) throw new Error(`register ${url}: ${r.status} ${await r.text()}`)
 }
 
 const publish = async (url: string, text: string) => {
-  const r = await fetch(`${url}/sw/signals`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` }, body: JSON.stringify({ $type: 'broadcast', text }) })
+  const r = await fetch(`${url}/sw/signals`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
+    body: JSON.stringify({ $type: 'broadcast', text }),
+  })
   if (r.status !== 200) throw new Error(`publish: ${r.status}`)
   return ((await r.json()) as { signal: { id: string } }).signal.id
 }
@@ -99,18 +120,27 @@ async function proxiedPolls(pollers: number, shared: boolean) {
   }
   const rep = await held.report()
   const cpu = agg.cpuSeconds() - cpu0
-  const refusedLines = agg.logTail().split('\n').filter((l) => l.includes('refused under load') || l.includes('"request failed"'))
+  const refusedLines = agg
+    .logTail()
+    .split('\n')
+    .filter((l) => l.includes('refused under load') || l.includes('"request failed"'))
   const answers = pollers * rounds
   await held.stop()
   await agg.stop()
   await b.proc.stop()
-  out(`proxied long-polls, ${shared ? 'shared' : 'each its own upstream request'}: ${pollers} waiting through one aggregator process (errors ${rep.errors} ${JSON.stringify(rep.refusals)} ${JSON.stringify(rep.reasons)})`)
+  out(
+    `proxied long-polls, ${shared ? 'shared' : 'each its own upstream request'}: ${pollers} waiting through one aggregator process (errors ${rep.errors} ${JSON.stringify(rep.refusals)} ${JSON.stringify(rep.reasons)})`,
+  )
   // which hop refused, and why: the aggregator's own refusals and failures (reason and cause), counted
   const why = new Map<string, number>()
   for (const l of refusedLines) {
     let k = 'a cut line'
     try {
-      const { reason, cause, err } = JSON.parse(l) as { reason?: string; cause?: string; err?: { message?: string; cause?: { message?: string } } }
+      const { reason, cause, err } = JSON.parse(l) as {
+        reason?: string
+        cause?: string
+        err?: { message?: string; cause?: { message?: string } }
+      }
       k = err ? `${err.message} (${err.cause?.message ?? 'no cause'})` : `${reason} (${cause ?? 'no cause'})`
     } catch {
       // the tail's first line, cut
@@ -118,8 +148,17 @@ async function proxiedPolls(pollers: number, shared: boolean) {
     why.set(k, (why.get(k) ?? 0) + 1)
   }
   for (const [k, n] of why) out(`  refused at the aggregator (the last 64 KiB of its log): ${n} × ${k}`)
-  out(`  aggregator RSS: ${round(rss0 / 2 ** 20)} MiB idle, ${round(rss1 / 2 ** 20)} MiB holding them: ${round((rss1 - rss0) / pollers / 1024, 1)} KiB per waiting poll`)
-  out(`  aggregator CPU: ${round((cpu * 1e6) / answers, 1)} us per proxied answer (${answers} answers plus their re-polls), publish → last answer p50 ${round(percentile([...spreads].sort((a, b) => a - b), 50))} ms`)
+  out(
+    `  aggregator RSS: ${round(rss0 / 2 ** 20)} MiB idle, ${round(rss1 / 2 ** 20)} MiB holding them: ${round((rss1 - rss0) / pollers / 1024, 1)} KiB per waiting poll`,
+  )
+  out(
+    `  aggregator CPU: ${round((cpu * 1e6) / answers, 1)} us per proxied answer (${answers} answers plus their re-polls), publish → last answer p50 ${round(
+      percentile(
+        [...spreads].sort((a, b) => a - b),
+        50,
+      ),
+    )} ms`,
+  )
 }
 
 async function freshness() {
@@ -136,7 +175,10 @@ async function freshness() {
   let following = true
   const follower = (async () => {
     while (following) {
-      const page = (await (await fetch(`${agg.url}/search/signals?cursor=${cursor}&wait=5&limit=100`)).json()) as { signals: Array<{ id: string }>; nextCursor: number }
+      const page = (await (await fetch(`${agg.url}/search/signals?cursor=${cursor}&wait=5&limit=100`)).json()) as {
+        signals: Array<{ id: string }>
+        nextCursor: number
+      }
       const now = performance.now()
       for (const s of page.signals) if (!seen.has(s.id)) seen.set(s.id, now)
       cursor = page.nextCursor
@@ -159,7 +201,9 @@ async function freshness() {
   const lat = [...acked].map(([id, t]) => (seen.get(id) ?? Infinity) - t).sort((a, b) => a - b)
   const cpu = agg.cpuSeconds() - cpu0
   out(`index freshness: ${boards} boards publishing together, ${acked.size} signals (${each} each, one per ${gap} ms per board)`)
-  out(`  publish acknowledged → found by a search long-poll: p50 ${round(percentile(lat, 50))} ms, p99 ${round(percentile(lat, 99))} ms, max ${round(lat.at(-1)!)} ms; ${lat.filter((x) => x === Infinity).length} never found`)
+  out(
+    `  publish acknowledged → found by a search long-poll: p50 ${round(percentile(lat, 50))} ms, p99 ${round(percentile(lat, 99))} ms, max ${round(lat.at(-1)!)} ms; ${lat.filter((x) => x === Infinity).length} never found`,
+  )
   out(`  aggregator CPU: ${round((cpu * 1000) / acked.size, 3)} ms per indexed signal (following, indexing, answering the search)`)
 }
 
@@ -167,7 +211,13 @@ try {
   // the same run: each poll on its own upstream request (the most a process's 20,000 open files allow
   // is under 10,000 then: two sockets each), then shared at that count, then shared at AGG_POLLERS
   const base = Number(process.env.AGG_BASE_POLLERS ?? 6000)
-  if (PART !== 'freshness') for (const [n, shared] of [[base, false], [base, true], [Number(process.env.AGG_POLLERS ?? 10_000), true]] as const) if (n > 0) await proxiedPolls(n, shared)
+  if (PART !== 'freshness')
+    for (const [n, shared] of [
+      [base, false],
+      [base, true],
+      [Number(process.env.AGG_POLLERS ?? 10_000), true],
+    ] as const)
+      if (n > 0) await proxiedPolls(n, shared)
   if (PART !== 'proxy') await freshness()
 } finally {
   for (const p of open.reverse()) await p.stop()

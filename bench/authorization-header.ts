@@ -36,11 +36,21 @@ perCall('old pattern, 15,900 spaces', () => OLD.exec(PATHOLOGICAL), 5)
 
 const dir = mkdtempSync(join(tmpdir(), 'wire-bench-auth-'))
 const port = 20_000 + Math.floor(Math.random() * 20_000)
-const server = await startRole('server', port, { WIRE_DATA_DIR: dir, PUBLISH_RATE_LIMIT_MAX: '1000000', PUBLISH_ADDRESS_RATE_LIMIT_MAX: '0', PUBLISH_ATTEMPT_RATE_LIMIT_MAX: '0', NEW_IDENTITY_RATE_LIMIT_MAX: '0' })
+const server = await startRole('server', port, {
+  WIRE_DATA_DIR: dir,
+  PUBLISH_RATE_LIMIT_MAX: '1000000',
+  PUBLISH_ADDRESS_RATE_LIMIT_MAX: '0',
+  PUBLISH_ATTEMPT_RATE_LIMIT_MAX: '0',
+  NEW_IDENTITY_RATE_LIMIT_MAX: '0',
+})
 try {
   const publish = async (authorization: string) => {
     const t0 = performance.now()
-    const res = await fetch(`${server.url}/sw/signals`, { method: 'POST', headers: { authorization, 'content-type': 'application/json' }, body: '{"$type":"bench"}' })
+    const res = await fetch(`${server.url}/sw/signals`, {
+      method: 'POST',
+      headers: { authorization, 'content-type': 'application/json' },
+      body: '{"$type":"bench"}',
+    })
     await res.arrayBuffer()
     return { ms: performance.now() - t0, status: res.status }
   }
@@ -64,7 +74,9 @@ try {
   attacking = false
   await attacker
   log(`honest publish p50/p99 alone:        ${round(percentile(quiet, 50))} / ${round(percentile(quiet, 99))} ms`)
-  log(`honest publish p50/p99 under attack: ${round(percentile(loud, 50))} / ${round(percentile(loud, 99))} ms (${attacks} attack requests, answered ${[...statuses].join(', ')})`)
+  log(
+    `honest publish p50/p99 under attack: ${round(percentile(loud, 50))} / ${round(percentile(loud, 99))} ms (${attacks} attack requests, answered ${[...statuses].join(', ')})`,
+  )
 } finally {
   await server.stop()
   rmSync(dir, { recursive: true, force: true })

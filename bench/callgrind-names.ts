@@ -50,9 +50,14 @@ for (const line of out.split('\n')) {
     continue
   }
   const jit = /^\?\?\?:0x([0-9a-f]+) \[\?\?\?\]$/.exec(m[2]!)
-  const name = jit ? (nameOf(parseInt(jit[1]!, 16)) ?? 'JIT code (unnamed)') : m[2]!.replace(/^\?\?\?:/, '').replace(/ \[\/.*node\/bin\/node\]$/, '')
+  const name = jit
+    ? (nameOf(parseInt(jit[1]!, 16)) ?? 'JIT code (unnamed)')
+    : m[2]!.replace(/^\?\?\?:/, '').replace(/ \[\/.*node\/bin\/node\]$/, '')
   own.set(name, (own.get(name) ?? 0) + ir)
 }
 const rows = [...own].sort((a, b) => b[1] - a[1]).slice(0, top)
 process.stdout.write(`${total.toLocaleString('en-US')} instructions in ${file}\n`)
-for (const [name, ir] of rows) process.stdout.write(`${ir.toLocaleString('en-US').padStart(14)} ${((ir / total) * 100).toFixed(2).padStart(6)} %  ${name.slice(0, 160)}\n`)
+for (const [name, ir] of rows)
+  process.stdout.write(
+    `${ir.toLocaleString('en-US').padStart(14)} ${((ir / total) * 100).toFixed(2).padStart(6)} %  ${name.slice(0, 160)}\n`,
+  )

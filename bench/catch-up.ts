@@ -19,16 +19,24 @@ const sql = sqlOn(DATABASE_URL)
 
 /** N signals as the writer stores them (dense seq, head moved), tags `bench` and one of `g0`..`g3`. */
 async function seed(schema: string) {
-  await sql(`
+  await sql(
+    `
     insert into ${schema}.signals (seq, id, origin, origin_name, origin_uri, origin_verified, type, tags, payload, ref_id, ttl_seconds, created_at, expires_at)
     select i, lpad(i::text, 20, 'x'), 'fp_bench', null, 'sw://localhost/identities/fp_bench', true, 'broadcast',
            array['bench', 'g' || (i % 4)], '{"$type":"broadcast","text":"signal ' || i || '"}', null, 43200, now(), now() + interval '12 hours'
-    from generate_series(1, $1::int) i`, [N])
+    from generate_series(1, $1::int) i`,
+    [N],
+  )
   await sql(`update ${schema}.feed_head set seq = $1`, [N])
 }
 
 const analysed = async (schema: string) =>
-  (await sql<{ n: string }>(`select coalesce(sum(analyze_count + autoanalyze_count), 0) as n from pg_stat_user_tables where schemaname = $1 and relname like 'signals%'`, [schema]))[0]?.n ?? '0'
+  (
+    await sql<{ n: string }>(
+      `select coalesce(sum(analyze_count + autoanalyze_count), 0) as n from pg_stat_user_tables where schemaname = $1 and relname like 'signals%'`,
+      [schema],
+    )
+  )[0]?.n ?? '0'
 
 /** One follower from cursor 0 reading `limit` at a time for SECONDS: signals/s and ms per request. */
 async function follow(base: string, limit: number, filter: string) {
@@ -39,7 +47,10 @@ async function follow(base: string, limit: number, filter: string) {
   let requests = 0
   const t0 = performance.now()
   while (performance.now() - t0 < SECONDS * 1000) {
-    const r = JSON.parse((await c.request('GET', `/sw/signals?cursor=${cursor}&limit=${limit}${filter}`)).body) as { signals: unknown[]; nextCursor: number }
+    const r = JSON.parse((await c.request('GET', `/sw/signals?cursor=${cursor}&limit=${limit}${filter}`)).body) as {
+      signals: unknown[]
+      nextCursor: number
+    }
     requests++
     signals += r.signals.length
     if (r.nextCursor === cursor) break // caught up
@@ -48,7 +59,14 @@ async function follow(base: string, limit: number, filter: string) {
   const s = (performance.now() - t0) / 1000
   const cpu = (await metric(base, 'process_cpu_seconds_total')) - cpu0
   c.close()
-  return { limit, filter: filter || 'none', signalsPerSecond: Math.round(signals / s), msPerRequest: round((s * 1000) / requests), serverCpuMsPerRequest: round((cpu * 1000) / requests, 3), reachedCursor: cursor }
+  return {
+    limit,
+    filter: filter || 'none',
+    signalsPerSecond: Math.round(signals / s),
+    msPerRequest: round((s * 1000) / requests),
+    serverCpuMsPerRequest: round((cpu * 1000) / requests, 3),
+    reachedCursor: cursor,
+  }
 }
 
 async function deepCursor(base: string) {
@@ -66,13 +84,25 @@ async function measure(label: string, root: string | undefined) {
   const port = 4700 + Math.floor(Math.random() * 200)
   // the server migrates the fresh schema; seeding happens after, while it runs (as publishes would).
   // One client address does every read: per-address budgets off, as a board behind many clients would not see them
-  const env = { DATABASE_URL, WIRE_PG_SCHEMA: schema, WAKE_FALLBACK_POLL_MS: '200', READ_RATE_LIMIT_MAX: '0', LONG_POLLS_PER_ADDRESS_MAX: '0' }
+  const env = {
+    DATABASE_URL,
+    WIRE_PG_SCHEMA: schema,
+    WAKE_FALLBACK_POLL_MS: '200',
+    READ_RATE_LIMIT_MAX: '0',
+    LONG_POLLS_PER_ADDRESS_MAX: '0',
+  }
   const server = await startRole('server', port, env, root)
   try {
     await seed(schema)
     await untilHead(server.url, N)
     out(`${label}: ${N} signals behind, table analysed ${await analysed(schema)} times before the run`)
-    for (const [limit, filter] of [[3, ''], [3, '&tag=g1'], [100, ''], [100, '&tag=g1']] as const) out(`  ${JSON.stringify(await follow(server.url, limit, filter))}`)
+    for (const [limit, filter] of [
+      [3, ''],
+      [3, '&tag=g1'],
+      [100, ''],
+      [100, '&tag=g1'],
+    ] as const)
+      out(`  ${JSON.stringify(await follow(server.url, limit, filter))}`)
     out(`  deep cursor (cursor=1000&limit=7, 8 clients): ${JSON.stringify(await deepCursor(server.url))}`)
     out(`  table analysed ${await analysed(schema)} times by the end of the run`)
   } finally {
@@ -83,5 +113,12 @@ async function measure(label: string, root: string | undefined) {
 
 // BENCH_BEFORE=<another built checkout>: before and after alternate, twice, in one run
 const before = process.env.BENCH_BEFORE
-const builds: Array<[string, string | undefined]> = before ? [['before', before], ['after', undefined], ['before', before], ['after', undefined]] : [['this build', undefined]]
+const builds: Array<[string, string | undefined]> = before
+  ? [
+      ['before', before],
+      ['after', undefined],
+      ['before', before],
+      ['after', undefined],
+    ]
+  : [['this build', undefined]]
 for (const [label, root] of builds) await measure(label, root)

@@ -34,7 +34,12 @@ export function optionsFrom(argv: string[], note: (line: string) => void): DayOp
   if (argv.includes('--short')) return { ...SHORT, note }
   const ports = (process.env.DAY_PORTS ?? '5464,5465').split(',').map(Number) as [number, number]
   return {
-    shape: { ...DEFAULT_SHAPE, dayRows: env('DAY_ROWS', DEFAULT_SHAPE.dayRows), ttlMix: process.env.TTL_MIX ? parseTtlMix(process.env.TTL_MIX) : DEFAULT_SHAPE.ttlMix, keyShare: env('KEY_SHARE', DEFAULT_SHAPE.keyShare) },
+    shape: {
+      ...DEFAULT_SHAPE,
+      dayRows: env('DAY_ROWS', DEFAULT_SHAPE.dayRows),
+      ttlMix: process.env.TTL_MIX ? parseTtlMix(process.env.TTL_MIX) : DEFAULT_SHAPE.ttlMix,
+      keyShare: env('KEY_SHARE', DEFAULT_SHAPE.keyShare),
+    },
     simHours: env('SIM_HOURS', 66),
     rate: env('RATE', 5000),
     maxBatch: env('MAX_BATCH', 500),

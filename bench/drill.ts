@@ -18,10 +18,15 @@ function table(reports: DrillReport[]): string[] {
     '|---|---|---|---|---|---|---|---|---|---|---|',
   ]
   for (const r of reports) {
-    const refused = Object.entries(r.refused).map(([k, v]) => `${v}×${k}`).join(' ') || '0'
+    const refused =
+      Object.entries(r.refused)
+        .map(([k, v]) => `${v}×${k}`)
+        .join(' ') || '0'
     const failed = r.checks.filter((c) => !c.ok).map((c) => c.what)
     const checks = failed.length ? `failed: ${failed.join('; ')}` : `${r.checks.length} ok`
-    lines.push(`| ${r.drill} | ${r.acknowledged}/${r.publishes} | ${r.lost} | ${r.skipped} | ${r.caughtUp}/${r.followers} | ${refused} | ${s(r.detectS)} | ${s(r.recoverS)} | ${checks} | ${r.ready ? 'yes' : 'no'} | ${r.saw.replaceAll('|', '\\|')} |`)
+    lines.push(
+      `| ${r.drill} | ${r.acknowledged}/${r.publishes} | ${r.lost} | ${r.skipped} | ${r.caughtUp}/${r.followers} | ${refused} | ${s(r.detectS)} | ${s(r.recoverS)} | ${checks} | ${r.ready ? 'yes' : 'no'} | ${r.saw.replaceAll('|', '\\|')} |`,
+    )
   }
   return lines
 }

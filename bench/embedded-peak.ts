@@ -16,7 +16,8 @@ import { freePort } from './lib/procs.js'
 const SETTINGS = (process.env.BENCH_PEAK_SETTINGS ?? '0,1').split(',')
 const ROUNDS = Number(process.env.BENCH_PEAK_ROUNDS ?? 2)
 const BOARDS = (process.env.BENCH_PEAK_BOARDS ?? '0').split(',')
-const status = (pid: number, k: string) => Number(new RegExp(`^${k}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) / 1024
+const status = (pid: number, k: string) =>
+  Number(new RegExp(`^${k}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) / 1024
 
 async function start(dir: string, optimize: string, boards: string): Promise<string> {
   // a network's boards listen on SERVER_PORT and the ports after it: a free port, and (most likely) the next ones;
@@ -26,12 +27,27 @@ async function start(dir: string, optimize: string, boards: string): Promise<str
     const p = await freePort()
     return p >= base && p < base + 10 ? another() : p
   }
-  const ports = { SERVER_PORT: String(base), WIRE_NETWORK_AGGREGATOR_PORT: String(await another()), WIRE_NETWORK_IDENTITY_PORT: String(await another()) }
-  const env: Record<string, string | undefined> = { ...process.env, ...ports, WIRE_NETWORK_BOARDS: boards, WIRE_DATA_DIR: dir, LOG_LEVEL: 'warn', WIRE_CONFIG: '/nonexistent', WIRE_EMBEDDED_WASM_OPTIMIZE: optimize }
+  const ports = {
+    SERVER_PORT: String(base),
+    WIRE_NETWORK_AGGREGATOR_PORT: String(await another()),
+    WIRE_NETWORK_IDENTITY_PORT: String(await another()),
+  }
+  const env: Record<string, string | undefined> = {
+    ...process.env,
+    ...ports,
+    WIRE_NETWORK_BOARDS: boards,
+    WIRE_DATA_DIR: dir,
+    LOG_LEVEL: 'warn',
+    WIRE_CONFIG: '/nonexistent',
+    WIRE_EMBEDDED_WASM_OPTIMIZE: optimize,
+  }
   delete env.DATABASE_URL
   delete env.REDIS_URL
   const t0 = Date.now()
-  const p = spawn(projectPath('node_modules/.bin/node'), [projectPath('dist/apps/server/main.js')], { env: env as NodeJS.ProcessEnv, stdio: ['ignore', 'pipe', 'pipe'] })
+  const p = spawn(projectPath('node_modules/.bin/node'), [projectPath('dist/apps/server/main.js')], {
+    env: env as NodeJS.ProcessEnv,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
   let out = ''
   p.stderr.on('data', (d) => (out += d))
   await new Promise<void>((res, rej) => {

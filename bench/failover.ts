@@ -43,7 +43,9 @@ async function main() {
         await cleanup.run()
       }
     }
-  out('| standby | run | publishes | acknowledged | 503 | acknowledged lost | lost but served | cursor gaps | followers caught up | publish outage s | 503 window s | p50 ms | p99 ms | acked/s | writer CPU ms/publish |')
+  out(
+    '| standby | run | publishes | acknowledged | 503 | acknowledged lost | lost but served | cursor gaps | followers caught up | publish outage s | 503 window s | p50 ms | p99 ms | acked/s | writer CPU ms/publish |',
+  )
   out('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|')
   for (const mode of ['sync', 'async'] as const) results.filter((r) => r.mode === mode).forEach((r, i) => void out(row(r, i)))
 }

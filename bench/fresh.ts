@@ -46,7 +46,9 @@ async function once(role: 'server' | 'reader', label: string, root: string | und
     // read after the RSS: a request to the process
     const collected = await metric(proc.url, 'wire_idle_gc_total')
     if (process.env.BENCH_MEMORY_DETAIL === '1')
-      out(`  ${role} ${label} ${rss.toFixed(1)} MiB, pid ${proc.child.pid}: smaps MB ${JSON.stringify(smaps)}; heap MB used/committed ${JSON.stringify(await heapSpaces(proc.url))}`)
+      out(
+        `  ${role} ${label} ${rss.toFixed(1)} MiB, pid ${proc.child.pid}: smaps MB ${JSON.stringify(smaps)}; heap MB used/committed ${JSON.stringify(await heapSpaces(proc.url))}`,
+      )
     await new Promise((r) => setTimeout(r, (LATER_SECONDS - SETTLE_SECONDS) * 1000))
     return `${rss.toFixed(1)}${collected > 0 ? '*' : ''} (${vmRss(proc.child.pid!).toFixed(1)})`
   } finally {
@@ -57,10 +59,21 @@ async function once(role: 'server' | 'reader', label: string, root: string | und
 }
 
 const before = process.env.BENCH_BEFORE
-const builds = (before ? [['before', before], ['after', undefined]] : [['after', undefined]]) as Array<[string, string | undefined]>
-out(`fresh processes (${EMBEDDED ? 'embedded' : 'PostgreSQL'}), VmRSS ${SETTLE_SECONDS} s after /readyz (* the idle collection had run by then) and (${LATER_SECONDS} s after), ${STARTS} starts each, ${new Date().toISOString()}`)
+const builds = (
+  before
+    ? [
+        ['before', before],
+        ['after', undefined],
+      ]
+    : [['after', undefined]]
+) as Array<[string, string | undefined]>
+out(
+  `fresh processes (${EMBEDDED ? 'embedded' : 'PostgreSQL'}), VmRSS ${SETTLE_SECONDS} s after /readyz (* the idle collection had run by then) and (${LATER_SECONDS} s after), ${STARTS} starts each, ${new Date().toISOString()}`,
+)
 for (const role of ROLES) {
   const figures = new Map<string, string[]>(builds.map(([label]) => [label, []]))
   for (let i = 0; i < STARTS; i++) for (const [label, root] of builds) figures.get(label)!.push(await once(role, label, root))
-  out(`${role === 'server' ? 'single process' : role}: ${builds.map(([label]) => `${label} ${figures.get(label)!.join(' ')}`).join('; ')} MiB`)
+  out(
+    `${role === 'server' ? 'single process' : role}: ${builds.map(([label]) => `${label} ${figures.get(label)!.join(' ')}`).join('; ')} MiB`,
+  )
 }

@@ -25,7 +25,12 @@ const AUTHORITY = 'board.example:443'
 const out = (s: string) => process.stdout.write(`${s}\n`)
 const schema = `bidn_${process.pid}`
 
-const NO_BUDGETS = { READ_RATE_LIMIT_MAX: '0', IDENTITY_VERIFY_RATE_LIMIT_MAX: '0', IDENTITY_CALLS_RATE_LIMIT_MAX: '0', SHED_EVENT_LOOP_DELAY_MS: '0' }
+const NO_BUDGETS = {
+  READ_RATE_LIMIT_MAX: '0',
+  IDENTITY_VERIFY_RATE_LIMIT_MAX: '0',
+  IDENTITY_CALLS_RATE_LIMIT_MAX: '0',
+  SHED_EVENT_LOOP_DELAY_MS: '0',
+}
 
 const ticks = (pid: number) => {
   const f = readFileSync(`/proc/${pid}/stat`, 'utf8')
@@ -37,12 +42,24 @@ const ticks = (pid: number) => {
 async function backendCpu(db: pg.Client): Promise<number> {
   const r = await db.query<{ pid: number }>(`select pid from pg_stat_activity where application_name = 'wire-identity'`)
   let s = 0
-  for (const { pid } of r.rows) s += (() => { try { return ticks(pid) } catch { return 0 } })()
+  for (const { pid } of r.rows)
+    s += (() => {
+      try {
+        return ticks(pid)
+      } catch {
+        return 0
+      }
+    })()
   return s
 }
 
 async function start(env: Record<string, string>, root?: string): Promise<RoleProc> {
-  return startRole('identity', await freePort(), { DATABASE_URL, IDENTITY_PG_SCHEMA: schema, REGISTER_RATE_LIMIT_MAX: '0', IDENTITY_REGISTER_HOURLY_MAX: '0', ...env }, root)
+  return startRole(
+    'identity',
+    await freePort(),
+    { DATABASE_URL, IDENTITY_PG_SCHEMA: schema, REGISTER_RATE_LIMIT_MAX: '0', IDENTITY_REGISTER_HOURLY_MAX: '0', ...env },
+    root,
+  )
 }
 const BEFORE = process.env.IDN_BEFORE
 
@@ -80,13 +97,21 @@ try {
   for (let i = 0; i < TOKENS; i++) {
     const reg = JSON.parse((await http.request('POST', '/identity/register', '{}')).body) as { token: string }
     masters.push(reg.token)
-    const d = JSON.parse((await http.request('POST', '/identity/tokens/derive', JSON.stringify({ authority: AUTHORITY, ttl: 86400 }), { authorization: `Bearer ${reg.token}` })).body) as { token: string }
+    const d = JSON.parse(
+      (
+        await http.request('POST', '/identity/tokens/derive', JSON.stringify({ authority: AUTHORITY, ttl: 86400 }), {
+          authorization: `Bearer ${reg.token}`,
+        })
+      ).body,
+    ) as { token: string }
     derived.push(d.token)
   }
   http.close()
   await setup.stop()
   procs.pop()
-  out(`identity network verify: ${TOKENS} identities, ${CONCURRENCY} clients, ${SECONDS} s each, PostgreSQL ${(await db.query<{ server_version: string }>('show server_version')).rows[0]!.server_version}`)
+  out(
+    `identity network verify: ${TOKENS} identities, ${CONCURRENCY} clients, ${SECONDS} s each, PostgreSQL ${(await db.query<{ server_version: string }>('show server_version')).rows[0]!.server_version}`,
+  )
 
   for (const [label, root] of [...(BEFORE ? [['before: ', BEFORE] as const] : []), [BEFORE ? 'after: ' : '', undefined] as const]) {
     const plain = await start(NO_BUDGETS, root)

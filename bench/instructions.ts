@@ -38,7 +38,12 @@ const IDLE_S = num('BENCH_IDLE_SECONDS', 10)
 const REPEAT = num('BENCH_REPEAT', 2)
 const ROLES = (process.env.BENCH_ROLES ?? 'server,writer').split(',') as Array<'server' | 'writer'>
 const KEEP = process.env.BENCH_CALLGRIND_KEEP
-const BUILDS: Array<[string, string | undefined]> = process.env.BENCH_BEFORE ? [['before', process.env.BENCH_BEFORE], ['after', undefined]] : [['this build', undefined]]
+const BUILDS: Array<[string, string | undefined]> = process.env.BENCH_BEFORE
+  ? [
+      ['before', process.env.BENCH_BEFORE],
+      ['after', undefined],
+    ]
+  : [['this build', undefined]]
 const schema = `bench_${Date.now()}`
 // as npm run bench: every client is 127.0.0.1, so the per-address budgets are off; the per-identity rate limit stays on (Redis), raised out of the way
 const env = {
@@ -81,7 +86,14 @@ interface Phase {
 }
 
 /** Runs `work` between a zero and a dump of the counters; its figure net of the idle rate. */
-async function phase(p: CallgrindProc, name: string, operations: number, idlePerSecond: number, work: () => Promise<void>, tag: string): Promise<Phase> {
+async function phase(
+  p: CallgrindProc,
+  name: string,
+  operations: number,
+  idlePerSecond: number,
+  work: () => Promise<void>,
+  tag: string,
+): Promise<Phase> {
   const b0 = [await metric(p.url, 'wire_batch_size_sum'), await metric(p.url, 'wire_batch_size_count')]
   await p.collect()
   await p.zero()
@@ -93,7 +105,14 @@ async function phase(p: CallgrindProc, name: string, operations: number, idlePer
   const idle = Math.round(idlePerSecond * seconds)
   const batches = (await metric(p.url, 'wire_batch_size_count')) - b0[1]!
   const avgBatch = batches > 0 ? round(((await metric(p.url, 'wire_batch_size_sum')) - b0[0]!) / batches, 1) : undefined
-  return { operations, instructions, seconds: round(seconds, 1), idle, perOperation: Math.round((instructions - idle) / operations), ...(avgBatch !== undefined && { avgBatch }) }
+  return {
+    operations,
+    instructions,
+    seconds: round(seconds, 1),
+    idle,
+    perOperation: Math.round((instructions - idle) / operations),
+    ...(avgBatch !== undefined && { avgBatch }),
+  }
 }
 
 async function measure(role: 'server' | 'writer', build: string | undefined, tag: string): Promise<Record<string, Phase>> {
@@ -147,7 +166,11 @@ async function measure(role: 'server' | 'writer', build: string | undefined, tag
 async function fanOut(p: CallgrindProc, idlePerSecond: number, tag: string): Promise<Phase> {
   const body = JSON.stringify({ $type: 'broadcast', $tags: ['bench'], text: 'fan-out' })
   const publish = async () => {
-    const res = await fetch(`${p.url}/sw/signals`, { method: 'POST', headers: { authorization: 'Bearer bench-fan-out-token', 'content-type': 'application/json' }, body })
+    const res = await fetch(`${p.url}/sw/signals`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer bench-fan-out-token', 'content-type': 'application/json' },
+      body,
+    })
     if (res.status !== 200) throw new Error(`publish answered ${res.status}`)
   }
   const head = ((await (await fetch(`${p.url}/sw/signals?limit=1`)).json()) as { nextCursor: number }).nextCursor
@@ -171,21 +194,29 @@ async function fanOut(p: CallgrindProc, idlePerSecond: number, tag: string): Pro
     await until(async () => (await waiting()) >= FOLLOWERS)
     await roundOf()
     let answers = 0
-    const r = await phase(p, 'fan-out', 1, idlePerSecond, async () => {
-      for (let i = 0; i < FANOUT_ROUNDS; i++) answers += await roundOf()
-    }, tag)
+    const r = await phase(
+      p,
+      'fan-out',
+      1,
+      idlePerSecond,
+      async () => {
+        for (let i = 0; i < FANOUT_ROUNDS; i++) answers += await roundOf()
+      },
+      tag,
+    )
     return { ...r, operations: answers, perOperation: Math.round((r.instructions - r.idle) / answers) }
   } finally {
     await followers.stop()
   }
 }
 
-
 const fmt = (n: number) => n.toLocaleString('en-US')
 
 async function main() {
   const started = new Date().toISOString()
-  log(`wire bench:instructions ${started}: ${cpus().length} cores, load ${loadavg()[0]!.toFixed(1)}, node ${process.version}; ${PUBLISHES} publishes in rounds of ${BATCH}, ${HEAD_POLLS} head polls, ${PAGES} newest pages, ${FOLLOWERS} followers x ${FANOUT_ROUNDS} publishes; builds: ${BUILDS.map((b) => b[0]).join(', ')}`)
+  log(
+    `wire bench:instructions ${started}: ${cpus().length} cores, load ${loadavg()[0]!.toFixed(1)}, node ${process.version}; ${PUBLISHES} publishes in rounds of ${BATCH}, ${HEAD_POLLS} head polls, ${PAGES} newest pages, ${FOLLOWERS} followers x ${FANOUT_ROUNDS} publishes; builds: ${BUILDS.map((b) => b[0]).join(', ')}`,
+  )
   if (KEEP) mkdirSync(KEEP, { recursive: true })
   const results: Record<string, Record<string, Array<Record<string, Phase>>>> = {}
   try {
@@ -194,7 +225,14 @@ async function main() {
         for (const [name, build] of BUILDS) {
           const r = await measure(role, build, `${name.replace(/ /g, '-')}-${role}-${i + 1}`)
           ;((results[role] ??= {})[name] ??= []).push(r)
-          log(`${role} [${name}] ${Object.entries(r).map(([k, v]) => `${k} ${fmt(v.perOperation)} instructions/op (${fmt(v.operations)} ops, ${fmt(v.instructions)} counted, idle ${fmt(v.idle)}, ${v.seconds} s${v.avgBatch ? `, avg batch ${v.avgBatch}` : ''})`).join('; ')}`)
+          log(
+            `${role} [${name}] ${Object.entries(r)
+              .map(
+                ([k, v]) =>
+                  `${k} ${fmt(v.perOperation)} instructions/op (${fmt(v.operations)} ops, ${fmt(v.instructions)} counted, idle ${fmt(v.idle)}, ${v.seconds} s${v.avgBatch ? `, avg batch ${v.avgBatch}` : ''})`,
+              )
+              .join('; ')}`,
+          )
         }
   } finally {
     await sql(`drop schema if exists "${schema}" cascade`)
@@ -207,14 +245,18 @@ async function main() {
     for (const ph of phases) {
       const runs = Object.entries(byBuild).map(([b, rs]) => [b, rs.map((r) => r[ph]!.perOperation)] as const)
       const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / xs.length
-      const spread = (xs: readonly number[]) => (xs.length > 1 ? ` (spread ${round(((Math.max(...xs) - Math.min(...xs)) / mean(xs)) * 100, 1)} %)` : '')
+      const spread = (xs: readonly number[]) =>
+        xs.length > 1 ? ` (spread ${round(((Math.max(...xs) - Math.min(...xs)) / mean(xs)) * 100, 1)} %)` : ''
       const ratio = runs.length === 2 ? `; after/before ${round(mean(runs[1]![1]) / mean(runs[0]![1]), 3)}` : ''
       log(`  ${role} ${ph}: ${runs.map(([b, xs]) => `${b} ${xs.map(fmt).join(', ')}${spread(xs)}`).join('; ')}${ratio}`)
     }
   }
   mkdirSync(projectPath('bench/results'), { recursive: true })
   const file = projectPath(`bench/results/instructions-${started.replace(/[:.]/g, '-')}.json`)
-  writeFileSync(file, `${JSON.stringify({ started, node: process.version, publishes: PUBLISHES, batch: BATCH, headPolls: HEAD_POLLS, pages: PAGES, followers: FOLLOWERS, fanOutRounds: FANOUT_ROUNDS, results }, null, 2)}\n`)
+  writeFileSync(
+    file,
+    `${JSON.stringify({ started, node: process.version, publishes: PUBLISHES, batch: BATCH, headPolls: HEAD_POLLS, pages: PAGES, followers: FOLLOWERS, fanOutRounds: FANOUT_ROUNDS, results }, null, 2)}\n`,
+  )
   log(`written to ${file}`)
 }
 

@@ -45,12 +45,18 @@ function run(warmRounds: number): Promise<string[]> {
       const c0 = process.cpuUsage()
       for (const s of sockets) s.write(body)
       const c = process.cpuUsage(c0)
-      if (turn >= 0) lines.push(`round ${turn}: ${round((c.user + c.system) / CONNECTIONS, 2)} µs CPU per write (system ${round(c.system / CONNECTIONS, 2)})`)
+      if (turn >= 0)
+        lines.push(
+          `round ${turn}: ${round((c.user + c.system) / CONNECTIONS, 2)} µs CPU per write (system ${round(c.system / CONNECTIONS, 2)})`,
+        )
       turn++
     }
     let client: ReturnType<typeof fork>
     server.listen(0, '127.0.0.1', () => {
-      client = fork(projectPath('dist/bench/lib/loopback-client.js'), [String((server.address() as net.AddressInfo).port), String(CONNECTIONS)])
+      client = fork(projectPath('dist/bench/lib/loopback-client.js'), [
+        String((server.address() as net.AddressInfo).port),
+        String(CONNECTIONS),
+      ])
     })
   })
 }

@@ -13,13 +13,25 @@ const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'
 const FOLLOWERS = (process.env.BENCH_SCRAPE_FOLLOWERS ?? '0,1000,10000').split(',').map(Number)
 const SCRAPES = Number(process.env.BENCH_SCRAPES ?? 20)
 const REPEAT = Number(process.env.BENCH_REPEAT ?? 2)
-const BUILDS: Array<[string, string | undefined]> = process.env.BENCH_BEFORE ? [['before', process.env.BENCH_BEFORE], ['after', undefined]] : [['this build', undefined]]
+const BUILDS: Array<[string, string | undefined]> = process.env.BENCH_BEFORE
+  ? [
+      ['before', process.env.BENCH_BEFORE],
+      ['after', undefined],
+    ]
+  : [['this build', undefined]]
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 const sql = sqlOn(DATABASE_URL)
 
 async function run(label: string, root: string | undefined) {
   const schema = `bench_scrape_${Date.now()}`
-  const env = { DATABASE_URL, REDIS_URL, WIRE_PG_SCHEMA: schema, READ_RATE_LIMIT_MAX: '0', LONG_POLLS_PER_ADDRESS_MAX: '0', HTTP_MAX_CONNECTIONS: '0' }
+  const env = {
+    DATABASE_URL,
+    REDIS_URL,
+    WIRE_PG_SCHEMA: schema,
+    READ_RATE_LIMIT_MAX: '0',
+    LONG_POLLS_PER_ADDRESS_MAX: '0',
+    HTTP_MAX_CONNECTIONS: '0',
+  }
   await (await startRole('server', await freePort(), env, root)).stop() // a reader never migrates
   const reader = await startRole('reader', await freePort(), env, root)
   try {
@@ -31,7 +43,9 @@ async function run(label: string, root: string | undefined) {
       const cpu0 = reader.cpuSeconds()
       const t0 = performance.now()
       for (let i = 0; i < SCRAPES; i++) await (await fetch(`${reader.url}/metrics`)).text()
-      out.push(`${n} followers: ${(((reader.cpuSeconds() - cpu0) / SCRAPES) * 1000).toFixed(1)} ms CPU, ${((performance.now() - t0) / SCRAPES).toFixed(1)} ms wall per scrape`)
+      out.push(
+        `${n} followers: ${(((reader.cpuSeconds() - cpu0) / SCRAPES) * 1000).toFixed(1)} ms CPU, ${((performance.now() - t0) / SCRAPES).toFixed(1)} ms wall per scrape`,
+      )
       await followers?.stop()
     }
     process.stdout.write(`${label}: ${out.join('; ')}\n`)

@@ -44,7 +44,10 @@ const skewed = (prefix: string, i: string) =>
 async function seed(schema: string) {
   const hasTags = (await sql<{ t: string | null }>(`select to_regclass('${schema}.signal_tags')::text as t`))[0]!.t !== null
   // never analysed, not even by autovacuum during the run: the plans must not depend on statistics
-  for (const { t } of await sql<{ t: string }>(`select c.oid::regclass::text as t from pg_class c where c.relnamespace = $1::regnamespace and c.relkind = 'r'`, [schema]))
+  for (const { t } of await sql<{ t: string }>(
+    `select c.oid::regclass::text as t from pg_class c where c.relnamespace = $1::regnamespace and c.relkind = 'r'`,
+    [schema],
+  ))
     await sql(`alter table ${t} set (autovacuum_enabled = false)`)
   await sql(`
     with ins as (
@@ -75,7 +78,9 @@ function filterParam(f: Filter, sel: (typeof SELECTIVITY)[number]): string | nul
 
 /** Cumulative CPU seconds of the PostgreSQL backends serving `schema` (found by their last query text). */
 async function backendCpu(schema: string): Promise<number> {
-  const pids = await sql<{ pid: number }>(`select pid from pg_stat_activity where query like $1 and pid <> pg_backend_pid()`, [`%${schema}%`])
+  const pids = await sql<{ pid: number }>(`select pid from pg_stat_activity where query like $1 and pid <> pg_backend_pid()`, [
+    `%${schema}%`,
+  ])
   let s = 0
   for (const { pid } of pids)
     try {
@@ -86,9 +91,15 @@ async function backendCpu(schema: string): Promise<number> {
   return s
 }
 const rowsRead = async (schema: string) =>
-  Number((await sql<{ n: string }>(
-    `select (select coalesce(sum(seq_tup_read), 0) from pg_stat_user_tables where schemaname = $1)
-          + (select coalesce(sum(idx_tup_read), 0) from pg_stat_user_indexes where schemaname = $1) as n`, [schema]))[0]!.n)
+  Number(
+    (
+      await sql<{ n: string }>(
+        `select (select coalesce(sum(seq_tup_read), 0) from pg_stat_user_tables where schemaname = $1)
+          + (select coalesce(sum(idx_tup_read), 0) from pg_stat_user_indexes where schemaname = $1) as n`,
+        [schema],
+      )
+    )[0]!.n,
+  )
 
 async function cell(server: RoleProc, schema: string, dir: string, paths: string[]) {
   const file = join(dir, 'paths.txt')
@@ -99,21 +110,35 @@ async function cell(server: RoleProc, schema: string, dir: string, paths: string
   await new Promise((res) => setTimeout(res, 1100)) // idle backends flush their table counters within a second
   const rows1 = await rowsRead(schema)
   const n = Math.max(1, r.requests)
-  return { rps: r.perSecond, cpuMs: round(((cpu1 - cpu0) * 1000) / n, 3), pgMs: round(((pgCpu1 - pgCpu0) * 1000) / n, 3), rows: Math.round((rows1 - rows0) / n), non2xx: r.non2xx, p99: r.p99 }
+  return {
+    rps: r.perSecond,
+    cpuMs: round(((cpu1 - cpu0) * 1000) / n, 3),
+    pgMs: round(((pgCpu1 - pgCpu0) * 1000) / n, 3),
+    rows: Math.round((rows1 - rows0) / n),
+    non2xx: r.non2xx,
+    p99: r.p99,
+  }
 }
 
 async function measure(label: string, root: string | undefined, table: Map<string, Record<string, unknown>>) {
   const schema = `bench_sweep_${Date.now()}`
   const port = 18700 + rand(50)
-  const env = { DATABASE_URL, WIRE_PG_SCHEMA: schema, WAKE_FALLBACK_POLL_MS: '200', READ_RATE_LIMIT_MAX: '0', LONG_POLLS_PER_ADDRESS_MAX: '0' }
+  const env = {
+    DATABASE_URL,
+    WIRE_PG_SCHEMA: schema,
+    WAKE_FALLBACK_POLL_MS: '200',
+    READ_RATE_LIMIT_MAX: '0',
+    LONG_POLLS_PER_ADDRESS_MAX: '0',
+  }
   const nodeArgs = root === undefined ? (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean) : []
   let server = await startRole('server', port, env, root, nodeArgs)
   const dir = mkdtempSync(join(tmpdir(), 'wire-sweep-'))
   try {
     await seed(schema)
     // BENCH_SWEEP_ROLE=reader: the single process made the schema; a reader role alone serves the sweep
-    if (ROLE === 'reader') (await server.stop(), (server = await startRole('reader', port + 1, env, root, nodeArgs)))
-    if (process.env.BENCH_SERVER_LOG && root === undefined) server.child.stdout!.on('data', (d: Buffer) => appendFileSync(process.env.BENCH_SERVER_LOG!, d))
+    if (ROLE === 'reader') await server.stop(), (server = await startRole('reader', port + 1, env, root, nodeArgs))
+    if (process.env.BENCH_SERVER_LOG && root === undefined)
+      server.child.stdout!.on('data', (d: Buffer) => appendFileSync(process.env.BENCH_SERVER_LOG!, d))
     await untilHead(server.url, N)
     if (process.env.BENCH_MEMORY_DETAIL === '1') await memoryDetail(`${label}, before the sweep`, [server], { sample: true })
     const run = async (name: string, make: () => string | null) => {
@@ -143,7 +168,9 @@ async function measure(label: string, root: string | undefined, table: Map<strin
     if (process.env.BENCH_MEMORY_DETAIL === '1') await memoryDetail(`${label}, ${IDLE_SECONDS} s later`, [server])
     const idle = `${Math.round(server.rssBytes() / 2 ** 20)} MB ${IDLE_SECONDS} s later, idle`
     const gcs = `idle collections ${await metric(server.url, 'wire_idle_gc_total')}, ${round((await metric(server.url, 'wire_idle_gc_cpu_seconds_total')) * 1000, 1)} ms CPU`
-    out(`  ${label}: server RSS after the sweep ${Math.round(rssLoaded / 2 ** 20)} MB (${idle}; ${gcs}); table analysed ${(await sql<{ n: string }>(`select coalesce(sum(analyze_count + autoanalyze_count), 0) as n from pg_stat_user_tables where schemaname = $1`, [schema]))[0]!.n} times`)
+    out(
+      `  ${label}: server RSS after the sweep ${Math.round(rssLoaded / 2 ** 20)} MB (${idle}; ${gcs}); table analysed ${(await sql<{ n: string }>(`select coalesce(sum(analyze_count + autoanalyze_count), 0) as n from pg_stat_user_tables where schemaname = $1`, [schema]))[0]!.n} times`,
+    )
   } finally {
     await server.stop()
     rmSync(dir, { recursive: true, force: true })
@@ -170,7 +197,28 @@ async function floor() {
     for (const [name, text] of Object.entries(scripts)) {
       const f = join(dir, 'q.sql')
       writeFileSync(f, text)
-      const o = execFileSync('pgbench', ['-n', '-c', String(CONNECTIONS), '-j', '2', '-T', String(Math.max(3, SECONDS)), '-f', f, '-h', u.hostname, '-p', u.port || '5432', '-U', u.username || 'root', u.pathname.slice(1)], { encoding: 'utf8' })
+      const o = execFileSync(
+        'pgbench',
+        [
+          '-n',
+          '-c',
+          String(CONNECTIONS),
+          '-j',
+          '2',
+          '-T',
+          String(Math.max(3, SECONDS)),
+          '-f',
+          f,
+          '-h',
+          u.hostname,
+          '-p',
+          u.port || '5432',
+          '-U',
+          u.username || 'root',
+          u.pathname.slice(1),
+        ],
+        { encoding: 'utf8' },
+      )
       res[name] = Math.round(Number(/tps = ([\d.]+)/.exec(o)?.[1] ?? 0))
       out(`  floor  ${name.padEnd(40)} ${res[name]}/s`)
     }
@@ -185,7 +233,12 @@ const table = new Map<string, Record<string, unknown>>()
 const before = process.env.BENCH_BEFORE
 out(`read sweep: ${N} signals, ${SECONDS} s a cell, wrk ${CONNECTIONS} connections, random paths`)
 const fl = await floor()
-for (const [label, root] of (before ? [['before', before], ['after', undefined]] : [['after', undefined]]) as Array<[string, string | undefined]>)
+for (const [label, root] of (before
+  ? [
+      ['before', before],
+      ['after', undefined],
+    ]
+  : [['after', undefined]]) as Array<[string, string | undefined]>)
   await measure(label, root, table)
 out('\nvs the floor (same run):')
 for (const [name, f] of Object.entries(fl))

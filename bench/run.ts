@@ -42,15 +42,38 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10)
 const REPEAT = Number(process.env.BENCH_REPEAT ?? 2)
 const ONLY = process.env.BENCH_ONLY
 const part = (name: 'publish' | 'reads' | 'fanout' | 'steady') => (name === 'steady' ? ONLY === name : !ONLY || ONLY === name)
-const STEADY = { readers: Number(process.env.BENCH_READERS ?? 1), signals: Number(process.env.BENCH_SIGNALS ?? 200), rate: Number(process.env.BENCH_RATE ?? 20) }
+const STEADY = {
+  readers: Number(process.env.BENCH_READERS ?? 1),
+  signals: Number(process.env.BENCH_SIGNALS ?? 200),
+  rate: Number(process.env.BENCH_RATE ?? 20),
+}
 // @NOTE this sandbox caps open files near 20,000 per process: a reader holds at most this many pollers here
 const PER_READER = 10_000
-const BUILDS: Array<[string, string | undefined]> = process.env.BENCH_BEFORE ? [['before', process.env.BENCH_BEFORE], ['after', undefined]] : [['this build', undefined]]
+const BUILDS: Array<[string, string | undefined]> = process.env.BENCH_BEFORE
+  ? [
+      ['before', process.env.BENCH_BEFORE],
+      ['after', undefined],
+    ]
+  : [['this build', undefined]]
 const schema = `bench_${Date.now()}`
 // every client here is 127.0.0.1: the per-address budgets and the connection cap would measure themselves
-const unlimited = { READ_RATE_LIMIT_MAX: '0', LONG_POLLS_PER_ADDRESS_MAX: '0', PUBLISH_ADDRESS_RATE_LIMIT_MAX: '0', PUBLISH_ATTEMPT_RATE_LIMIT_MAX: '0', NEW_IDENTITY_RATE_LIMIT_MAX: '0', HTTP_MAX_CONNECTIONS: '0' }
+const unlimited = {
+  READ_RATE_LIMIT_MAX: '0',
+  LONG_POLLS_PER_ADDRESS_MAX: '0',
+  PUBLISH_ADDRESS_RATE_LIMIT_MAX: '0',
+  PUBLISH_ATTEMPT_RATE_LIMIT_MAX: '0',
+  NEW_IDENTITY_RATE_LIMIT_MAX: '0',
+  HTTP_MAX_CONNECTIONS: '0',
+}
 // the per-identity rate limit stays on (through Redis), raised out of the way
-const env = { DATABASE_URL, REDIS_URL, WIRE_PG_SCHEMA: schema, PUBLISH_RATE_LIMIT_MAX: '1000000', WAKE_FALLBACK_POLL_MS: '60000', ...unlimited }
+const env = {
+  DATABASE_URL,
+  REDIS_URL,
+  WIRE_PG_SCHEMA: schema,
+  PUBLISH_RATE_LIMIT_MAX: '1000000',
+  WAKE_FALLBACK_POLL_MS: '60000',
+  ...unlimited,
+}
 const BUDGETS = process.env.BENCH_BUDGETS === '1'
 const FRONT = process.env.BENCH_FRONT === 'nginx'
 const SINGLE = process.env.BENCH_STEADY_SINGLE === '1'
@@ -58,13 +81,17 @@ if (process.env.BENCH_FRONT && !FRONT) throw new Error(`BENCH_FRONT=${process.en
 // readers in the fan-out: with BENCH_BUDGETS, every poll spends its follower's read budget and long-poll slot,
 // keyed on the follower's own X-Forwarded-For: one hop trusted, or two behind the front (a load balancer's, then nginx's)
 const readerEnv: Record<string, string> = BUDGETS
-  ? Object.fromEntries([...Object.entries(env).filter(([k]) => k !== 'READ_RATE_LIMIT_MAX' && k !== 'LONG_POLLS_PER_ADDRESS_MAX'), ['TRUST_PROXY', FRONT ? '2' : '1']])
+  ? Object.fromEntries([
+      ...Object.entries(env).filter(([k]) => k !== 'READ_RATE_LIMIT_MAX' && k !== 'LONG_POLLS_PER_ADDRESS_MAX'),
+      ['TRUST_PROXY', FRONT ? '2' : '1'],
+    ])
   : env
 /** BENCH_NGINX_KEEPALIVE: the front's idle connections kept to the readers per worker, instead of the recipe's. */
 const NGINX_KEEPALIVE = process.env.BENCH_NGINX_KEEPALIVE
 const READER_NODE_OPTIONS = process.env.BENCH_READER_NODE_OPTIONS
 /** The readers' environment for `build`: BENCH_READER_NODE_OPTIONS goes to this build's readers only, never to BENCH_BEFORE's. */
-const readerEnvOf = (build: string | undefined) => (READER_NODE_OPTIONS && build === undefined ? { ...readerEnv, NODE_OPTIONS: READER_NODE_OPTIONS } : readerEnv)
+const readerEnvOf = (build: string | undefined) =>
+  READER_NODE_OPTIONS && build === undefined ? { ...readerEnv, NODE_OPTIONS: READER_NODE_OPTIONS } : readerEnv
 const log = (s: string) => process.stdout.write(`${s}\n`)
 let port = 4700 + Math.floor(Math.random() * 200)
 
@@ -117,10 +144,16 @@ async function reads(build: string | undefined) {
 
 async function fanOuts(build: string | undefined, n: number): Promise<FanOutResult> {
   const writer = await startRole('writer', port++, env, build)
-  const readers = await Promise.all(Array.from({ length: Math.ceil(n / PER_READER) }, () => startRole('reader', port++, readerEnvOf(build), build)))
+  const readers = await Promise.all(
+    Array.from({ length: Math.ceil(n / PER_READER) }, () => startRole('reader', port++, readerEnvOf(build), build)),
+  )
   const body = JSON.stringify({ $type: 'broadcast', $tags: ['bench'], text: 'fan-out' })
   const publish = async () => {
-    const res = await fetch(`${writer.url}/sw/signals`, { method: 'POST', headers: { authorization: 'Bearer bench-fan-out-token', 'content-type': 'application/json' }, body })
+    const res = await fetch(`${writer.url}/sw/signals`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer bench-fan-out-token', 'content-type': 'application/json' },
+      body,
+    })
     if (res.status !== 200) throw new Error(`publish answered ${res.status}`)
   }
   try {
@@ -134,13 +167,30 @@ async function fanOuts(build: string | undefined, n: number): Promise<FanOutResu
 async function steady(build: string | undefined, n: number): Promise<SteadyResult> {
   if (SINGLE && FRONT) throw new Error('BENCH_STEADY_SINGLE: no front')
   // the single process (npm start's shape) is writer and reader at once, and measured as the reader
-  const writer = await startRole(SINGLE ? 'server' : 'writer', port++, SINGLE ? readerEnvOf(build) : FRONT ? { ...env, TRUST_PROXY: '1' } : env, build)
-  const readers = SINGLE ? [writer] : await Promise.all(Array.from({ length: STEADY.readers }, () => startRole('reader', port++, readerEnvOf(build), build)))
-  const front = FRONT ? await startFront(port++, { writers: [Number(new URL(writer.url).port)], readers: readers.map((r) => Number(new URL(r.url).port)), unused: port++ }, { ...(NGINX_KEEPALIVE && { readerKeepalive: Number(NGINX_KEEPALIVE) }) }) : undefined
+  const writer = await startRole(
+    SINGLE ? 'server' : 'writer',
+    port++,
+    SINGLE ? readerEnvOf(build) : FRONT ? { ...env, TRUST_PROXY: '1' } : env,
+    build,
+  )
+  const readers = SINGLE
+    ? [writer]
+    : await Promise.all(Array.from({ length: STEADY.readers }, () => startRole('reader', port++, readerEnvOf(build), build)))
+  const front = FRONT
+    ? await startFront(
+        port++,
+        { writers: [Number(new URL(writer.url).port)], readers: readers.map((r) => Number(new URL(r.url).port)), unused: port++ },
+        { ...(NGINX_KEEPALIVE && { readerKeepalive: Number(NGINX_KEEPALIVE) }) },
+      )
+    : undefined
   const publishTo = front?.url ?? writer.url
   const publish = async (k: number) => {
     const body = `{"$type":"broadcast","$tags":["bench"],"${TRACK_KEY}":${k}}`
-    const res = await fetch(`${publishTo}/sw/signals`, { method: 'POST', headers: { authorization: 'Bearer bench-fan-out-token', 'content-type': 'application/json' }, body })
+    const res = await fetch(`${publishTo}/sw/signals`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer bench-fan-out-token', 'content-type': 'application/json' },
+      body,
+    })
     if (res.status !== 200) throw new Error(`publish answered ${res.status}`)
   }
   try {
@@ -152,12 +202,20 @@ async function steady(build: string | undefined, n: number): Promise<SteadyResul
   }
 }
 
-
 async function main() {
   const started = new Date().toISOString()
   const readerOptions = READER_NODE_OPTIONS ? `; readers of ${BUILDS[BUILDS.length - 1]![0]} with NODE_OPTIONS=${READER_NODE_OPTIONS}` : ''
-  log(`wire bench ${started}: ${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, load ${loadavg()[0]!.toFixed(1)}, ${SECONDS} s per run, builds: ${BUILDS.map((b) => b[0]).join(', ')}${readerOptions}`)
-  const results: Record<string, unknown> = { started, cores: cpus().length, seconds: SECONDS, node: process.version, loadAvg: loadavg()[0], ...(READER_NODE_OPTIONS && { readerNodeOptions: READER_NODE_OPTIONS }) }
+  log(
+    `wire bench ${started}: ${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, load ${loadavg()[0]!.toFixed(1)}, ${SECONDS} s per run, builds: ${BUILDS.map((b) => b[0]).join(', ')}${readerOptions}`,
+  )
+  const results: Record<string, unknown> = {
+    started,
+    cores: cpus().length,
+    seconds: SECONDS,
+    node: process.version,
+    loadAvg: loadavg()[0],
+    ...(READER_NODE_OPTIONS && { readerNodeOptions: READER_NODE_OPTIONS }),
+  }
   const each = async <T>(what: string, run: (build: string | undefined) => Promise<T>, show: (r: T) => string) => {
     const out: Record<string, T[]> = {}
     for (let i = 0; i < REPEAT; i++)
@@ -170,21 +228,42 @@ async function main() {
   }
   try {
     if (part('publish')) {
-      results.publishWriter = await each('publish, writer, 64 connections', (b) => publishes(b, 'writer'), (r) => line('', r))
-      results.publishServer = await each('publish, single process, 64 connections', (b) => publishes(b, 'server'), (r) => line('', r))
+      results.publishWriter = await each(
+        'publish, writer, 64 connections',
+        (b) => publishes(b, 'writer'),
+        (r) => line('', r),
+      )
+      results.publishServer = await each(
+        'publish, single process, 64 connections',
+        (b) => publishes(b, 'server'),
+        (r) => line('', r),
+      )
     }
-    if (part('reads')) results.reads = await each('reads, 64 connections', reads, (r) => `\n  ${line('newest 100', r.newest100)}\n  ${line('head poll (wait=0)', r.headPoll)}`)
+    if (part('reads'))
+      results.reads = await each(
+        'reads, 64 connections',
+        reads,
+        (r) => `\n  ${line('newest 100', r.newest100)}\n  ${line('head poll (wait=0)', r.headPoll)}`,
+      )
     for (const n of part('fanout') ? POLLERS : [])
-      results[`fanOut${n}`] = await each(`long-poll fan-out, ${n} pollers${BUDGETS ? ', per-address budgets on' : ''}`, (b) => fanOuts(b, n), (r) =>
-        `${r.waiting}/${r.pollers} waiting, ${r.responses} responses (${r.errors} errors) over ${r.readers} reader(s), ${r.clientProcesses} client processes; reader CPU ${r.serverUsPerResponse} µs/response; ` +
-        `client ${r.clientUsPerResponse} µs/response, ${r.clientCores} cores${r.clientCores > 0.85 * r.clientProcesses ? ' — CLIENT SATURATED' : ''}; machine idle ${Math.round(r.machineIdle * 100)} %` +
-        `${r.machineIdle < 0.05 ? ' — MACHINE SATURATED (latency is the machine’s)' : ''}; ack→response p50 ${r.p50} ms p99 ${r.p99} ms; ${r.rssPerPollerKB} KB RSS (${r.heapPerPollerKB} KB heap) per poller; ${r.queriesPerWake} queries per wake`)
+      results[`fanOut${n}`] = await each(
+        `long-poll fan-out, ${n} pollers${BUDGETS ? ', per-address budgets on' : ''}`,
+        (b) => fanOuts(b, n),
+        (r) =>
+          `${r.waiting}/${r.pollers} waiting, ${r.responses} responses (${r.errors} errors) over ${r.readers} reader(s), ${r.clientProcesses} client processes; reader CPU ${r.serverUsPerResponse} µs/response; ` +
+          `client ${r.clientUsPerResponse} µs/response, ${r.clientCores} cores${r.clientCores > 0.85 * r.clientProcesses ? ' — CLIENT SATURATED' : ''}; machine idle ${Math.round(r.machineIdle * 100)} %` +
+          `${r.machineIdle < 0.05 ? ' — MACHINE SATURATED (latency is the machine’s)' : ''}; ack→response p50 ${r.p50} ms p99 ${r.p99} ms; ${r.rssPerPollerKB} KB RSS (${r.heapPerPollerKB} KB heap) per poller; ${r.queriesPerWake} queries per wake`,
+      )
     for (const n of part('steady') ? POLLERS : [])
-      results[`steady${n}x${SINGLE ? 'single' : STEADY.readers}${FRONT ? 'nginx' : ''}`] = await each(`steady fan-out, ${n} followers on ${SINGLE ? 'one single process' : `${STEADY.readers} reader(s)`}${FRONT ? ' through nginx' : ''}, ${STEADY.signals} signals at ${STEADY.rate}/s${BUDGETS ? ', per-address budgets on' : ''}`, (b) => steady(b, n), (r) =>
-        `${r.waiting}/${r.pollers} waiting; missed ${r.missed} of ${r.waiting * r.signals} pairs, ${r.duplicates} duplicates, ${r.errors} refused (${JSON.stringify(r.refusals)}); delivery p50 ${r.p50} ms p99 ${r.p99} ms max ${r.max} ms (after the first second: p50 ${r.warmP50} ms p99 ${r.warmP99} ms); ` +
-        `${r.responses} responses, reader CPU ${r.serverUsPerResponse} µs/response${r.frontUsPerResponse !== undefined ? `, nginx CPU ${r.frontUsPerResponse} µs/response (errors logged: ${JSON.stringify(r.frontErrors)})` : ''}; client ${r.clientUsPerResponse} µs/response, ${r.clientCores} cores over ${r.clientProcesses} processes${r.clientCores > 0.85 * r.clientProcesses ? ' — CLIENT SATURATED' : ''}; ` +
-        `machine idle ${Math.round(r.machineIdle * 100)} %${r.machineIdle < 0.05 ? ' — MACHINE SATURATED' : ''}; ${r.rssPerPollerKB} KB RSS per waiting poller (${r.rssHeldPerPollerKB ?? 'no idle collection, so no'} KB held once the reader collected; ${r.rssAfterPerPollerKB} KB after the run); ` +
-        `RSS ${r.rssMB.before} MB before, peak ${r.rssMB.peak} MB, ${r.rssMB.after} MB right after, ${r.rssMB.settled ?? '(no collection)'} MB once collected; load ${loadavg()[0]!.toFixed(1)}`)
+      results[`steady${n}x${SINGLE ? 'single' : STEADY.readers}${FRONT ? 'nginx' : ''}`] = await each(
+        `steady fan-out, ${n} followers on ${SINGLE ? 'one single process' : `${STEADY.readers} reader(s)`}${FRONT ? ' through nginx' : ''}, ${STEADY.signals} signals at ${STEADY.rate}/s${BUDGETS ? ', per-address budgets on' : ''}`,
+        (b) => steady(b, n),
+        (r) =>
+          `${r.waiting}/${r.pollers} waiting; missed ${r.missed} of ${r.waiting * r.signals} pairs, ${r.duplicates} duplicates, ${r.errors} refused (${JSON.stringify(r.refusals)}); delivery p50 ${r.p50} ms p99 ${r.p99} ms max ${r.max} ms (after the first second: p50 ${r.warmP50} ms p99 ${r.warmP99} ms); ` +
+          `${r.responses} responses, reader CPU ${r.serverUsPerResponse} µs/response${r.frontUsPerResponse !== undefined ? `, nginx CPU ${r.frontUsPerResponse} µs/response (errors logged: ${JSON.stringify(r.frontErrors)})` : ''}; client ${r.clientUsPerResponse} µs/response, ${r.clientCores} cores over ${r.clientProcesses} processes${r.clientCores > 0.85 * r.clientProcesses ? ' — CLIENT SATURATED' : ''}; ` +
+          `machine idle ${Math.round(r.machineIdle * 100)} %${r.machineIdle < 0.05 ? ' — MACHINE SATURATED' : ''}; ${r.rssPerPollerKB} KB RSS per waiting poller (${r.rssHeldPerPollerKB ?? 'no idle collection, so no'} KB held once the reader collected; ${r.rssAfterPerPollerKB} KB after the run); ` +
+          `RSS ${r.rssMB.before} MB before, peak ${r.rssMB.peak} MB, ${r.rssMB.after} MB right after, ${r.rssMB.settled ?? '(no collection)'} MB once collected; load ${loadavg()[0]!.toFixed(1)}`,
+      )
   } finally {
     await sql(`drop schema if exists "${schema}" cascade`)
     await sql(`drop schema if exists "${bossSchemaName(schema)}" cascade`) // the single process's sweeper made it

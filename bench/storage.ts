@@ -36,7 +36,9 @@ async function build(db: Db, schema: string, rows: number, live: number): Promis
   const t0 = performance.now()
   await db.exec(`drop schema if exists ${schema} cascade`)
   await migrate(DATABASE_URL, schema)
-  await db.exec(`set maintenance_work_mem = '256MB'; alter table ${schema}.signals detach partition ${schema}.signals_s0; drop table ${schema}.signals_s0`)
+  await db.exec(
+    `set maintenance_work_mem = '256MB'; alter table ${schema}.signals detach partition ${schema}.signals_s0; drop table ${schema}.signals_s0`,
+  )
   // each partition loaded bare, then attached: its indexes are built once, sorted, not row by row
   const load = async (name: string, lo: string, hi: number, from: number, to: number, live: boolean) => {
     await db.exec(`create table ${schema}.${name} (like ${schema}.signals including defaults)`)
@@ -47,7 +49,14 @@ async function build(db: Db, schema: string, rows: number, live: number): Promis
   const dead = rows - live
   // a closed partition of expired rows (the one a drop retires), then the open one
   if (dead > 0) await load('signals_s0', 'minvalue', dead + 1, 0, dead, false)
-  await load(dead > 0 ? `signals_s${dead + 1}` : 'signals_s0', dead > 0 ? String(dead + 1) : 'minvalue', rows + 10_000_000, dead, rows, true)
+  await load(
+    dead > 0 ? `signals_s${dead + 1}` : 'signals_s0',
+    dead > 0 ? String(dead + 1) : 'minvalue',
+    rows + 10_000_000,
+    dead,
+    rows,
+    true,
+  )
   await db.exec(`update ${schema}.feed_head set seq = ${rows}; update ${schema}.stats_rollup set last_seq = ${rows}`)
   return (performance.now() - t0) / 1000
 }
@@ -70,7 +79,13 @@ async function measure(pid: number, name: string, op: () => Promise<unknown>) {
   }
   const cpu = cpuMs(pid) - cpu0
   times.sort((a, b) => a - b)
-  return { read: name, reads: times.length, p50ms: round(times[times.length >> 1]!, 3), p99ms: round(times[Math.floor(times.length * 0.99)]!, 3), pgCpuMsPerRead: round(cpu / times.length, 3) }
+  return {
+    read: name,
+    reads: times.length,
+    p50ms: round(times[times.length >> 1]!, 3),
+    p99ms: round(times[Math.floor(times.length * 0.99)]!, 3),
+    pgCpuMsPerRead: round(cpu / times.length, 3),
+  }
 }
 
 async function reads(label: string, db: Db, schema: string, rows: number, live: number) {
@@ -79,7 +94,11 @@ async function reads(label: string, db: Db, schema: string, rows: number, live: 
   const now = Date.now()
   const first = rows - live
   let k = 0
-  const ids: string[] = (await db.query<{ id: string }>(`select substr(md5(i::text), 1, 20) as id from generate_series(1, 1000) g, lateral (select ${first} + 1 + (g * 7919) % ${live} as i) x`)).rows.map((x) => x.id)
+  const ids: string[] = (
+    await db.query<{ id: string }>(
+      `select substr(md5(i::text), 1, 20) as id from generate_series(1, 1000) g, lateral (select ${first} + 1 + (g * 7919) % ${live} as i) x`,
+    )
+  ).rows.map((x) => x.id)
   const results = [
     await measure(pid, 'newest 100', () => r.newest(100, noFilter, now)),
     await measure(pid, 'deep cursor 100', () => r.pageAfter(first + Math.floor(live / 2) + (k++ % 1000) * 50, 100, noFilter, now)),
@@ -101,7 +120,22 @@ async function dropWhilePublishing(db: Db, schema: string) {
     while (!stop) {
       const now = Date.now()
       const t = performance.now()
-      await writer.insertBatch([{ id: newSignalId(), origin: 'fp_pub', originName: null, originUri: 'sw://localhost/identities/p', originVerified: true, type: 'broadcast', tags: [], payloadText: '{"$type":"broadcast"}', refId: null, ttl: 3600, createdAtMs: now, expiresAtMs: now + 3_600_000 }])
+      await writer.insertBatch([
+        {
+          id: newSignalId(),
+          origin: 'fp_pub',
+          originName: null,
+          originUri: 'sw://localhost/identities/p',
+          originVerified: true,
+          type: 'broadcast',
+          tags: [],
+          payloadText: '{"$type":"broadcast"}',
+          refId: null,
+          ttl: 3600,
+          createdAtMs: now,
+          expiresAtMs: now + 3_600_000,
+        },
+      ])
       lat[phase].push(performance.now() - t)
     }
   })()
@@ -114,8 +148,23 @@ async function dropWhilePublishing(db: Db, schema: string) {
   stop = true
   await publisher
   await wdb.close()
-  const stat = (a: number[]) => (a.sort((x, y) => x - y), { publishes: a.length, p50ms: round(a[a.length >> 1] ?? 0, 2), maxMs: round(a.at(-1) ?? 0, 2) })
-  out(JSON.stringify({ drop: { dropped: report.dropped, carried: report.carried, gigabytes: round(report.bytes / 1e9, 2), signalsLockedMs: round(report.detachMs, 1), filesRemovedMs: round(report.dropMs, 1), totalMs: round(dropMs, 1) }, publishBefore: stat(lat.before), publishDuringDrop: stat(lat.during) }))
+  const stat = (a: number[]) => (
+    a.sort((x, y) => x - y), { publishes: a.length, p50ms: round(a[a.length >> 1] ?? 0, 2), maxMs: round(a.at(-1) ?? 0, 2) }
+  )
+  out(
+    JSON.stringify({
+      drop: {
+        dropped: report.dropped,
+        carried: report.carried,
+        gigabytes: round(report.bytes / 1e9, 2),
+        signalsLockedMs: round(report.detachMs, 1),
+        filesRemovedMs: round(report.dropMs, 1),
+        totalMs: round(dropMs, 1),
+      },
+      publishBefore: stat(lat.before),
+      publishDuringDrop: stat(lat.during),
+    }),
+  )
 }
 
 async function main() {
@@ -123,7 +172,9 @@ async function main() {
   const big = `bench_storage_big`
   const small = `bench_storage_small`
   try {
-    out(`building: ${ROWS.toLocaleString('en')} rows (${(ROWS - LIVE).toLocaleString('en')} expired in closed partitions, ${LIVE.toLocaleString('en')} live) and ${SMALL.toLocaleString('en')} live rows`)
+    out(
+      `building: ${ROWS.toLocaleString('en')} rows (${(ROWS - LIVE).toLocaleString('en')} expired in closed partitions, ${LIVE.toLocaleString('en')} live) and ${SMALL.toLocaleString('en')} live rows`,
+    )
     const bs = await build(db, big, ROWS, LIVE)
     const ss = await build(db, small, SMALL, SMALL)
     out(JSON.stringify({ builtSeconds: { big: round(bs, 1), small: round(ss, 1) } }))

@@ -38,7 +38,10 @@ const trimAddon = join(root, 'dist', 'native', 'malloc-trim.node')
 if (existsSync(trimSource) && (force || !existsSync(trimAddon) || statSync(trimAddon).mtimeMs < statSync(trimSource).mtimeMs)) {
   mkdirSync(dirname(trimAddon), { recursive: true })
   try {
-    execFileSync(process.env.CC || 'cc', ['-shared', '-fPIC', '-O2', '-o', trimAddon, trimSource], { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] })
+    execFileSync(process.env.CC || 'cc', ['-shared', '-fPIC', '-O2', '-o', trimAddon, trimSource], {
+      cwd: root,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    })
   } catch {
     process.stderr.write('build: no C compiler for native/malloc-trim.c: the process will not give freed malloc memory back when idle\n')
   }
@@ -47,7 +50,8 @@ if (!force && existsSync(stamp) && statSync(stamp).mtimeMs >= newestInput()) pro
 
 const started = new Date() // a source saved during the compile makes the next start compile again
 // `npm start` and `npm run start:*` compile on their first run (and after a change): say so, it takes a while
-if (!force) process.stderr.write(`wire: compiling the TypeScript into dist/ (${existsSync(stamp) ? 'a source changed' : 'first start'}; 10-40 s)…\n`)
+if (!force)
+  process.stderr.write(`wire: compiling the TypeScript into dist/ (${existsSync(stamp) ? 'a source changed' : 'first start'}; 10-40 s)…\n`)
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc')
 try {
   // the server, then the client library (client/dist: the npm package, and the viewer's modules)

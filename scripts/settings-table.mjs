@@ -16,7 +16,10 @@ for (const table of SETTINGS_TABLES) {
   const generated = withSettingsTable(text, table)
   if (generated === text) continue
   stale++
-  if (check) process.stderr.write(`${table.file}: its settings table differs from libs/shared/config/settings/ (npm run settings:readme writes it)\n`)
+  if (check)
+    process.stderr.write(
+      `${table.file}: its settings table differs from libs/shared/config/settings/ (npm run settings:readme writes it)\n`,
+    )
   else {
     writeFileSync(path, generated)
     process.stderr.write(`${table.file}: settings table written\n`)

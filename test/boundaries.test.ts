@@ -30,7 +30,7 @@ function importsOf(file: string): Import[] {
     ...[...text.matchAll(/^(?:import|export)(\s+type\b)?([^'"]*?)\bfrom\s+['"]([^'"]+)['"]/gm)].map((m) => ({
       spec: m[3]!,
       // `import type …`, or braces in which every name is `type X`
-      typeOnly: !!m[1] || /^\s*\{\s*type\s[^}]*\}\s*$/.test(m[2]!) && !/,\s*(?!type\s)\w/.test(m[2]!),
+      typeOnly: !!m[1] || (/^\s*\{\s*type\s[^}]*\}\s*$/.test(m[2]!) && !/,\s*(?!type\s)\w/.test(m[2]!)),
     })),
     ...[...text.matchAll(/^import\s+['"]([^'"]+)['"]/gm)].map((m) => ({ spec: m[1]!, typeOnly: false })),
     ...[...text.matchAll(/\bimport\(\s*['"]([^'"]+)['"]\s*\)/g)].map((m) => ({ spec: m[1]!, typeOnly: false })),
@@ -40,7 +40,9 @@ function importsOf(file: string): Import[] {
     spec,
     typeOnly,
     // a .ts source imports its siblings as .js (NodeNext); the viewer's plain scripts are .js files
-    target: spec.startsWith('.') ? relative(root, resolve(dirname(file), spec)).replace(/\.js$/, file.endsWith('.ts') ? '.ts' : '.js') : spec,
+    target: spec.startsWith('.')
+      ? relative(root, resolve(dirname(file), spec)).replace(/\.js$/, file.endsWith('.ts') ? '.ts' : '.js')
+      : spec,
   }))
 }
 
@@ -76,7 +78,20 @@ const MAY_IMPORT: Record<string, string[]> = {
   http: ['domain', 'log', 'metrics', 'deadlines', 'config (type)', 'caller (type)'],
   limits: ['domain', 'metrics'],
   infra: ['db', 'bus', 'auth', 'domain', 'log', 'metrics', 'limits', 'tracing', 'paths', 'config (type)'],
-  feed: ['db', 'bus', 'domain', 'log', 'metrics', 'deadlines', 'tracing', 'config (type)', 'infra (type)', 'auth (type)', 'limits (type)', 'caller (type)'],
+  feed: [
+    'db',
+    'bus',
+    'domain',
+    'log',
+    'metrics',
+    'deadlines',
+    'tracing',
+    'config (type)',
+    'infra (type)',
+    'auth (type)',
+    'limits (type)',
+    'caller (type)',
+  ],
   publish: ['db', 'bus', 'auth', 'domain', 'log', 'metrics', 'limits', 'tracing', 'config (type)', 'infra (type)', 'caller (type)'],
   // the one root: composes the others for the roles a process serves (docs/architecture.md "One root")
   context: ['infra', 'feed', 'publish', 'auth', 'db', 'config (type)', 'log (type)'],
@@ -121,7 +136,12 @@ t.test('every import follows the layering rules', async (t) => {
     const from = relative(root, file)
     const text = readFileSync(file, 'utf8')
     // runtime/run-again.ts hands the process's own environment (plus MALLOC_ARENA_MAX) to the process it runs again
-    if (from.startsWith('libs/') && /process\.env/.test(text) && !from.startsWith('libs/shared/config/') && from !== 'libs/shared/runtime/run-again.ts')
+    if (
+      from.startsWith('libs/') &&
+      /process\.env/.test(text) &&
+      !from.startsWith('libs/shared/config/') &&
+      from !== 'libs/shared/runtime/run-again.ts'
+    )
       violations.push(`${from} reads process.env (only config does)`)
     if (/^export\s+default\b/m.test(text)) violations.push(`${from} has a default export (named exports only)`)
     if (!/^[a-z0-9]+(-[a-z0-9]+)*(\.d)?\.ts$/.test(basename(from))) violations.push(`${from} (file names are kebab-case)`)
@@ -186,7 +206,9 @@ t.test('client/ and the viewer import only files that exist', async (t) => {
   // the viewer's one import of the client library names the compiled module the reader serves
   // beside the page (view-assets.ts CLIENT_ENTRY, built into client/dist), not a file of the tree
   const served = (i: Import) => i.from === 'apps/reader/view/wire.js' && i.spec === `./${CLIENT_ENTRY}`
-  const missing = clientImports.filter((i) => i.spec.startsWith('.') && !served(i) && !existsSync(join(root, i.target))).map((i) => `${i.from} → ${i.spec}`)
+  const missing = clientImports
+    .filter((i) => i.spec.startsWith('.') && !served(i) && !existsSync(join(root, i.target)))
+    .map((i) => `${i.from} → ${i.spec}`)
   t.same(missing, [], 'every relative import resolves')
   t.ok(clientSources.length > 15, `scanned ${clientSources.length} client and viewer files`)
 })

@@ -31,9 +31,13 @@ t.test('each item fires once, not before its time and at most a tick after', asy
   })
   t.equal(d.size, 3)
   clock.advance(49)
-  t.ok(items.every(({ it }) => it.firedAt === null), 'nothing before its time')
+  t.ok(
+    items.every(({ it }) => it.firedAt === null),
+    'nothing before its time',
+  )
   clock.advance(200)
-  for (const { it, at } of items) t.ok(it.firedAt! >= at && it.firedAt! <= at + 20, `fired at +${it.firedAt! - start} ms for +${at - start} ms (tick 20 ms)`)
+  for (const { it, at } of items)
+    t.ok(it.firedAt! >= at && it.firedAt! <= at + 20, `fired at +${it.firedAt! - start} ms for +${at - start} ms (tick 20 ms)`)
   t.equal(d.size, 0)
 })
 

@@ -45,7 +45,14 @@ export class WireAgentExecutor implements AgentExecutor {
     let message: Message | undefined
     try {
       const { skill, json } = await runSkill(this.deps, caller, rc.userMessage)
-      const artifact = { artifactId: randomUUID(), name: skill, description: '', parts: [dataPart(JSON.parse(json))], metadata: undefined, extensions: [] }
+      const artifact = {
+        artifactId: randomUUID(),
+        name: skill,
+        description: '',
+        parts: [dataPart(JSON.parse(json))],
+        metadata: undefined,
+        extensions: [],
+      }
       bus.publish(AgentEvent.artifactUpdate({ taskId, contextId, artifact, append: false, lastChunk: true, metadata: undefined }))
     } catch (err) {
       const e = toWireError(err)
@@ -87,5 +94,15 @@ async function runSkill(deps: AgentsContext, caller: AgentCaller, msg: Message):
   return { skill: 'read-signals', json: shapeAnswer(await readPage(deps, caller, toReadQuery(parsed.data)), fields) }
 }
 
-const dataPart = (value: unknown): Part => ({ content: { $case: 'data', value }, metadata: undefined, filename: '', mediaType: 'application/json' })
-const textPart = (value: string): Part => ({ content: { $case: 'text', value }, metadata: undefined, filename: '', mediaType: 'text/plain' })
+const dataPart = (value: unknown): Part => ({
+  content: { $case: 'data', value },
+  metadata: undefined,
+  filename: '',
+  mediaType: 'application/json',
+})
+const textPart = (value: string): Part => ({
+  content: { $case: 'text', value },
+  metadata: undefined,
+  filename: '',
+  mediaType: 'text/plain',
+})

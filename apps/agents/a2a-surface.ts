@@ -3,12 +3,7 @@ import { createHash, randomUUID } from 'node:crypto'
 import { A2A_VERSION_HEADER } from '@a2a-js/sdk'
 import { LegacyJsonRpcTransportHandler } from '@a2a-js/sdk/compat/v0_3/server'
 import { UnsupportedOperationError } from '@a2a-js/sdk/errors'
-import {
-  defaultServerCallContextBuilder,
-  JsonRpcTransportHandler,
-  validateVersion,
-  type User,
-} from '@a2a-js/sdk/server'
+import { defaultServerCallContextBuilder, JsonRpcTransportHandler, validateVersion, type User } from '@a2a-js/sdk/server'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { bearerToken } from '../../libs/shared/auth/index.js'
 import { sendJsonText } from '../../libs/shared/http/index.js'
@@ -36,7 +31,12 @@ export interface A2aSurface {
 export function a2aSurface(deps: AgentsContext): A2aSurface {
   const card = agentCard(deps.cfg)
   // an anonymous caller's task belongs to its request alone (TokenUser): nobody can get or list it later
-  const store = new BoundedTaskStore(TASKS, (ctx) => ctx.user?.userName ?? '', undefined, (ctx) => ctx.user?.isAuthenticated === true)
+  const store = new BoundedTaskStore(
+    TASKS,
+    (ctx) => ctx.user?.userName ?? '',
+    undefined,
+    (ctx) => ctx.user?.isAuthenticated === true,
+  )
   const handler = new WireRequestHandler(card, store, new WireAgentExecutor(deps))
   const v1 = new JsonRpcTransportHandler(handler)
   const v03 = new LegacyJsonRpcTransportHandler(handler)
@@ -65,7 +65,10 @@ export function a2aSurface(deps: AgentsContext): A2aSurface {
         const out = await (legacy ? v03 : v1).handle(body as Record<string, unknown>, context)
         if (!isStream(out)) return reply.send(withoutInternals(out, req.log))
         // the card offers no streaming, so the handler's stream fails on its first step; answer that error
-        const first = await out.next().then(() => new UnsupportedOperationError('Streaming is not supported.'), (err: unknown) => err)
+        const first = await out.next().then(
+          () => new UnsupportedOperationError('Streaming is not supported.'),
+          (err: unknown) => err,
+        )
         void out.return(undefined)
         return reply.send({ jsonrpc: '2.0', id, error: toError(first) })
       } catch (err) {

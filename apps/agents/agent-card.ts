@@ -96,7 +96,10 @@ export function legacyCardJson(card: AgentCard): string {
     securitySchemes: { [BEARER]: { type: 'http', scheme: 'bearer', description: 'The wire bearer token of the publishing identity.' } },
     defaultInputModes: card.defaultInputModes,
     defaultOutputModes: card.defaultOutputModes,
-    skills: card.skills.map(({ securityRequirements, ...s }) => ({ ...s, ...(securityRequirements.length && { security: [{ [BEARER]: [] }] }) })),
+    skills: card.skills.map(({ securityRequirements, ...s }) => ({
+      ...s,
+      ...(securityRequirements.length && { security: [{ [BEARER]: [] }] }),
+    })),
     supportsAuthenticatedExtendedCard: false,
     supportedInterfaces: v1.supportedInterfaces,
   })

@@ -30,7 +30,10 @@ export async function agentRoutes(app: FastifyInstance, { ctx, eager = false }: 
 }
 
 /** The agents process: reads on the replica, publishes on the primary. It never migrates (writers do). */
-export async function startAgents(cfg: Config, log: Logger): Promise<StartedApp & { app: FastifyInstance; ctx: AgentsContext; root: AppContext }> {
+export async function startAgents(
+  cfg: Config,
+  log: Logger,
+): Promise<StartedApp & { app: FastifyInstance; ctx: AgentsContext; root: AppContext }> {
   const root = await createAppContext(cfg, log, { roles: ['agents'] })
   try {
     const ctx = agentsContext(root)

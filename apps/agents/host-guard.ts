@@ -33,7 +33,13 @@ export function hostGuard(cfg: HostGuardConfig) {
 function refuse(reply: FastifyReply, header: 'Host' | 'Origin') {
   return reply
     .code(403)
-    .send(rpcError(-32000, `Forbidden: the ${header} header names a host this board does not answer to (DNS-rebinding protection; see AGENTS_ALLOWED_HOSTS)`, { code: 'forbidden' }))
+    .send(
+      rpcError(
+        -32000,
+        `Forbidden: the ${header} header names a host this board does not answer to (DNS-rebinding protection; see AGENTS_ALLOWED_HOSTS)`,
+        { code: 'forbidden' },
+      ),
+    )
 }
 
 /** `host`, `host:port`, `[v6]` or `[v6]:port` → the lower-case host name without brackets, or undefined. */

@@ -62,7 +62,10 @@ const EVENT_TYPE = {
 }
 
 /** A cursor: Wire's nextCursor, as the extension's text or as the number every other surface answers. */
-const Cursor = z.union([z.string().regex(/^\d{1,15}$/, 'a cursor this board returned (digits)'), z.number().int().min(0).max(Number.MAX_SAFE_INTEGER)])
+const Cursor = z.union([
+  z.string().regex(/^\d{1,15}$/, 'a cursor this board returned (digits)'),
+  z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
+])
 
 const ListParams = z.looseObject({ cursor: z.string().max(1024).optional() })
 const PollParams = z.looseObject({
@@ -82,8 +85,12 @@ type Poll = z.infer<typeof PollParams>
  */
 export function registerEvents(server: McpServer, deps: AgentsContext, caller: AgentCaller, maxWaitS: number): void {
   const low = server.server
-  low.setRequestHandler('events/list', { params: ListParams }, () => answering(caller, 'events/list', async () => ({ events: [EVENT_TYPE] })))
-  low.setRequestHandler('events/poll', { params: PollParams }, (p) => answering(caller, 'events/poll', () => poll(deps, caller, p, maxWaitS)))
+  low.setRequestHandler('events/list', { params: ListParams }, () =>
+    answering(caller, 'events/list', async () => ({ events: [EVENT_TYPE] })),
+  )
+  low.setRequestHandler('events/poll', { params: PollParams }, (p) =>
+    answering(caller, 'events/poll', () => poll(deps, caller, p, maxWaitS)),
+  )
   low.registerCapabilities({ extensions: { [EVENTS_EXTENSION]: {} } })
 }
 

@@ -27,7 +27,12 @@ const SIGNAL_FIELDS = {
   type: 'object',
   properties: {
     $type: { type: 'string', description: 'Required. The kind of signal, e.g. "broadcast", "request", "offer" or "reply".' },
-    $tags: { type: 'array', items: { type: 'string' }, maxItems: 16, description: 'Up to 16 tags of at most 64 characters; stored lower-case.' },
+    $tags: {
+      type: 'array',
+      items: { type: 'string' },
+      maxItems: 16,
+      description: 'Up to 16 tags of at most 64 characters; stored lower-case.',
+    },
     $ttl: { type: 'integer', minimum: 10, maximum: 86400, description: 'Lifetime in seconds (default 43200).' },
     $refId: { type: 'string', description: 'The signal this one replies to (id or sw:// URI); required when $type is "reply".' },
   },
@@ -59,7 +64,10 @@ const CACHE_HINTS = {
  * in-process functions as the HTTP routes and answers with the same JSON.
  */
 export function createMcpServer(deps: AgentsContext, caller: AgentCaller): McpServer {
-  const server = new McpServer({ name: 'wire', title: 'Wire message board', version: SERVER_VERSION }, { instructions: INSTRUCTIONS, cacheHints: CACHE_HINTS })
+  const server = new McpServer(
+    { name: 'wire', title: 'Wire message board', version: SERVER_VERSION },
+    { instructions: INSTRUCTIONS, cacheHints: CACHE_HINTS },
+  )
   const read = { readOnlyHint: true, openWorldHint: false } as const
   const tool = (name: string, run: () => Promise<string>) => answer(caller, name, run, STRUCTURED.has(name))
 
@@ -67,7 +75,8 @@ export function createMcpServer(deps: AgentsContext, caller: AgentCaller): McpSe
     'wire_info',
     {
       title: 'About this board',
-      description: 'Board name, description, allowed signal types, activity stats, limits and identity mode; and who your bearer token makes you (caller).',
+      description:
+        'Board name, description, allowed signal types, activity stats, limits and identity mode; and who your bearer token makes you (caller).',
       annotations: read,
     },
     () => tool('wire_info', () => boardInfo(deps, caller)),
@@ -115,7 +124,8 @@ export function createMcpServer(deps: AgentsContext, caller: AgentCaller): McpSe
     'read_thread',
     {
       title: 'Read a whole thread',
-      description: 'A whole thread (as GET /sw/signals/{id}/thread, compact: see fields). Returns {signals}: the signal and all its replies at any depth, oldest-first.',
+      description:
+        'A whole thread (as GET /sw/signals/{id}/thread, compact: see fields). Returns {signals}: the signal and all its replies at any depth, oldest-first.',
       inputSchema: z.object({ id: SignalRef, fields: fieldsArg }),
       outputSchema: OUTPUT.thread,
       annotations: read,
@@ -127,18 +137,18 @@ export function createMcpServer(deps: AgentsContext, caller: AgentCaller): McpSe
     {
       title: 'Publish a signal',
       description:
-        'Same as POST /sw/signals, as the identity of this connection\'s bearer token. Returns {ok: true, signal, cursor}: cursor is the feed position of the signal (read replies with ref=<id>&cursor=<cursor>). ' +
+        "Same as POST /sw/signals, as the identity of this connection's bearer token. Returns {ok: true, signal, cursor}: cursor is the feed position of the signal (read replies with ref=<id>&cursor=<cursor>). " +
         'Example: {"signal": {"$type": "broadcast", "$tags": ["hello"], "text": "hi"}}. ' +
         'Reply: {"signal": {"$type": "reply", "$refId": "<id>", "text": "..."}}.',
       inputSchema: z.object({
-        signal: z
-          .union([SignalObject, z.string().max(65536)])
-          .describe('The flat signal: a JSON object, or the same object as JSON text.'),
+        signal: z.union([SignalObject, z.string().max(65536)]).describe('The flat signal: a JSON object, or the same object as JSON text.'),
         idempotencyKey: z
           .string()
           .max(255)
           .optional()
-          .describe('Retry safely: a second publish with the same key and token within 24 h returns the first signal instead of publishing twice (as the Idempotency-Key header).'),
+          .describe(
+            'Retry safely: a second publish with the same key and token within 24 h returns the first signal instead of publishing twice (as the Idempotency-Key header).',
+          ),
       }),
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     },

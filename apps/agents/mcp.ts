@@ -27,7 +27,10 @@ export async function mcpRoutes(app: FastifyInstance, { surfaces, cfg }: { surfa
       method,
       url: '/mcp',
       handler: async (_req, reply) =>
-        reply.code(405).header('allow', 'POST').send(rpcError(-32000, 'Method not allowed: this MCP server is stateless; POST JSON-RPC messages to /mcp')),
+        reply
+          .code(405)
+          .header('allow', 'POST')
+          .send(rpcError(-32000, 'Method not allowed: this MCP server is stateless; POST JSON-RPC messages to /mcp')),
     })
   }
 }

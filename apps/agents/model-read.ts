@@ -14,8 +14,22 @@ export const MODEL_PAGE = 20
 
 /** The fields of a signal in its HTTP form, in that order: what `fields` may name. */
 export const SIGNAL_FIELDS = [
-  'id', 'uri', 'origin', 'originName', 'originUri', 'originVerified', 'type', 'tags', 'payload',
-  'ttl', 'boostBits', 'pinned', 'refId', 'refUri', 'createdAt', 'expiresAt',
+  'id',
+  'uri',
+  'origin',
+  'originName',
+  'originUri',
+  'originVerified',
+  'type',
+  'tags',
+  'payload',
+  'ttl',
+  'boostBits',
+  'pinned',
+  'refId',
+  'refUri',
+  'createdAt',
+  'expiresAt',
 ] as const
 type FieldName = (typeof SIGNAL_FIELDS)[number]
 const KNOWN = new Set<string>(SIGNAL_FIELDS)
@@ -43,7 +57,9 @@ export function parseFields(v: string | string[] | undefined): Fields {
   if (list.length === 1 && (list[0] === 'compact' || list[0] === 'full')) return { kind: list[0] }
   const unknown = list.filter((x) => !KNOWN.has(x))
   if (unknown.length || list.length === 0)
-    throw invalid(`fields: ${unknown.length ? `unknown ${unknown.map((x) => JSON.stringify(x.slice(0, 32))).join(', ')}` : 'empty'}; use "compact", "full" or names among ${SIGNAL_FIELDS.join(', ')}`)
+    throw invalid(
+      `fields: ${unknown.length ? `unknown ${unknown.map((x) => JSON.stringify(x.slice(0, 32))).join(', ')}` : 'empty'}; use "compact", "full" or names among ${SIGNAL_FIELDS.join(', ')}`,
+    )
   return { kind: 'pick', names: SIGNAL_FIELDS.filter((f) => list.includes(f)) }
 }
 

@@ -17,7 +17,11 @@ const ID = /^[\x21-\x7e]{1,256}$/
 export class WireRequestHandler extends DefaultRequestHandler {
   override async sendMessage(params: SendMessageRequest, context: ServerCallContext) {
     const m = params.message
-    for (const [name, v] of [['messageId', m?.messageId], ['taskId', m?.taskId], ['contextId', m?.contextId]] as const)
+    for (const [name, v] of [
+      ['messageId', m?.messageId],
+      ['taskId', m?.taskId],
+      ['contextId', m?.contextId],
+    ] as const)
       if (v && !ID.test(v)) throw new RequestMalformedError(`message.${name} must be 1 to 256 printable ASCII characters`)
     return super.sendMessage(
       {

@@ -25,11 +25,20 @@ function waits(query: unknown): boolean {
  * across the boards it follows. Its tables live in AGGREGATOR_PG_SCHEMA, on PostgreSQL (or the
  * embedded database for a trial: one process, which follows every board itself).
  */
-export async function startAggregator(cfg: Config, log: Logger, opts: AggregatorOptions = {}): Promise<StartedApp & { app: FastifyInstance; ctx: AggregatorContext }> {
+export async function startAggregator(
+  cfg: Config,
+  log: Logger,
+  opts: AggregatorOptions = {},
+): Promise<StartedApp & { app: FastifyInstance; ctx: AggregatorContext }> {
   const ctx = await createAggregatorContext(cfg, log, opts)
   try {
     const rechecks = await startRechecks(ctx)
-    watchAggregator({ proxiedInFlight: () => ctx.proxy.inFlight, searchesWaiting: () => ctx.search.waiting, boardsFollowed: () => ctx.followers.following.length, followBytesHeld: () => ctx.followers.bytesHeld })
+    watchAggregator({
+      proxiedInFlight: () => ctx.proxy.inFlight,
+      searchesWaiting: () => ctx.search.waiting,
+      boardsFollowed: () => ctx.followers.following.length,
+      followBytesHeld: () => ctx.followers.bytesHeld,
+    })
     const app = createHttpApp(log, cfg.http, ctx.limits) // every request spends its address's request budget first
     app.register(healthRoutes, {
       ready: async () => {

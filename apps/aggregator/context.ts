@@ -86,7 +86,24 @@ export async function createAggregatorContext(cfg: Config, log: Logger, o: Aggre
       pageBodyTimeoutMs: a.fetchTimeoutMs,
     })
     root.defer(() => followers.stop())
-    return { cfg, log, db, schema, redis, policy, agent, fetchOpts, store, registry: reg, index, proxy, search, followers, limits, close: root.close }
+    return {
+      cfg,
+      log,
+      db,
+      schema,
+      redis,
+      policy,
+      agent,
+      fetchOpts,
+      store,
+      registry: reg,
+      index,
+      proxy,
+      search,
+      followers,
+      limits,
+      close: root.close,
+    }
   } catch (err) {
     await root.close()
     throw err

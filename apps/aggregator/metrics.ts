@@ -22,18 +22,40 @@ const gauge = (name: string, help: string, read: (g: AggregatorGauges) => number
 
 gauge('wire_aggregator_proxied_in_flight', 'Proxied requests in flight (waiting long-polls included)', (g) => g.proxiedInFlight())
 gauge('wire_aggregator_searches_waiting', 'Search long-polls waiting for a match', (g) => g.searchesWaiting())
-gauge('wire_aggregator_boards_followed', 'Boards this process follows for the search index (0 on the replicas not holding the follow lock)', (g) => g.boardsFollowed())
+gauge(
+  'wire_aggregator_boards_followed',
+  'Boards this process follows for the search index (0 on the replicas not holding the follow lock)',
+  (g) => g.boardsFollowed(),
+)
 
-gauge('wire_aggregator_follow_bytes_held', 'Decoded bytes of followed pages held now, every board together (at most AGGREGATOR_FOLLOW_MAX_BYTES)', (g) => g.followBytesHeld())
+gauge(
+  'wire_aggregator_follow_bytes_held',
+  'Decoded bytes of followed pages held now, every board together (at most AGGREGATOR_FOLLOW_MAX_BYTES)',
+  (g) => g.followBytesHeld(),
+)
 
 /** The counters a scrape reports from now on. */
 export const watchAggregator = (g: AggregatorGauges) => void (source = g)
 
 /** Refusals and outcomes of registration, by reason. */
-export const registrations = new client.Counter({ name: 'wire_aggregator_registrations_total', help: 'Registration attempts by outcome (registered, refreshed, or the refusal reason)', labelNames: ['outcome'], registers: [registry] })
+export const registrations = new client.Counter({
+  name: 'wire_aggregator_registrations_total',
+  help: 'Registration attempts by outcome (registered, refreshed, or the refusal reason)',
+  labelNames: ['outcome'],
+  registers: [registry],
+})
 
 /** Followed signals not indexed because they break the protocol, by reason (shape, id, uri, payload, ttl, time, tags). */
-export const refusedSignals = new client.Counter({ name: 'wire_aggregator_signals_refused_total', help: 'Followed signals not indexed because they break the protocol, by reason', labelNames: ['reason'], registers: [registry] })
+export const refusedSignals = new client.Counter({
+  name: 'wire_aggregator_signals_refused_total',
+  help: 'Followed signals not indexed because they break the protocol, by reason',
+  labelNames: ['reason'],
+  registers: [registry],
+})
 
 /** Followed pages dropped before they were read whole, past the process's budget of bytes (AGGREGATOR_FOLLOW_MAX_BYTES). */
-export const followPagesShed = new client.Counter({ name: 'wire_aggregator_follow_pages_dropped_total', help: 'Followed pages dropped past AGGREGATOR_FOLLOW_MAX_BYTES (read again after a backoff)', registers: [registry] })
+export const followPagesShed = new client.Counter({
+  name: 'wire_aggregator_follow_pages_dropped_total',
+  help: 'Followed pages dropped past AGGREGATOR_FOLLOW_MAX_BYTES (read again after a backoff)',
+  registers: [registry],
+})

@@ -3,7 +3,19 @@ import type { Dispatcher } from 'undici'
 import { WireError } from '../../libs/shared/domain/index.js'
 
 /** Response headers that describe this hop, not the board's answer (CORS is the aggregator's own; cookies never cross). */
-const DROP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'proxy-connection', 'trailer', 'date', 'set-cookie', 'set-cookie2', 'content-disposition', 'x-content-type-options'])
+const DROP = new Set([
+  'connection',
+  'keep-alive',
+  'transfer-encoding',
+  'upgrade',
+  'proxy-connection',
+  'trailer',
+  'date',
+  'set-cookie',
+  'set-cookie2',
+  'content-disposition',
+  'x-content-type-options',
+])
 
 /**
  * The board's own top-level paths (a direct server's, outside `/sw`): under `/sw/{authority}` they

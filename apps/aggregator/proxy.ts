@@ -111,7 +111,10 @@ export function boardProxy(store: RegistryStore, dispatcher: Dispatcher, policy:
     return entry.board
   }
   const boardBusy = (authority: string) => () =>
-    new WireError('unavailable', `this aggregator holds its limit of requests to ${authority}`, undefined, { retryAfter: 1, overload: true })
+    new WireError('unavailable', `this aggregator holds its limit of requests to ${authority}`, undefined, {
+      retryAfter: 1,
+      overload: true,
+    })
   return {
     get inFlight() {
       return inFlight
@@ -125,9 +128,13 @@ export function boardProxy(store: RegistryStore, dispatcher: Dispatcher, policy:
       const rest = boardPath(r.rest)
       const board = await boardOf(r.authority.toLowerCase())
       if (!board || board.status === 'dropped') throw new WireError('not_found', `no board ${r.authority.slice(0, 200)} is registered here`)
-      if (board.status === 'down') throw new WireError('unavailable', `${board.authority} is down`, undefined, { retryAfter: o.retryAfterSeconds, overload: true })
+      if (board.status === 'down')
+        throw new WireError('unavailable', `${board.authority} is down`, undefined, { retryAfter: o.retryAfterSeconds, overload: true })
       if (o.maxInFlight > 0 && inFlight >= o.maxInFlight)
-        throw new WireError('unavailable', 'this aggregator holds its limit of proxied requests', undefined, { retryAfter: 1, overload: true })
+        throw new WireError('unavailable', 'this aggregator holds its limit of proxied requests', undefined, {
+          retryAfter: 1,
+          overload: true,
+        })
       const url = new URL(board.url + rest)
       checkHost(policy, url)
       const headers: Record<string, string> = {}
@@ -141,7 +148,12 @@ export function boardProxy(store: RegistryStore, dispatcher: Dispatcher, policy:
         left.aborted && !(left.reason instanceof DOMException && left.reason.name === 'TimeoutError')
           ? new WireError('invalid_request', 'the client left') // nobody reads this answer: a client-side refusal, logged at debug
           : // the board's trouble, not ours: a warning (overload), with Retry-After
-            new WireError('unavailable', `${board.authority} did not answer`, { board: board.authority }, { retryAfter: TRANSIENT_RETRY_SECONDS, overload: true, cause: err })
+            new WireError(
+              'unavailable',
+              `${board.authority} did not answer`,
+              { board: board.authority },
+              { retryAfter: TRANSIENT_RETRY_SECONDS, overload: true, cause: err },
+            )
       const waits = r.method === 'GET' ? waitSeconds(rest.slice(rest.indexOf('?') + 1 || rest.length)) : 0
       const deadlineMs = o.timeoutMs + waits * 1000
       if (o.sharePolls && waits > 0 && headers.authorization === undefined) {
@@ -149,26 +161,52 @@ export function boardProxy(store: RegistryStore, dispatcher: Dispatcher, policy:
         // The board counts it against the address of the client that opened it (X-Forwarded-For), not the aggregator's.
         inFlight++
         try {
-          return await polls.join(`${board.authority} ${rest}`, async (shared) => {
-            const free = hold(perBoard, board.authority, o.perBoardMax, boardBusy(board.authority))
-            const signal = AbortSignal.any([shared, AbortSignal.timeout(deadlineMs)])
-            try {
-              const res = await request(url, { dispatcher, method: 'GET', headers: { accept: headers.accept ?? 'application/json', 'accept-encoding': 'identity', 'x-forwarded-for': headers['x-forwarded-for']! }, signal })
-              const body = await readAll(res.body, o.answerMaxBytes)
-              return { status: res.statusCode, headers: answerHeaders(res.headers, rest), body }
-            } catch (err) {
-              throw err instanceof WireError ? err : fail(err, signal)
-            } finally {
-              free()
-            }
-          }, r.left)
+          return await polls.join(
+            `${board.authority} ${rest}`,
+            async (shared) => {
+              const free = hold(perBoard, board.authority, o.perBoardMax, boardBusy(board.authority))
+              const signal = AbortSignal.any([shared, AbortSignal.timeout(deadlineMs)])
+              try {
+                const res = await request(url, {
+                  dispatcher,
+                  method: 'GET',
+                  headers: {
+                    accept: headers.accept ?? 'application/json',
+                    'accept-encoding': 'identity',
+                    'x-forwarded-for': headers['x-forwarded-for']!,
+                  },
+                  signal,
+                })
+                const body = await readAll(res.body, o.answerMaxBytes)
+                return { status: res.statusCode, headers: answerHeaders(res.headers, rest), body }
+              } catch (err) {
+                throw err instanceof WireError ? err : fail(err, signal)
+              } finally {
+                free()
+              }
+            },
+            r.left,
+          )
         } finally {
           inFlight--
         }
       }
       // a waiting request holds its address's long-poll slot (the app's hook); any other holds one of its proxy slots
       const freeAddress =
-        waits > 0 ? () => {} : hold(perAddress, o.limits.key(r.clientAddress), o.perAddressMax, () => new WireError('rate_limited', `rate limit reached: ${o.perAddressMax} proxied requests in flight from one address`, undefined, { retryAfter: 1 }))
+        waits > 0
+          ? () => {}
+          : hold(
+              perAddress,
+              o.limits.key(r.clientAddress),
+              o.perAddressMax,
+              () =>
+                new WireError(
+                  'rate_limited',
+                  `rate limit reached: ${o.perAddressMax} proxied requests in flight from one address`,
+                  undefined,
+                  { retryAfter: 1 },
+                ),
+            )
       let freeBoard: () => void
       try {
         freeBoard = hold(perBoard, board.authority, o.perBoardMax, boardBusy(board.authority))
@@ -182,7 +220,13 @@ export function boardProxy(store: RegistryStore, dispatcher: Dispatcher, policy:
       const signal = AbortSignal.any([r.left, AbortSignal.timeout(deadlineMs)])
       let res: Dispatcher.ResponseData
       try {
-        res = await request(url, { dispatcher, method: r.method as Dispatcher.HttpMethod, headers: { ...headers, 'accept-encoding': 'identity' }, body: r.body ?? null, signal })
+        res = await request(url, {
+          dispatcher,
+          method: r.method as Dispatcher.HttpMethod,
+          headers: { ...headers, 'accept-encoding': 'identity' },
+          body: r.body ?? null,
+          signal,
+        })
       } catch (err) {
         release()
         throw fail(err, signal)

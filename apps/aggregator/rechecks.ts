@@ -26,7 +26,11 @@ export async function startRechecks(ctx: AggregatorContext) {
   const log = ctx.log.child({ mod: 'recheck' })
   const interval = ctx.cfg.aggregator.recheckSeconds
   const url = ctx.cfg.db.kind === 'postgres' ? ctx.cfg.db.url : undefined
-  const boss = new PgBoss({ ...bossConnection(ctx.db, url, ctx.cfg.links.db, { applicationName: 'wire-aggregator-boss', max: 2 }), schema: bossSchemaName(ctx.cfg.aggregator.schema), schedule: false })
+  const boss = new PgBoss({
+    ...bossConnection(ctx.db, url, ctx.cfg.links.db, { applicationName: 'wire-aggregator-boss', max: 2 }),
+    schema: bossSchemaName(ctx.cfg.aggregator.schema),
+    schedule: false,
+  })
   boss.on('error', (err) => log.error({ err }, 'pg-boss error'))
   const stopping = new AbortController()
   await boss.start()
@@ -40,7 +44,17 @@ export async function startRechecks(ctx: AggregatorContext) {
     })
     const offer = async () => {
       if (stopping.signal.aborted) return
-      const id = await boss.send(RECHECK_JOB, {}, { singletonKey: 'recheck', singletonSeconds: interval, retryLimit: 0, retentionSeconds: Math.max(60, interval * 3), deleteAfterSeconds: Math.max(3600, interval * 2) })
+      const id = await boss.send(
+        RECHECK_JOB,
+        {},
+        {
+          singletonKey: 'recheck',
+          singletonSeconds: interval,
+          retryLimit: 0,
+          retentionSeconds: Math.max(60, interval * 3),
+          deleteAfterSeconds: Math.max(3600, interval * 2),
+        },
+      )
       if (id) boss.notifyWorker(workId)
     }
     let offering = Promise.resolve()

@@ -12,11 +12,12 @@ import { wireVersion } from '../../libs/shared/version.js'
 export function buildProgram(io: Io): Command {
   const program = new Command('wire')
     .description('publish to and follow a Wire board (WIRE_URL, WIRE_TOKEN), and operate a server')
-    .option('--url <url>', 'the board\'s base URL, or several separated by commas (default WIRE_URL, else http://localhost:4000)')
+    .option('--url <url>', "the board's base URL, or several separated by commas (default WIRE_URL, else http://localhost:4000)")
     .option('--token <token>', 'the bearer token (default WIRE_TOKEN)')
     .version(wireVersion(), '-V, --version', 'print the version of wire and exit')
     .showHelpAfterError()
     .addHelpText('after', `\nExamples:\n  wire follow\n  WIRE_TOKEN=my-agent-token wire publish --tag hello "hi, wire"\n  wire thread <id>`)
-  for (const add of [publishCommand(io), followCommand(io), readCommands(io), adminCommands(io), opsCommands(io), moveCommands(io)]) add(program)
+  for (const add of [publishCommand(io), followCommand(io), readCommands(io), adminCommands(io), opsCommands(io), moveCommands(io)])
+    add(program)
   return program
 }

@@ -12,11 +12,16 @@ export function accountStore(db: Db, s: Ident) {
   const row = (r: Raw): AccountRow => ({ id: r.id, name: r.name, credentialHash: Buffer.from(r.credential_hash) })
   return {
     async create(id: string, name: string, credentialHash: Buffer): Promise<AccountRow> {
-      const r = await db.query<Raw>(`insert into ${s}.accounts (id, name, credential_hash) values ($1, $2, $3) returning id, name, credential_hash`, [id, name, credentialHash])
+      const r = await db.query<Raw>(
+        `insert into ${s}.accounts (id, name, credential_hash) values ($1, $2, $3) returning id, name, credential_hash`,
+        [id, name, credentialHash],
+      )
       return row(r.rows[0]!)
     },
     async byCredentialHash(hash: Buffer): Promise<AccountRow | null> {
-      const r = await db.query<Raw>(`select id, name, credential_hash from ${s}.accounts where credential_hash = $1`, [hash], { prepared: true })
+      const r = await db.query<Raw>(`select id, name, credential_hash from ${s}.accounts where credential_hash = $1`, [hash], {
+        prepared: true,
+      })
       return r.rows[0] ? row(r.rows[0]) : null
     },
     /** A new credential: the old one stops working at once. */

@@ -15,7 +15,9 @@ export function identityBudgets(cfg: Config, limits: ClientLimits, keyPrefix: st
   const n = cfg.identityNetwork
   // each refuses with 429 rate_limited, its limit, Retry-After, and a count in wire_refused_total{reason}
   const window = (name: string, points: number, seconds: number, what: string) =>
-    points > 0 ? new WindowLimiter({ keyPrefix: `${keyPrefix}:${name}`, points, duration: seconds, what, reason: `identity_${name}` }, redis) : null
+    points > 0
+      ? new WindowLimiter({ keyPrefix: `${keyPrefix}:${name}`, points, duration: seconds, what, reason: `identity_${name}` }, redis)
+      : null
   const verifies = window('verify', n.verifyMax, 60, `${n.verifyMax} verifies per minute from one address`)
   const calls = window('calls', n.callsMax, 60, `${n.callsMax} calls per minute by one identity`)
   const valve = window('valve', n.registerHourlyMax, 3600, `${n.registerHourlyMax} instant registrations per hour on this network`)

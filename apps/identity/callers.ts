@@ -33,7 +33,8 @@ export function callers(ctx: IdentityContext) {
     /** Doors only a master token opens (derive, balance, transfer, card, rotate); its identity's call budget is spent. */
     async master(caller: Caller): Promise<IdentityRow> {
       const token = tokenOf(caller)
-      if (token.startsWith(DERIVED_PREFIX)) throw new WireError('forbidden', 'a derived token can only be verified; this needs the master token')
+      if (token.startsWith(DERIVED_PREFIX))
+        throw new WireError('forbidden', 'a derived token can only be verified; this needs the master token')
       const id = await byMaster(token)
       if (!id) throw unauthorized('unknown or revoked token')
       await ctx.budgets.identity(id.id)

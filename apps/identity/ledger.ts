@@ -35,7 +35,16 @@ type Stored = { to_id: string; amount: string | number; memo: string; outcome: T
 export function ledger(db: Db, s: Ident) {
   const replay = (r: TransferRequest, st: Stored): TransferResult => {
     const conflict = st.to_id !== r.to || Number(st.amount) !== r.amount || st.memo !== r.memo
-    return { outcome: st.outcome, from: r.from, to: st.to_id, amount: Number(st.amount), memo: st.memo, balance: Number(st.balance_after), replayed: true, conflict }
+    return {
+      outcome: st.outcome,
+      from: r.from,
+      to: st.to_id,
+      amount: Number(st.amount),
+      memo: st.memo,
+      balance: Number(st.balance_after),
+      replayed: true,
+      conflict,
+    }
   }
 
   return {
@@ -69,19 +78,19 @@ export function ledger(db: Db, s: Ident) {
             r.amount,
             new Date(r.now).toISOString(),
           ])
-          await tx.query(`insert into ${s}.ledger (identity_id, delta, kind, transfer_id) values ($1, $2, 'transfer', $5), ($3, $4, 'transfer', $5)`, [
-            r.from,
-            -r.amount,
-            r.to,
-            r.amount,
-            id,
-          ])
+          await tx.query(
+            `insert into ${s}.ledger (identity_id, delta, kind, transfer_id) values ($1, $2, 'transfer', $5), ($3, $4, 'transfer', $5)`,
+            [r.from, -r.amount, r.to, r.amount, id],
+          )
         }
         await tx.query(`update ${s}.transfers set outcome = $2, balance_after = $3 where id = $1`, [id, outcome, balance])
         return { outcome, from: r.from, to: r.to, amount: r.amount, memo: r.memo, balance, replayed: false, conflict: false }
       })
       if (done) return done
-      const st = await db.query<Stored>(`select to_id, amount, memo, outcome, balance_after from ${s}.transfers where from_id = $1 and idempotency_key = $2`, [r.from, r.key])
+      const st = await db.query<Stored>(
+        `select to_id, amount, memo, outcome, balance_after from ${s}.transfers where from_id = $1 and idempotency_key = $2`,
+        [r.from, r.key],
+      )
       return replay(r, st.rows[0]!)
     },
 

@@ -12,7 +12,15 @@ export interface IdentityRow {
 }
 
 const COLUMNS = 'id, display_name, account_id, token_hash, generation, bits, decayed_at is not null as decayed'
-type Raw = { id: string; display_name: string | null; account_id: string | null; token_hash: Buffer | Uint8Array; generation: number; bits: string | number | bigint; decayed: boolean }
+type Raw = {
+  id: string
+  display_name: string | null
+  account_id: string | null
+  token_hash: Buffer | Uint8Array
+  generation: number
+  bits: string | number | bigint
+  decayed: boolean
+}
 const row = (r: Raw): IdentityRow => ({
   id: r.id,
   displayName: r.display_name,
@@ -38,7 +46,14 @@ export function identityStore(db: Db, s: Ident) {
     byId: (id: string) => one(db, 'id = $1', [id]),
 
     /** A new identity with its grant (instant: no account; claimed: made by an account). */
-    create(o: { id: string; displayName: string | null; accountId: string | null; tokenHash: Buffer; grant: number; now: number }): Promise<IdentityRow> {
+    create(o: {
+      id: string
+      displayName: string | null
+      accountId: string | null
+      tokenHash: Buffer
+      grant: number
+      now: number
+    }): Promise<IdentityRow> {
       return db.transaction(async (tx) => {
         const r = await tx.query<Raw>(
           `insert into ${s}.identities (id, display_name, account_id, token_hash, bits, last_earned_at) values ($1, $2, $3, $4, $5, $6) returning ${COLUMNS}`,
@@ -64,7 +79,11 @@ export function identityStore(db: Db, s: Ident) {
         const cur = await one(tx, 'id = $1 and decayed_at is null for update', [id])
         if (!cur || cur.accountId !== null) return null
         const topUp = Math.max(0, claimedGrant - cur.bits)
-        const r = await tx.query<Raw>(`update ${s}.identities set account_id = $2, bits = bits + $3 where id = $1 returning ${COLUMNS}`, [id, accountId, topUp])
+        const r = await tx.query<Raw>(`update ${s}.identities set account_id = $2, bits = bits + $3 where id = $1 returning ${COLUMNS}`, [
+          id,
+          accountId,
+          topUp,
+        ])
         await grant(tx, id, topUp)
         return row(r.rows[0]!)
       })
@@ -92,7 +111,10 @@ export function identityStore(db: Db, s: Ident) {
       await db.query(`update ${s}.identities set card = $2 where id = $1`, [id, JSON.stringify(card)])
     },
     async card(id: string): Promise<{ identity: IdentityRow; card: Record<string, unknown> | null } | null> {
-      const r = await db.query<Raw & { card: unknown }>(`select ${COLUMNS}, card from ${s}.identities where id = $1 and decayed_at is null`, [id])
+      const r = await db.query<Raw & { card: unknown }>(
+        `select ${COLUMNS}, card from ${s}.identities where id = $1 and decayed_at is null`,
+        [id],
+      )
       const c = r.rows[0]
       if (!c) return null
       const card = typeof c.card === 'string' ? (JSON.parse(c.card) as Record<string, unknown>) : (c.card as Record<string, unknown> | null)

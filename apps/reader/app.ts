@@ -36,7 +36,11 @@ export async function readerRoutes(app: FastifyInstance, { ctx, features = FEATU
 }
 
 /** The reader process: health, reads, long-polls, discovery and the viewer page, on the replica. Readers never migrate. */
-export async function startReader(cfg: Config, log: Logger, overrides: Overrides = {}): Promise<StartedApp & { app: FastifyInstance; ctx: ReaderContext; root: AppContext }> {
+export async function startReader(
+  cfg: Config,
+  log: Logger,
+  overrides: Overrides = {},
+): Promise<StartedApp & { app: FastifyInstance; ctx: ReaderContext; root: AppContext }> {
   const root = await createAppContext(cfg, log, { roles: ['reader'], overrides })
   try {
     const ctx = readerContext(root)

@@ -100,7 +100,10 @@ class FastAnswer implements PageSink, Caller {
     logFailure(this.ctx.log, err, e, { url: this.path })
     const retryAfter = retryAfterSeconds(e)
     const lines = retryAfter === undefined ? fast.headers.lines : fast.headers.withRetryAfter(retryAfter)
-    this.conn.respond(encodeResponse(STATUS[e.code], lines, Buffer.from(JSON.stringify(errorBody(e))), closes ? null : fast.keepAliveSeconds), closes)
+    this.conn.respond(
+      encodeResponse(STATUS[e.code], lines, Buffer.from(JSON.stringify(errorBody(e))), closes ? null : fast.keepAliveSeconds),
+      closes,
+    )
   }
 }
 
@@ -111,7 +114,10 @@ function shed(fast: FastPath, req: FastRequest, conn: FastConnection): true {
   metrics.refused.inc({ reason: 'overloaded' })
   const closes = req.close || fast.closing
   const body = Buffer.from(JSON.stringify(errorBody(OVERLOADED)))
-  conn.respond(encodeResponse(STATUS.unavailable, fast.headers.withRetryAfter(OVERLOADED_RETRY_AFTER), body, closes ? null : fast.keepAliveSeconds), closes)
+  conn.respond(
+    encodeResponse(STATUS.unavailable, fast.headers.withRetryAfter(OVERLOADED_RETRY_AFTER), body, closes ? null : fast.keepAliveSeconds),
+    closes,
+  )
   return true
 }
 

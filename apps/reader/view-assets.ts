@@ -81,7 +81,8 @@ export function loadViewAssets(): { files: Map<string, Asset>; missing: string[]
     else missing.push(name)
   }
   const clientDir = firstDir([projectPath('client/dist'), projectPath('dist/apps/reader/view-client')])
-  for (const name of clientDir ? modulesUnder(clientDir) : []) files.set(`client/${name}`, asset(readFileSync(join(clientDir!, name)), name))
+  for (const name of clientDir ? modulesUnder(clientDir) : [])
+    files.set(`client/${name}`, asset(readFileSync(join(clientDir!, name)), name))
   if (!files.has(CLIENT_ENTRY)) missing.push(CLIENT_ENTRY)
   return { files, missing }
 }

@@ -37,7 +37,10 @@ export interface BoardOptions {
  */
 export async function startBoard(cfg: Config, log: Logger, opts: BoardOptions = {}): Promise<Board> {
   const sweeps = opts.sweeper !== false
-  const root = await createAppContext(cfg, log, { roles: ['writer', 'reader', 'agents', ...(sweeps ? (['sweeper'] as const) : [])], overrides: opts.overrides ?? {} })
+  const root = await createAppContext(cfg, log, {
+    roles: ['writer', 'reader', 'agents', ...(sweeps ? (['sweeper'] as const) : [])],
+    overrides: opts.overrides ?? {},
+  })
   try {
     const reader = readerContext(root)
     const writer = await createWriterContext(root)

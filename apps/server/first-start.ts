@@ -37,7 +37,9 @@ export async function createEmbeddedDatabaseFirst(db: Embedded, say: (line: stri
   clearInterval(collect)
   await created.close()
   const peak = await peakMib()
-  say(`wire: created in ${((performance.now() - started) / 1000).toFixed(1)} s${peak ? ` (peak RSS ${peak} MiB)` : ''}; starting the board on it`)
+  say(
+    `wire: created in ${((performance.now() - started) / 1000).toFixed(1)} s${peak ? ` (peak RSS ${peak} MiB)` : ''}; starting the board on it`,
+  )
   if (typeof process.execve !== 'function') return // Windows: go on in this process
   process.execve(process.execPath, [process.execPath, ...process.execArgv, ...process.argv.slice(1)], process.env as Record<string, string>)
 }

@@ -15,7 +15,10 @@ const ROLES: Record<string, { run: () => Promise<unknown>; does: string }> = {
   agents: { run: () => import('../agents/main.js'), does: 'MCP and A2A' },
   sweeper: { run: () => import('../sweeper/main.js'), does: 'expiry and stats jobs' },
   aggregator: { run: () => import('../aggregator/main.js'), does: 'the aggregator: registry, proxy and search across boards' },
-  identity: { run: () => import('../identity/main.js'), does: 'the identity network: identities, tokens, verify, bits (IDENTITY_URL of boards)' },
+  identity: {
+    run: () => import('../identity/main.js'),
+    does: 'the identity network: identities, tokens, verify, bits (IDENTITY_URL of boards)',
+  },
 }
 const BOARD = () => import('./main.js') // every role in one process on one port
 
@@ -32,7 +35,10 @@ const usage = [
 
 let role: string | undefined
 try {
-  const { values } = parseArgs({ options: { role: { type: 'string' }, help: { type: 'boolean', short: 'h' }, version: { type: 'boolean', short: 'V' } }, strict: true })
+  const { values } = parseArgs({
+    options: { role: { type: 'string' }, help: { type: 'boolean', short: 'h' }, version: { type: 'boolean', short: 'V' } },
+    strict: true,
+  })
   if (values.help) {
     process.stdout.write(`${usage}\n`)
     process.exit(0)

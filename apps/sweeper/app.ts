@@ -12,7 +12,8 @@ import { createSweeper, type Sweeper } from './sweeper.js'
  */
 export async function startSweeper(cfg: Config, log: Logger): Promise<StartedApp & { app: FastifyInstance; sweeper: Sweeper }> {
   // @NOTE the embedded database belongs to one process (two PGlite instances on one directory corrupt it)
-  if (cfg.db.kind === 'embedded') throw new Error('the sweeper process needs DATABASE_URL; `npm start` runs the sweeper itself on the embedded database')
+  if (cfg.db.kind === 'embedded')
+    throw new Error('the sweeper process needs DATABASE_URL; `npm start` runs the sweeper itself on the embedded database')
   const root = await createAppContext(cfg, log, { roles: ['sweeper'] }) // the writer migrates; the sweeper uses the primary only and waits on no wake-up
   try {
     const sweeper = await createSweeper(cfg, log, root.infra)

@@ -25,7 +25,10 @@ export async function writerRoutes(app: FastifyInstance, { ctx, presence }: { ct
 }
 
 /** The writer process: migrations (unless WIRE_AUTO_MIGRATE=0), health, publish and admin, on the primary. */
-export async function startWriter(cfg: Config, log: Logger): Promise<StartedApp & { app: FastifyInstance; ctx: WriterContext; root: AppContext }> {
+export async function startWriter(
+  cfg: Config,
+  log: Logger,
+): Promise<StartedApp & { app: FastifyInstance; ctx: WriterContext; root: AppContext }> {
   const root = await createAppContext(cfg, log, { roles: ['writer'] })
   try {
     const ctx = await createWriterContext(root)

@@ -2,7 +2,14 @@ import { adminGuard, type AdminCheck } from '../../libs/shared/auth/index.js'
 import type { Invalidation } from '../../libs/shared/bus/index.js'
 import { loadBoardFile, type Config } from '../../libs/shared/config/index.js'
 import type { AppContext } from '../../libs/shared/context/index.js'
-import { boardReader, boardWriter, signalWriter, type BoardReader, type BoardWriter, type SignalWriter } from '../../libs/shared/db/index.js'
+import {
+  boardReader,
+  boardWriter,
+  signalWriter,
+  type BoardReader,
+  type BoardWriter,
+  type SignalWriter,
+} from '../../libs/shared/db/index.js'
 import type { Logger } from '../../libs/shared/log/index.js'
 import type { Publisher } from '../../libs/shared/publish/index.js'
 import { watchDurability, type DurabilityWatch } from './durability.js'

@@ -32,7 +32,7 @@ export async function watchDurability(db: Db, log: Logger, everyMs = DURABILITY_
         )
       current = d
     } catch (err) {
-      log.warn({ err }, 'could not read the primary\'s replication settings')
+      log.warn({ err }, "could not read the primary's replication settings")
     }
   }
   await read(true)

@@ -10,9 +10,11 @@ export interface Attack {
 
 const count = (m: Map<number, number>, status: number) => void m.set(status, (m.get(status) ?? 0) + 1)
 const loops = async (n: number, stop: AbortSignal, body: (i: number) => Promise<void>) => {
-  await Promise.all(Array.from({ length: n }, async (_, i) => {
-    while (!stop.aborted) await body(i)
-  }))
+  await Promise.all(
+    Array.from({ length: n }, async (_, i) => {
+      while (!stop.aborted) await body(i)
+    }),
+  )
 }
 /** An attacker with many addresses, one per request in turn, so per-address budgets alone do not stop it. */
 /** `n` clients from `base`.1, .2, …; past .254 on into the next /24 (`base` is three octets). */
@@ -48,7 +50,9 @@ export const ATTACKS: Attack[] = [
     name: 'Authorization header (15,900 spaces)',
     async run(url, stop, statuses) {
       const c = from(url, '127.0.2.1', 8)
-      await loops(8, stop, async () => count(statuses, (await c.request('POST', '/sw/signals', '{"$type":"x"}', { authorization: PATHOLOGICAL })).status))
+      await loops(8, stop, async () =>
+        count(statuses, (await c.request('POST', '/sw/signals', '{"$type":"x"}', { authorization: PATHOLOGICAL })).status),
+      )
       c.close()
     },
   },
@@ -83,7 +87,15 @@ export const ATTACKS: Attack[] = [
           jsonrpc: '2.0',
           id: 1,
           method: 'message/send',
-          params: { configuration: { blocking: false }, message: { kind: 'message', messageId: randomUUID(), role: 'user', parts: [{ kind: 'data', data: { cursor, wait: 25, tag: 'never' } }] } },
+          params: {
+            configuration: { blocking: false },
+            message: {
+              kind: 'message',
+              messageId: randomUUID(),
+              role: 'user',
+              parts: [{ kind: 'data', data: { cursor, wait: 25, tag: 'never' } }],
+            },
+          },
         })
       await loops(200, stop, async () => count(statuses, (await c.request('POST', '/a2a', send(), {}, stop)).status))
       c.close()
@@ -111,7 +123,9 @@ export const ATTACKS: Attack[] = [
     async run(url, stop, statuses) {
       const c = from(url, '127.0.6.1', 400)
       const cursor = await head(c)
-      await loops(400, stop, async () => count(statuses, (await c.request('GET', `/sw/signals?cursor=${cursor}&tag=never&wait=25`, undefined, {}, stop)).status))
+      await loops(400, stop, async () =>
+        count(statuses, (await c.request('GET', `/sw/signals?cursor=${cursor}&tag=never&wait=25`, undefined, {}, stop)).status),
+      )
       c.close()
     },
   },

@@ -36,7 +36,13 @@ export interface CallgrindProc extends RoleProc {
  * executed, the same count whatever else the machine runs. `nodeArgs`: e.g. --perf-basic-prof, to
  * name the JIT's functions in the dumps (bench/instructions.ts, BENCH_CALLGRIND_KEEP).
  */
-export async function startUnderCallgrind(role: 'writer' | 'server' | 'reader', port: number, env: Record<string, string>, root?: string, nodeArgs: string[] = []): Promise<CallgrindProc> {
+export async function startUnderCallgrind(
+  role: 'writer' | 'server' | 'reader',
+  port: number,
+  env: Record<string, string>,
+  root?: string,
+  nodeArgs: string[] = [],
+): Promise<CallgrindProc> {
   const dir = mkdtempSync(join(tmpdir(), 'wire-callgrind-'))
   const inspectPort = await freePort()
   nodeArgs = [...nodeArgs, `--inspect=127.0.0.1:${inspectPort}`]
@@ -45,7 +51,10 @@ export async function startUnderCallgrind(role: 'writer' | 'server' | 'reader', 
   let proc: RoleProc | undefined
   for (let tries = 1; !proc; tries++)
     try {
-      proc = await startRole(role, port, env, root, nodeArgs, { launcher: [...VALGRIND, `--callgrind-out-file=${dir}/cg.%p`], readyWithinS: 900 })
+      proc = await startRole(role, port, env, root, nodeArgs, {
+        launcher: [...VALGRIND, `--callgrind-out-file=${dir}/cg.%p`],
+        readyWithinS: 900,
+      })
     } catch (err) {
       if (tries === 3) throw err
       process.stderr.write(`${role} under callgrind did not start (${(err as Error).message.slice(0, 300)}); again\n`)
@@ -75,7 +84,9 @@ export async function startUnderCallgrind(role: 'writer' | 'server' | 'reader', 
     async dump(label: string) {
       const before = new Set(parts())
       await control('-d', label)
-      const part = parts().filter((p) => !before.has(p)).sort((a, b) => b - a)[0]
+      const part = parts()
+        .filter((p) => !before.has(p))
+        .sort((a, b) => b - a)[0]
       if (part === undefined) throw new Error(`callgrind wrote no dump for ${label}`)
       const file = join(dir, `cg.${pid}.${part}`)
       const totals = /^(?:totals|summary): (\d+)/m.exec(readFileSync(file, 'utf8'))

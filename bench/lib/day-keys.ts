@@ -26,7 +26,9 @@ export async function clockKeys(db: Db, s: Ident): Promise<void> {
 }
 
 export function keyReservations(url: string, s: Ident, share: number, simNow: () => number, connections = 10): KeyReservations {
-  const dbs: Db[] = Array.from({ length: connections }, () => postgresDb(clockedUrl(url), { max: 1, applicationName: 'wire-bench-day-keys' }))
+  const dbs: Db[] = Array.from({ length: connections }, () =>
+    postgresDb(clockedUrl(url), { max: 1, applicationName: 'wire-bench-day-keys' }),
+  )
   const keys = dbs.map((db) => idempotencyKeys(db, s))
   const setAt = dbs.map(() => -Infinity)
   let next = 0

@@ -99,7 +99,9 @@ export async function load(writerDb: Db, makerDb: Db, s: Ident, o: LoadOptions):
     if (head >= lastLo - o.width + o.width / 4 && !making) {
       const lo = lastLo + o.width
       const t = performance.now()
-      making = makeNext(makerDb, s, lo, o.width).then((ms) => void (r.creates.push({ t, ms }), (lastLo = lo))).finally(() => void (making = null))
+      making = makeNext(makerDb, s, lo, o.width)
+        .then((ms) => void (r.creates.push({ t, ms }), (lastLo = lo)))
+        .finally(() => void (making = null))
     }
   }
   await making

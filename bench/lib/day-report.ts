@@ -21,7 +21,11 @@ export function measuredTable(x: DaySummary, o: DayOptions): string[] {
     `| commit per batch, p50 / p99 / max | ${sp(i.commitMs, ' ms')} |`,
     `| CPU per signal | writer's backend ${f(i.cpuUsPerSignal.writer)} µs; Idempotency-Key lookups and reservations ${f(i.cpuUsPerSignal.keys)} µs; sweeper's backend ${f(i.cpuUsPerSignal.sweeper)} µs; whole primary ${f(i.cpuUsPerSignal.primary)} µs (backends, WAL writer and sender, checkpointer, autovacuum, the sweeper); standby ${f(i.cpuUsPerSignal.standby)} µs; generator (node) ${f(i.cpuUsPerSignal.generator)} µs |`,
     `| WAL per signal | ${f(i.walBytesPerSignal)} bytes |`,
-    `| disk per million signals | ${mb(x.storage.totalPerMillion)} MB (${f(x.storage.bytesPerSignal)} bytes a signal): ${Object.entries(x.storage.perMillion).map(([k, v]) => `${k} ${mb(v)}`).join(', ')} |`,
+    `| disk per million signals | ${mb(x.storage.totalPerMillion)} MB (${f(x.storage.bytesPerSignal)} bytes a signal): ${Object.entries(
+      x.storage.perMillion,
+    )
+      .map(([k, v]) => `${k} ${mb(v)}`)
+      .join(', ')} |`,
     `| stats_buckets | ${f(x.storage.statsRows)} rows, ${mb(x.storage.statsBytes)} MB after ${o.simHours} simulated hours |`,
     `| Idempotency-Keys | ${f(i.keyed)} publishes reserved one (${f(o.shape.keyShare * 100)} %); idempotency_keys ${f(x.storage.keysRows)} rows, ${mb(x.storage.keysBytes)} MB at the end (${f(x.storage.keysRows ? round(x.storage.keysBytes / x.storage.keysRows, 0) : 0)} bytes a row); ${f(w.keysPurged)} deleted one by one past their 24 h, ${f(w.keysCpuUsPerRow)} µs of sweeper CPU each |`,
     `| partitions made (${f(p.width)} seq values each) | ${p.made}; p50 / p99 / max ${sp(p.createMs, ' ms')}; by the sweeper's own ensure: ${p.sweeperMade} |`,
@@ -33,10 +37,16 @@ export function measuredTable(x: DaySummary, o: DayOptions): string[] {
     `| row purge | ${f(w.rowsPurged)} rows deleted one by one, ${f(w.purgeCpuUsPerRow)} µs of backend CPU each |`,
     `| a sweep that dropped a partition | ${f(w.dropRunCpuMs)} ms of backend CPU (${f(w.dropExtraCpuMs)} ms more than one with nothing to delete) |`,
   ]
-  lines.push('', `| While the sweeper… | samples | standby lag p50 / p99 / max, bytes | replay lag p50 / p99 / max, s | commit, ms | replica newest page, ms | replica by id, ms |`, `|---|---|---|---|---|---|---|`)
+  lines.push(
+    '',
+    `| While the sweeper… | samples | standby lag p50 / p99 / max, bytes | replay lag p50 / p99 / max, s | commit, ms | replica newest page, ms | replica by id, ms |`,
+    `|---|---|---|---|---|---|---|`,
+  )
   for (const k of PHASES) {
     const y = x.phases[k]
-    lines.push(`| ${k} | ${y.lagSamples} | ${sp(y.lagBytes)} | ${sp(y.lagSeconds)} | ${sp(y.commitMs)} | ${sp(y.pageMs)} | ${sp(y.byIdMs)} |`)
+    lines.push(
+      `| ${k} | ${y.lagSamples} | ${sp(y.lagBytes)} | ${sp(y.lagSeconds)} | ${sp(y.commitMs)} | ${sp(y.pageMs)} | ${sp(y.byIdMs)} |`,
+    )
   }
   return lines
 }
@@ -79,12 +89,27 @@ export function projectDay(x: DaySummary, o: DayOptions, rate = 5000): { numbers
   const statsGb = x.storage.statsRows ? round((statsRows * x.storage.statsBytes) / x.storage.statsRows / 1e9, 1) : 0
   const rowPurged = x.partitions.held.length && !x.partitions.waiting.length ? signals : 0 // every partition held: nearly every row deleted one by one
   const n: DayProjection = {
-    rate, signals, partitionGb: gb(partitionRows), dayGb: gb(signals), keptHours, keptGb: [gb(rate * 3600 * keptHours[0]), gb(rate * 3600 * keptHours[1])],
-    primaryCores: cores(x.inserts.cpuUsPerSignal.primary), sweeperCores: cores(x.inserts.cpuUsPerSignal.sweeper), standbyCores: cores(x.inserts.cpuUsPerSignal.standby),
-    walMbPerSecond: round((x.inserts.walBytesPerSignal * rate) / 1e6, 1), statsGb, rowPurged,
-    keys: { rows: signals * o.shape.keyShare, gb: x.storage.keysRows ? round((signals * o.shape.keyShare * x.storage.keysBytes) / x.storage.keysRows / 1e9, 0) : 0, deletesPerSecond: rate * o.shape.keyShare },
+    rate,
+    signals,
+    partitionGb: gb(partitionRows),
+    dayGb: gb(signals),
+    keptHours,
+    keptGb: [gb(rate * 3600 * keptHours[0]), gb(rate * 3600 * keptHours[1])],
+    primaryCores: cores(x.inserts.cpuUsPerSignal.primary),
+    sweeperCores: cores(x.inserts.cpuUsPerSignal.sweeper),
+    standbyCores: cores(x.inserts.cpuUsPerSignal.standby),
+    walMbPerSecond: round((x.inserts.walBytesPerSignal * rate) / 1e6, 1),
+    statsGb,
+    rowPurged,
+    keys: {
+      rows: signals * o.shape.keyShare,
+      gb: x.storage.keysRows ? round((signals * o.shape.keyShare * x.storage.keysBytes) / x.storage.keysRows / 1e9, 0) : 0,
+      deletesPerSecond: rate * o.shape.keyShare,
+    },
   }
-  const idx = Object.entries(x.storage.perMillion).filter(([k]) => k.startsWith('index') || k === 'tags index').reduce((a, [, v]) => a + v, 0)
+  const idx = Object.entries(x.storage.perMillion)
+    .filter(([k]) => k.startsWith('index') || k === 'tags index')
+    .reduce((a, [, v]) => a + v, 0)
   const lagP99 = Math.max(...PHASES.map((k) => x.phases[k].lagSeconds.p99))
   const lines = [
     `| ${f(rate)} signals/s for 24 h | Projected |`,

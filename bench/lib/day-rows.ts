@@ -27,7 +27,11 @@ export interface DayShape {
 export const DEFAULT_SHAPE: DayShape = {
   dayRows: 1_000_000,
   // the default $ttl (12 h) for most; status-like signals of an hour; a few asking for the most (24 h)
-  ttlMix: [[3600, 0.15], [43_200, 0.8], [86_400, 0.05]],
+  ttlMix: [
+    [3600, 0.15],
+    [43_200, 0.8],
+    [86_400, 0.05],
+  ],
   pinEvery: 100_000,
   replyShare: 0.1,
   origins: 1000,
@@ -38,7 +42,8 @@ export const DEFAULT_SHAPE: DayShape = {
 /** `3600:0.15,43200:0.8,86400:0.05` → the mix. */
 export function parseTtlMix(text: string): Array<[number, number]> {
   const mix = text.split(',').map((p) => p.split(':').map(Number) as [number, number])
-  if (!mix.length || mix.some(([ttl, w]) => !(ttl >= 10 && ttl <= 86_400 && w > 0))) throw new Error(`TTL_MIX: want ttl:share,… with 10 ≤ ttl ≤ 86400, got ${text}`)
+  if (!mix.length || mix.some(([ttl, w]) => !(ttl >= 10 && ttl <= 86_400 && w > 0)))
+    throw new Error(`TTL_MIX: want ttl:share,… with 10 ≤ ttl ≤ 86400, got ${text}`)
   return mix
 }
 
@@ -54,7 +59,8 @@ function random(seed: number) {
   }
 }
 
-const WORDS = 'agent task done build deploy check status queue retry ready blocked merge review plan error fixed note result ok waiting'.split(' ')
+const WORDS =
+  'agent task done build deploy check status queue retry ready blocked merge review plan error fixed note result ok waiting'.split(' ')
 const TYPES = ['status', 'task', 'result', 'note', 'alert']
 
 export interface DayRows {
@@ -70,7 +76,10 @@ export function dayRows(shape: DayShape, startMs: number, seed = 38): DayRows {
   const rnd = random(seed)
   const msPerRow = 86_400_000 / shape.dayRows
   const simMs = (seq: number) => Math.round(startMs + seq * msPerRow)
-  const origins = Array.from({ length: shape.origins }, (_, i) => `fp_${createHash('sha256').update(`origin ${i}`).digest('hex').slice(0, 20)}`)
+  const origins = Array.from(
+    { length: shape.origins },
+    (_, i) => `fp_${createHash('sha256').update(`origin ${i}`).digest('hex').slice(0, 20)}`,
+  )
   const total = shape.ttlMix.reduce((a, [, w]) => a + w, 0)
   const ttl = () => {
     let r = rnd() * total
@@ -98,9 +107,18 @@ export function dayRows(shape: DayShape, startMs: number, seed = 38): DayRows {
         const refId = recent.length && rnd() < shape.replyShare ? recent[Math.floor(rnd() * recent.length)]! : null
         const tags = Array.from({ length: Math.floor(rnd() * 4) }, () => `topic-${Math.floor(rnd() * 50)}`)
         out.push({
-          id, origin, originName: null, originUri: `sw://board.example/identities/${origin}`, originVerified: true, type,
-          tags: [...new Set(tags)], payloadText: JSON.stringify({ $type: type, text: text() }), refId, ttl: t,
-          createdAtMs: created, expiresAtMs: created + t * 1000,
+          id,
+          origin,
+          originName: null,
+          originUri: `sw://board.example/identities/${origin}`,
+          originVerified: true,
+          type,
+          tags: [...new Set(tags)],
+          payloadText: JSON.stringify({ $type: type, text: text() }),
+          refId,
+          ttl: t,
+          createdAtMs: created,
+          expiresAtMs: created + t * 1000,
         })
         if (recent.push(id) > 1000) recent.shift()
       }

@@ -102,7 +102,16 @@ export async function runDay(o: DayOptions): Promise<DayRun> {
     cleanup.add(() => keys.close())
     const keyPids = await keys.pids()
     const keysCpu = () => keyPids.reduce((a, p) => a + processCpuMs(p), 0)
-    const watch = watchStandby({ primaryUrl: url, standbyUrl: pgUrl(sPort), s, graceSeconds: o.graceSeconds, simNow, everyMs: 100, readsPerSecond: o.readsPerSecond, stop: stop.signal })
+    const watch = watchStandby({
+      primaryUrl: url,
+      standbyUrl: pgUrl(sPort),
+      s,
+      graceSeconds: o.graceSeconds,
+      simNow,
+      everyMs: 100,
+      readsPerSecond: o.readsPerSecond,
+      stop: stop.signal,
+    })
 
     const purger = signalPurger(sweepDb, s)
     const stats = statsWriter(sweepDb, s)
@@ -120,8 +129,23 @@ export async function runDay(o: DayOptions): Promise<DayRun> {
         const c1 = processCpuMs(sweepPid)
         const t1 = performance.now()
         // the production budget (at least 5 s), batch (500) and pause (10 ms): real time, as at 5,000/s
-        const purge = await purgeExpired(purger, quiet, { graceSeconds: o.graceSeconds, batchSize: 500, budgetMs: 5000, pauseMs: 10, carryMax })
-        sweeps.push({ t0, t1, t2: performance.now(), simHours: (sim - startMs) / 3_600_000, rolledUp: st.counted, rollupCpuMs: c1 - c0, purge, purgeCpuMs: processCpuMs(sweepPid) - c1 })
+        const purge = await purgeExpired(purger, quiet, {
+          graceSeconds: o.graceSeconds,
+          batchSize: 500,
+          budgetMs: 5000,
+          pauseMs: 10,
+          carryMax,
+        })
+        sweeps.push({
+          t0,
+          t1,
+          t2: performance.now(),
+          simHours: (sim - startMs) / 3_600_000,
+          rolledUp: st.counted,
+          rollupCpuMs: c1 - c0,
+          purge,
+          purgeCpuMs: processCpuMs(sweepPid) - c1,
+        })
         await sleep(Math.max(0, next - performance.now()))
       }
     })().catch((err: unknown) => {
@@ -130,13 +154,33 @@ export async function runDay(o: DayOptions): Promise<DayRun> {
     })
 
     const total = Math.round((o.shape.dayRows * o.simHours) / 24)
-    o.note(`publishing ${total.toLocaleString('en')} signals (${o.simHours} simulated hours at ${o.shape.dayRows.toLocaleString('en')} a day), ${o.rate || 'as many as commit'}/s; partitions of ${width.toLocaleString('en')}, carry limit ${carryMax}`)
+    o.note(
+      `publishing ${total.toLocaleString('en')} signals (${o.simHours} simulated hours at ${o.shape.dayRows.toLocaleString('en')} a day), ${o.rate || 'as many as commit'}/s; partitions of ${width.toLocaleString('en')}, carry limit ${carryMax}`,
+    )
     const lsn0 = (await sql<{ lsn: string }>(url, 'select pg_current_wal_lsn()::text as lsn'))[0]!.lsn
-    const before = { writer: processCpuMs(writerPid), keys: keysCpu(), sweeper: processCpuMs(sweepPid), primary: clusterCpuMs(primaryPm), standby: clusterCpuMs(standbyPm), generator: process.cpuUsage(), machine: machineTicks(), t: performance.now() }
+    const before = {
+      writer: processCpuMs(writerPid),
+      keys: keysCpu(),
+      sweeper: processCpuMs(sweepPid),
+      primary: clusterCpuMs(primaryPm),
+      standby: clusterCpuMs(standbyPm),
+      generator: process.cpuUsage(),
+      machine: machineTicks(),
+      t: performance.now(),
+    }
     const loadBefore = loadAverage()
     let result: LoadResult
     try {
-      result = await load(writerDb, makerDb, s, { rows, total, rate: o.rate, maxBatch: o.maxBatch, width, beforeInsert: keys.reserve, onHead: (h) => void (head = h), stop: stop.signal })
+      result = await load(writerDb, makerDb, s, {
+        rows,
+        total,
+        rate: o.rate,
+        maxBatch: o.maxBatch,
+        width,
+        beforeInsert: keys.reserve,
+        onHead: (h) => void (head = h),
+        stop: stop.signal,
+      })
     } finally {
       loaded.abort()
       stop.abort()
@@ -154,7 +198,12 @@ export async function runDay(o: DayOptions): Promise<DayRun> {
       standby: clusterCpuMs(standbyPm) - before.standby,
       generator: (gen.user + gen.system) / 1000,
     }
-    const machine = { loadBefore, loadAfter: loadAverage(), busyShare: (m.busy - before.machine.busy) / (m.total - before.machine.total), seconds: (performance.now() - before.t) / 1000 }
+    const machine = {
+      loadBefore,
+      loadAfter: loadAverage(),
+      busyShare: (m.busy - before.machine.busy) / (m.total - before.machine.total),
+      seconds: (performance.now() - before.t) / 1000,
+    }
     const walBytes = Number((await sql<{ n: string }>(url, `select pg_wal_lsn_diff(pg_current_wal_lsn(), '${lsn0}') as n`))[0]!.n)
     const storage = await storageUse(writerDb, s, head)
     o.note(`done: ${result.inserted.toLocaleString('en')} signals in ${result.seconds.toFixed(1)} s, ${sweeps.length} sweeps`)

@@ -30,10 +30,47 @@ export interface PhaseFigures {
 }
 
 export interface DaySummary {
-  inserts: { signals: number; seconds: number; perSecond: number; target: number; meanBatch: number; commitMs: Spread; keyed: number; cpuUsPerSignal: Record<'writer' | 'keys' | 'sweeper' | 'primary' | 'standby' | 'generator', number>; walBytesPerSignal: number }
+  inserts: {
+    signals: number
+    seconds: number
+    perSecond: number
+    target: number
+    meanBatch: number
+    commitMs: Spread
+    keyed: number
+    cpuUsPerSignal: Record<'writer' | 'keys' | 'sweeper' | 'primary' | 'standby' | 'generator', number>
+    walBytesPerSignal: number
+  }
   machine: { loadBefore: string; loadAfter: string; busyShare: number; generatorCoreShare: number; behindMax: number; saturated: boolean }
-  partitions: { width: number; carryMax: number; made: number; createMs: Spread; sweeperMade: number; dropped: number; mbPerDropped: number; detachMs: Spread; filesMs: Spread; carried: number; held: string[]; heldSweeps: number; waiting: string[]; waitingSweeps: number }
-  sweeper: { runs: number; wallMs: Spread; rolledUp: number; rollupCpuUsPerSignal: number; rowsPurged: number; purgeCpuUsPerRow: number; keysPurged: number; keysCpuUsPerRow: number; quietCpuMs: number; dropRunCpuMs: number; dropExtraCpuMs: number }
+  partitions: {
+    width: number
+    carryMax: number
+    made: number
+    createMs: Spread
+    sweeperMade: number
+    dropped: number
+    mbPerDropped: number
+    detachMs: Spread
+    filesMs: Spread
+    carried: number
+    held: string[]
+    heldSweeps: number
+    waiting: string[]
+    waitingSweeps: number
+  }
+  sweeper: {
+    runs: number
+    wallMs: Spread
+    rolledUp: number
+    rollupCpuUsPerSignal: number
+    rowsPurged: number
+    purgeCpuUsPerRow: number
+    keysPurged: number
+    keysCpuUsPerRow: number
+    quietCpuMs: number
+    dropRunCpuMs: number
+    dropExtraCpuMs: number
+  }
   storage: DayRun['storage'] & { bytesPerSignal: number }
   phases: Record<Phase, PhaseFigures>
 }
@@ -67,19 +104,31 @@ export function summarize(run: DayRun): DaySummary {
     PHASES.map((p) => {
       const lag = by(run.watch.lag, p)
       const reads = by(run.watch.reads, p)
-      return [p, {
-        lagSamples: lag.length,
-        lagBytes: spread(lag.map((x) => x.bytes), 0),
-        lagSeconds: spread(lag.map((x) => x.seconds ?? 0), 3),
-        commitMs: spread(by(load.commits, p).map((x) => x.ms)),
-        pageMs: spread(reads.filter((x) => x.kind === 'page').map((x) => x.ms)),
-        byIdMs: spread(reads.filter((x) => x.kind === 'byId').map((x) => x.ms)),
-      }]
+      return [
+        p,
+        {
+          lagSamples: lag.length,
+          lagBytes: spread(
+            lag.map((x) => x.bytes),
+            0,
+          ),
+          lagSeconds: spread(
+            lag.map((x) => x.seconds ?? 0),
+            3,
+          ),
+          commitMs: spread(by(load.commits, p).map((x) => x.ms)),
+          pageMs: spread(reads.filter((x) => x.kind === 'page').map((x) => x.ms)),
+          byIdMs: spread(reads.filter((x) => x.kind === 'byId').map((x) => x.ms)),
+        },
+      ]
     }),
   ) as Record<Phase, PhaseFigures>
   const drops = sweeps.filter((s) => s.purge.partitions.dropped)
   const quiet = sweeps.filter((s) => !s.purge.partitions.dropped && !(s.purge.expired + s.purge.removed) && !s.purge.keys)
-  const quietCpu = percentile(quiet.map((s) => s.purgeCpuMs).sort((a, b) => a - b), 50)
+  const quietCpu = percentile(
+    quiet.map((s) => s.purgeCpuMs).sort((a, b) => a - b),
+    50,
+  )
   const purging = sweeps.filter((s) => !s.purge.partitions.dropped && s.purge.expired + s.purge.removed)
   const purged = purging.reduce((a, s) => a + s.purge.expired + s.purge.removed, 0)
   // sweeps that deleted keys and nothing else: their CPU past a quiet sweep's is the keys'
@@ -91,19 +140,39 @@ export function summarize(run: DayRun): DaySummary {
   const perSecond = round(n / load.seconds, 0)
   return {
     inserts: {
-      signals: n, keyed: run.keys, seconds: round(load.seconds, 1), perSecond, target: o.rate, meanBatch: round(n / Math.max(1, load.batches), 1),
+      signals: n,
+      keyed: run.keys,
+      seconds: round(load.seconds, 1),
+      perSecond,
+      target: o.rate,
+      meanBatch: round(n / Math.max(1, load.batches), 1),
       commitMs: spread(load.commits.map((c) => c.ms)),
-      cpuUsPerSignal: { writer: us(cpuMs.writer, n), keys: us(cpuMs.keys, n), sweeper: us(cpuMs.sweeper, n), primary: us(cpuMs.primary, n), standby: us(cpuMs.standby, n), generator: us(cpuMs.generator, n) },
+      cpuUsPerSignal: {
+        writer: us(cpuMs.writer, n),
+        keys: us(cpuMs.keys, n),
+        sweeper: us(cpuMs.sweeper, n),
+        primary: us(cpuMs.primary, n),
+        standby: us(cpuMs.standby, n),
+        generator: us(cpuMs.generator, n),
+      },
       walBytesPerSignal: round(run.walBytes / n, 0),
     },
     machine: {
-      loadBefore: run.machine.loadBefore, loadAfter: run.machine.loadAfter, busyShare: round(run.machine.busyShare, 2), generatorCoreShare, behindMax: load.behindMax,
+      loadBefore: run.machine.loadBefore,
+      loadAfter: run.machine.loadAfter,
+      busyShare: round(run.machine.busyShare, 2),
+      generatorCoreShare,
+      behindMax: load.behindMax,
       // the generator is one event loop: near a whole core it, not the database, set the pace
       saturated: generatorCoreShare > 0.9 || (o.rate > 0 && perSecond < 0.97 * o.rate),
     },
     partitions: {
-      width: run.width, carryMax: run.carryMax, made: load.creates.length, createMs: spread(load.creates.map((c) => c.ms)),
-      sweeperMade: sum(sweeps, (s) => s.purge.partitions.made), dropped,
+      width: run.width,
+      carryMax: run.carryMax,
+      made: load.creates.length,
+      createMs: spread(load.creates.map((c) => c.ms)),
+      sweeperMade: sum(sweeps, (s) => s.purge.partitions.made),
+      dropped,
       mbPerDropped: dropped ? round(sum(sweeps, (s) => s.purge.partitions.bytes) / dropped / 1e6, 1) : 0,
       detachMs: spread(drops.map((s) => s.purge.partitions.detachMs / s.purge.partitions.dropped)),
       filesMs: spread(drops.map((s) => s.purge.partitions.dropMs / s.purge.partitions.dropped)),
@@ -114,12 +183,22 @@ export function summarize(run: DayRun): DaySummary {
       waitingSweeps: sweeps.filter((s) => waitingOf(s).length).length,
     },
     sweeper: {
-      runs: sweeps.length, wallMs: spread(sweeps.map((s) => s.t2 - s.t0), 1),
-      rolledUp: sum(sweeps, (s) => s.rolledUp), rollupCpuUsPerSignal: us(sum(sweeps, (s) => s.rollupCpuMs), sum(sweeps, (s) => s.rolledUp)),
-      rowsPurged: purged, purgeCpuUsPerRow: us(sum(purging, (s) => s.purgeCpuMs) - quietCpu * purging.length, purged),
+      runs: sweeps.length,
+      wallMs: spread(
+        sweeps.map((s) => s.t2 - s.t0),
+        1,
+      ),
+      rolledUp: sum(sweeps, (s) => s.rolledUp),
+      rollupCpuUsPerSignal: us(
+        sum(sweeps, (s) => s.rollupCpuMs),
+        sum(sweeps, (s) => s.rolledUp),
+      ),
+      rowsPurged: purged,
+      purgeCpuUsPerRow: us(sum(purging, (s) => s.purgeCpuMs) - quietCpu * purging.length, purged),
       keysPurged: sweeps.reduce((a, s) => a + s.purge.keys, 0),
       keysCpuUsPerRow: us(keying.reduce((a, s) => a + s.purgeCpuMs, 0) - quietCpu * keying.length, keysOnly),
-      quietCpuMs: round(quietCpu, 1), dropRunCpuMs: round(mean(drops.map((s) => s.purgeCpuMs)), 1),
+      quietCpuMs: round(quietCpu, 1),
+      dropRunCpuMs: round(mean(drops.map((s) => s.purgeCpuMs)), 1),
       dropExtraCpuMs: round(mean(drops.map((s) => s.purgeCpuMs - quietCpu)), 1),
     },
     storage: { ...run.storage, bytesPerSignal: round(run.storage.totalPerMillion / 1e6, 0) },

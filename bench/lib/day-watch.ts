@@ -39,7 +39,16 @@ const noFilter: ReadFilter = { type: null, tags: [], origin: null, q: null, sinc
  * the standby as a reader does, `readsPerSecond` times a second: the newest page of 100, then one
  * of its signals by id (a probe of every partition's `id` index), on the simulated clock.
  */
-export function watchStandby(o: { primaryUrl: string; standbyUrl: string; s: Ident; graceSeconds: number; simNow: () => number; everyMs: number; readsPerSecond: number; stop: AbortSignal }): Watch {
+export function watchStandby(o: {
+  primaryUrl: string
+  standbyUrl: string
+  s: Ident
+  graceSeconds: number
+  simNow: () => number
+  everyMs: number
+  readsPerSecond: number
+  stop: AbortSignal
+}): Watch {
   const w: Watch = { lag: [], disconnected: 0, reads: [], readErrors: [], done: Promise.resolve() }
   const sampler = async () => {
     const c = new pg.Client({ connectionString: o.primaryUrl, application_name: 'wire-bench-day-lag' })

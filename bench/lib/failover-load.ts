@@ -41,7 +41,11 @@ export async function publishers(
             body: JSON.stringify(signalOf(p, i)),
             signal: AbortSignal.timeout(35_000),
           })
-          const body = (await res.json()) as { signal?: { id: string }; cursor?: number; error?: { details?: { outcome?: string }; outcome?: string } }
+          const body = (await res.json()) as {
+            signal?: { id: string }
+            cursor?: number
+            error?: { details?: { outcome?: string }; outcome?: string }
+          }
           r.status = res.status
           r.id = body.signal?.id
           r.cursor = body.cursor
@@ -92,7 +96,7 @@ export interface FollowerResult {
 export async function follow(spec: FollowerSpec, done: (cursor: number) => boolean, stop?: AbortSignal): Promise<FollowerResult> {
   const path = spec.path ?? '/sw/signals'
   const out: FollowerResult = { name: spec.name, seen: [], cursor: 0, wentBack: 0, errors: 0, errorKinds: {}, restarts: 0, pages: [] }
-  const failed = (kind: string) => ((out.errors++, (out.errorKinds[kind] = (out.errorKinds[kind] ?? 0) + 1)), sleep(100))
+  const failed = (kind: string) => (out.errors++, (out.errorKinds[kind] = (out.errorKinds[kind] ?? 0) + 1), sleep(100))
   let cursor: number | null = null
   let restartAt = spec.restartEveryMs ? Date.now() + spec.restartEveryMs : Infinity
   for (let i = 0; (cursor === null || !done(cursor)) && !stop?.aborted; i++) {

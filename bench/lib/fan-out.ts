@@ -53,15 +53,27 @@ export interface FanOutResult {
  * around the rounds divided by the responses they wrote is the cost of a delivered long-poll
  * response; the client's CPU is measured the same way, to show which side limits.
  */
-export async function fanOut(procs: RoleProc[], pollers: number, rounds: number, publish: () => Promise<void>, opts: { forwarded?: boolean } = {}): Promise<FanOutResult> {
+export async function fanOut(
+  procs: RoleProc[],
+  pollers: number,
+  rounds: number,
+  publish: () => Promise<void>,
+  opts: { forwarded?: boolean } = {},
+): Promise<FanOutResult> {
   const readers = procs.map((p) => p.url)
   const total = (f: (p: RoleProc) => number) => procs.reduce((s, p) => s + f(p), 0)
   const { nextCursor } = (await (await fetch(`${readers[0]}/sw/signals?limit=1`)).json()) as { nextCursor: number }
   const rss0 = total((p) => p.rssBytes())
   const heap0 = await sum(readers, 'nodejs_heap_size_used_bytes')
   const per = Math.ceil(pollers / readers.length)
-  const clients = await Promise.all(readers.map((r, i) => holdPollers(r, Math.min(per, pollers - i * per), nextCursor, opts.forwarded ? { forwardedFrom: i * per } : {})))
-  const waiting = async () => (await Promise.all(readers.map(async (u) => ((await (await fetch(`${u}/readyz`)).json()) as { waiting: number }).waiting))).reduce((a, b) => a + b, 0)
+  const clients = await Promise.all(
+    readers.map((r, i) => holdPollers(r, Math.min(per, pollers - i * per), nextCursor, opts.forwarded ? { forwardedFrom: i * per } : {})),
+  )
+  const waiting = async () =>
+    (await Promise.all(readers.map(async (u) => ((await (await fetch(`${u}/readyz`)).json()) as { waiting: number }).waiting))).reduce(
+      (a, b) => a + b,
+      0,
+    )
   await until(async () => (await waiting()) >= pollers, 60_000)
   // on a saturated machine a few connections may fail to open: measure those that wait, and say so
   const held = await waiting()
@@ -73,7 +85,12 @@ export async function fanOut(procs: RoleProc[], pollers: number, rounds: number,
   const w0 = await sum(readers, 'wire_feed_wakes_total')
   const report = async () => {
     const all = await Promise.all(clients.map((c) => c.report()))
-    return { arrivals: all.flatMap((r) => r.arrivals), answered: all.reduce((s, r) => s + r.answered, 0), errors: all.reduce((s, r) => s + r.errors, 0), cpuMs: all.reduce((s, r) => s + r.cpuMs, 0) }
+    return {
+      arrivals: all.flatMap((r) => r.arrivals),
+      answered: all.reduce((s, r) => s + r.answered, 0),
+      errors: all.reduce((s, r) => s + r.errors, 0),
+      cpuMs: all.reduce((s, r) => s + r.cpuMs, 0),
+    }
   }
   await report() // clears the arrivals of opening
   // @NOTE no /metrics scrape between here and the end: a scrape lists every open file and handle

@@ -20,7 +20,11 @@ function replaced(text: string, from: RegExp, to: string): string {
 
 /** The shipped server block on a loopback port. */
 const server = (port: number) =>
-  replaced(replaced(readFileSync(projectPath('deploy/nginx/wire-fleet.conf'), 'utf8'), /^( *)listen 80;$/m, `$1listen 127.0.0.1:${port};`), /^ *listen \[::\]:80;\n/m, '')
+  replaced(
+    replaced(readFileSync(projectPath('deploy/nginx/wire-fleet.conf'), 'utf8'), /^( *)listen 80;$/m, `$1listen 127.0.0.1:${port};`),
+    /^ *listen \[::\]:80;\n/m,
+    '',
+  )
 
 /**
  * The shipped upstream blocks with their `server` lines replaced by these ports (every block, its other
@@ -32,7 +36,10 @@ function upstreams(ports: Record<string, number[]>, readerKeepalive?: number): s
     const list = ports[name]
     if (!list) throw new Error(`the bench has no ports for upstream ${name}`)
     const rest = body.replace(/^ *server .*\n/gm, '')
-    const kept = name === 'wire_polls' && readerKeepalive !== undefined ? replaced(rest, /^( *)keepalive \d+;$/m, `$1keepalive ${readerKeepalive};`) : rest
+    const kept =
+      name === 'wire_polls' && readerKeepalive !== undefined
+        ? replaced(rest, /^( *)keepalive \d+;$/m, `$1keepalive ${readerKeepalive};`)
+        : rest
     const params = / *server \S+?((?: [^;\n]+)?);/.exec(body)?.[1] ?? '' // the shipped lines' parameters (max_fails=0)
     return `upstream ${name} {\n${list.map((p) => `    server 127.0.0.1:${p}${params};\n`).join('')}${kept}}`
   })
@@ -86,13 +93,23 @@ export interface Front {
  * `unused`). `workers` processes (as `worker_processes auto` gives on this machine), each allowed the
  * sandbox's 20,000 open files: a follower holds one connection to nginx and one from nginx to a reader.
  */
-export async function startFront(port: number, roles: { writers: number[]; readers: number[]; unused: number }, o: { workers?: number; readerKeepalive?: number } = {}): Promise<Front> {
+export async function startFront(
+  port: number,
+  roles: { writers: number[]; readers: number[]; unused: number },
+  o: { workers?: number; readerKeepalive?: number } = {},
+): Promise<Front> {
   const workers = o.workers ?? 2
   const nginx = ['/usr/sbin/nginx', ...(process.env.PATH ?? '').split(':').map((d) => join(d, 'nginx'))].find((p) => existsSync(p))
   if (!nginx) throw new Error('nginx is not installed: `apt-get install -y nginx`')
   const dir = mkdtempSync(join(tmpdir(), 'wire-bench-nginx-'))
   writeFileSync(join(dir, 'server.conf'), server(port))
-  writeFileSync(join(dir, 'upstreams.conf'), upstreams({ wire_writers: roles.writers, wire_readers: roles.readers, wire_polls: roles.readers, wire_agents: [roles.unused] }, o.readerKeepalive))
+  writeFileSync(
+    join(dir, 'upstreams.conf'),
+    upstreams(
+      { wire_writers: roles.writers, wire_readers: roles.readers, wire_polls: roles.readers, wire_agents: [roles.unused] },
+      o.readerKeepalive,
+    ),
+  )
   const temp = ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((k) => `  ${k}_temp_path ${join(dir, k)};`)
   writeFileSync(
     join(dir, 'nginx.conf'),
@@ -118,7 +135,13 @@ export async function startFront(port: number, roles: { writers: number[]; reade
     if (child.exitCode !== null) throw new Error(`nginx exited with ${child.exitCode}`)
     // a poll, which the readers' fast path serves: any other GET would hand the upstream connection nginx
     // keeps to node's server for good (apps/reader/signals-fast-path.ts), and later polls on it with it
-    if ((await fetch(`${url}/sw/signals?limit=1`).then((r) => r.status, () => 0)) === 200) break
+    if (
+      (await fetch(`${url}/sw/signals?limit=1`).then(
+        (r) => r.status,
+        () => 0,
+      )) === 200
+    )
+      break
     if (i > 100) throw new Error('nginx not answering')
     await new Promise((r) => setTimeout(r, 100))
   }

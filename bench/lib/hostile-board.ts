@@ -128,7 +128,9 @@ export async function startHostileBoard(t: Teardown, mode: Misbehaviour, o: Host
       if (mode === 'pinned') return signal(state.authority, n, { pinned: true })
       if (mode === 'oversized') return signal(state.authority, n, { payload: { text: 'y'.repeat(18_000) } })
       // foreign: half name another board, half claim to live until 2099
-      return n % 2 ? signal(state.authority, n, { uri: `sw://victim.example/signals/${id(n)}` }) : signal(state.authority, n, { payload: { text: 'long' }, expiresAt: '2099-01-01T00:00:00.000Z' })
+      return n % 2
+        ? signal(state.authority, n, { uri: `sw://victim.example/signals/${id(n)}` })
+        : signal(state.authority, n, { payload: { text: 'long' }, expiresAt: '2099-01-01T00:00:00.000Z' })
     })
     json(res, { signals, nextCursor: cursor + limit, serverNow })
   }
@@ -138,8 +140,15 @@ export async function startHostileBoard(t: Teardown, mode: Misbehaviour, o: Host
     const path = req.url!.split('?')[0]!
     state.paths.push(path)
     if (state.paths.length > 1000) state.paths.shift()
-    if (path.endsWith('/.well-known/wire')) // at any base path
-      return json(res, { protocol: 'wire', version: '1', subwires: [{ authority: o.authority ?? state.authority, name: `hostile ${mode}` }], features: ['signals', 'poll'], limits: { maxLimit: 100 } })
+    if (path.endsWith('/.well-known/wire'))
+      // at any base path
+      return json(res, {
+        protocol: 'wire',
+        version: '1',
+        subwires: [{ authority: o.authority ?? state.authority, name: `hostile ${mode}` }],
+        features: ['signals', 'poll'],
+        limits: { maxLimit: 100 },
+      })
     if (mode === 'trickle') {
       res.writeHead(200, { 'content-type': 'application/json' })
       const t = setInterval(() => res.write(' '), o.trickleMs ?? 500)

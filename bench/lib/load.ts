@@ -9,7 +9,14 @@ export function client(baseUrl: string, maxSockets: number) {
     request(method: string, path: string, body?: string, headers: Record<string, string> = {}): Promise<{ status: number; body: string }> {
       return new Promise((resolve, reject) => {
         const req = http.request(
-          { host: u.hostname, port: u.port, method, path, agent, headers: body ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers } : headers },
+          {
+            host: u.hostname,
+            port: u.port,
+            method,
+            path,
+            agent,
+            headers: body ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers } : headers,
+          },
           (res) => {
             let data = ''
             res.setEncoding('utf8')
@@ -39,7 +46,11 @@ export interface LoadResult {
 export const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0
 
 /** Runs `concurrency` loops of `op` for `seconds`; latencies in ms. */
-export async function closedLoop(concurrency: number, seconds: number, op: (worker: number, i: number) => Promise<boolean>): Promise<LoadResult> {
+export async function closedLoop(
+  concurrency: number,
+  seconds: number,
+  op: (worker: number, i: number) => Promise<boolean>,
+): Promise<LoadResult> {
   const lat: number[] = []
   let ok = 0
   const end = Date.now() + seconds * 1000
@@ -55,7 +66,15 @@ export async function closedLoop(concurrency: number, seconds: number, op: (work
   )
   const elapsed = (performance.now() - t0) / 1000
   lat.sort((a, b) => a - b)
-  return { requests: lat.length, ok, perSecond: Math.round(ok / elapsed), p50: round(percentile(lat, 50)), p99: round(percentile(lat, 99)), max: round(lat.at(-1) ?? 0), seconds: round(elapsed) }
+  return {
+    requests: lat.length,
+    ok,
+    perSecond: Math.round(ok / elapsed),
+    p50: round(percentile(lat, 50)),
+    p99: round(percentile(lat, 99)),
+    max: round(lat.at(-1) ?? 0),
+    seconds: round(elapsed),
+  }
 }
 
 export const round = (n: number, d = 2) => Math.round(n * 10 ** d) / 10 ** d

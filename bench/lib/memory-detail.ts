@@ -35,10 +35,15 @@ export function smapsSummary(pid: number) {
 export async function heapSpaces(url: string) {
   const text = await (await fetch(`${url}/metrics`)).text()
   const spaces: Record<string, { used: number; total: number }> = {}
-  for (const m of text.matchAll(/^nodejs_heap_space_size_(used|total)_bytes\{space="(\w+)"\} (\d+)/gm)) (spaces[m[2]!] ??= { used: 0, total: 0 })[m[1] === 'used' ? 'used' : 'total'] = Number(m[3])
+  for (const m of text.matchAll(/^nodejs_heap_space_size_(used|total)_bytes\{space="(\w+)"\} (\d+)/gm))
+    (spaces[m[2]!] ??= { used: 0, total: 0 })[m[1] === 'used' ? 'used' : 'total'] = Number(m[3])
   const ext = /^nodejs_external_memory_bytes (\d+)/m.exec(text)
   return {
-    ...Object.fromEntries(Object.entries(spaces).filter(([, s]) => s.total > 0).map(([k, s]) => [k, `${mb(s.used)}/${mb(s.total)}`])),
+    ...Object.fromEntries(
+      Object.entries(spaces)
+        .filter(([, s]) => s.total > 0)
+        .map(([k, s]) => [k, `${mb(s.used)}/${mb(s.total)}`]),
+    ),
     external: ext ? mb(Number(ext[1])) : undefined,
   }
 }
@@ -48,7 +53,10 @@ async function session(pid: number, port: number) {
   process.kill(pid, 'SIGUSR1')
   let target: string | undefined
   for (let i = 0; i < 100 && !target; i++) {
-    target = await fetch(`http://127.0.0.1:${port}/json/list`).then(async (r) => ((await r.json()) as Array<{ webSocketDebuggerUrl: string }>)[0]?.webSocketDebuggerUrl, () => undefined)
+    target = await fetch(`http://127.0.0.1:${port}/json/list`).then(
+      async (r) => ((await r.json()) as Array<{ webSocketDebuggerUrl: string }>)[0]?.webSocketDebuggerUrl,
+      () => undefined,
+    )
     if (!target) await sleep(50)
   }
   if (!target) throw new Error('no inspector')
@@ -91,34 +99,53 @@ function bySite(root: ProfileNode) {
 
 const sessions = new Map<number, Awaited<ReturnType<typeof session>>>()
 
-export async function memoryDetail(label: string, roles: Array<{ url: string; child: { pid?: number } }>, o: { gc?: boolean; sample?: boolean } = {}) {
+export async function memoryDetail(
+  label: string,
+  roles: Array<{ url: string; child: { pid?: number } }>,
+  o: { gc?: boolean; sample?: boolean } = {},
+) {
   const port = /--inspect-port=(\d+)/.exec(process.env.BENCH_READER_NODE_OPTIONS ?? process.env.BENCH_INSPECT_OPTIONS ?? '')?.[1]
   for (const r of roles) {
     const pid = r.child.pid!
-    process.stdout.write(`  memory ${label} (pid ${pid}): smaps MB ${JSON.stringify(smapsSummary(pid))}; heap MB used/committed ${JSON.stringify(await heapSpaces(r.url))}\n`)
+    process.stdout.write(
+      `  memory ${label} (pid ${pid}): smaps MB ${JSON.stringify(smapsSummary(pid))}; heap MB used/committed ${JSON.stringify(await heapSpaces(r.url))}\n`,
+    )
     if (!port) continue
     // sampling from here: what survives the scavenges from now on, by where it was allocated
     if (o.sample) {
       const s = await session(pid, Number(port))
       sessions.set(pid, s)
-      await s.call('HeapProfiler.startSampling', { samplingInterval: 4096, includeObjectsCollectedByMinorGC: false, includeObjectsCollectedByMajorGC: process.env.BENCH_MEMORY_DETAIL_MAJOR === '1' })
+      await s.call('HeapProfiler.startSampling', {
+        samplingInterval: 4096,
+        includeObjectsCollectedByMinorGC: false,
+        includeObjectsCollectedByMajorGC: process.env.BENCH_MEMORY_DETAIL_MAJOR === '1',
+      })
     }
     if (o.gc && !sessions.has(pid)) {
       const s = await session(pid, Number(port))
       await s.call('HeapProfiler.collectGarbage')
       await sleep(500)
       s.close()
-      process.stdout.write(`  memory ${label} after a full GC: smaps MB ${JSON.stringify(smapsSummary(pid))}; heap MB used/committed ${JSON.stringify(await heapSpaces(r.url))}\n`)
+      process.stdout.write(
+        `  memory ${label} after a full GC: smaps MB ${JSON.stringify(smapsSummary(pid))}; heap MB used/committed ${JSON.stringify(await heapSpaces(r.url))}\n`,
+      )
     } else if (o.gc) {
       const s = sessions.get(pid)!
       const before = bySite(((await s.call('HeapProfiler.getSamplingProfile')) as { profile: { head: ProfileNode } }).profile.head)
       await s.call('HeapProfiler.collectGarbage')
       await sleep(500)
       const after = bySite(((await s.call('HeapProfiler.getSamplingProfile')) as { profile: { head: ProfileNode } }).profile.head)
-      process.stdout.write(`  memory ${label} after a full GC: smaps MB ${JSON.stringify(smapsSummary(pid))}; heap MB used/committed ${JSON.stringify(await heapSpaces(r.url))}\n`)
+      process.stdout.write(
+        `  memory ${label} after a full GC: smaps MB ${JSON.stringify(smapsSummary(pid))}; heap MB used/committed ${JSON.stringify(await heapSpaces(r.url))}\n`,
+      )
       const sum = (m: Map<string, number>) => [...m.values()].reduce((a, b) => a + b, 0)
-      process.stdout.write(`  sampled since the followers came: ${mb(sum(before))} MB surviving scavenges, ${mb(sum(after))} MB of it still live after a full GC\n`)
-      const garbage = [...before].map(([k, v]) => [k, v - (after.get(k) ?? 0)] as const).sort((a, b) => b[1] - a[1]).slice(0, 25)
+      process.stdout.write(
+        `  sampled since the followers came: ${mb(sum(before))} MB surviving scavenges, ${mb(sum(after))} MB of it still live after a full GC\n`,
+      )
+      const garbage = [...before]
+        .map(([k, v]) => [k, v - (after.get(k) ?? 0)] as const)
+        .sort((a, b) => b[1] - a[1])
+        .slice(0, 25)
       for (const [k, v] of garbage) process.stdout.write(`    garbage ${(v / 1024).toFixed(0)} KB  ${k}\n`)
       const live = [...after].sort((a, b) => b[1] - a[1]).slice(0, 30)
       for (const [k, v] of live) process.stdout.write(`    live ${(v / 1024).toFixed(0)} KB  ${k}\n`)

@@ -17,7 +17,10 @@ export class Cleanup {
     this.steps.push(step)
   }
   async run() {
-    for (const step of this.steps.splice(0).reverse()) await Promise.resolve().then(step).catch(() => {})
+    for (const step of this.steps.splice(0).reverse())
+      await Promise.resolve()
+        .then(step)
+        .catch(() => {})
   }
 }
 

@@ -28,7 +28,8 @@ const d = JSON.parse(process.argv[2]!) as Data
 const CURSOR = Buffer.from('"nextCursor":')
 const HEADER_END = Buffer.from('\r\n\r\n')
 const LENGTH = 'content-length:'
-const request = (cursor: number, extra = '') => Buffer.from(`GET ${d.path}${cursor}&wait=${d.wait} HTTP/1.1\r\nHost: ${d.host}\r\n${extra}\r\n`)
+const request = (cursor: number, extra = '') =>
+  Buffer.from(`GET ${d.path}${cursor}&wait=${d.wait} HTTP/1.1\r\nHost: ${d.host}\r\n${extra}\r\n`)
 /** Requests by cursor: every follower of one feed polls the same bytes. */
 const built = new Map<number, Buffer>()
 const sharedRequest = (cursor: number) => {

@@ -30,21 +30,50 @@ const sumCounts = (counts: Array<Record<string, number> | undefined>) =>
  * processes of PER_PROCESS sockets (bench/lib/poll-proc.ts), each single-threaded, with pre-built
  * requests and no JSON parsing, so the client costs far less per response than the server.
  */
-export async function holdPollers(url: string, count: number, cursor: number, opts: { wait?: number; path?: string; forwardedFrom?: number; track?: string; trackCount?: number } = {}) {
+export async function holdPollers(
+  url: string,
+  count: number,
+  cursor: number,
+  opts: { wait?: number; path?: string; forwardedFrom?: number; track?: string; trackCount?: number } = {},
+) {
   const { wait = 25, path = '/sw/signals?cursor=', forwardedFrom, track, trackCount } = opts
   const u = new URL(url)
   const procs: ChildProcess[] = []
   const opened: Array<Promise<void>> = []
   for (let left = count; left > 0; left -= PER_PROCESS) {
     const from = forwardedFrom === undefined ? {} : { forwardedFrom: forwardedFrom + count - left }
-    const data = { host: u.hostname, port: Number(u.port), path, cursor, wait, count: Math.min(PER_PROCESS, left), ...from, ...(track && { track, trackCount }) }
-    const child = fork(projectPath('dist/bench/lib/poll-proc.js'), [JSON.stringify(data)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+    const data = {
+      host: u.hostname,
+      port: Number(u.port),
+      path,
+      cursor,
+      wait,
+      count: Math.min(PER_PROCESS, left),
+      ...from,
+      ...(track && { track, trackCount }),
+    }
+    const child = fork(projectPath('dist/bench/lib/poll-proc.js'), [JSON.stringify(data)], {
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    })
     procs.push(child)
-    opened.push(new Promise((resolve, reject) => (child.once('message', () => resolve()), child.once('exit', (c) => reject(new Error(`poller process exited with ${c}`))))))
+    opened.push(
+      new Promise(
+        (resolve, reject) => (
+          child.once('message', () => resolve()), child.once('exit', (c) => reject(new Error(`poller process exited with ${c}`)))
+        ),
+      ),
+    )
   }
   await Promise.all(opened)
   const ask = (p: ChildProcess) =>
-    new Promise<{ arrivals: number[]; answered: number; errors: number; refusals: Record<string, number>; reasons: Record<string, number>; cpu: { user: number; system: number } }>((resolve) => {
+    new Promise<{
+      arrivals: number[]
+      answered: number
+      errors: number
+      refusals: Record<string, number>
+      reasons: Record<string, number>
+      cpu: { user: number; system: number }
+    }>((resolve) => {
       p.once('message', (m) => resolve(m as never))
       p.send({ cmd: 'report' })
     })
@@ -66,19 +95,33 @@ export async function holdPollers(url: string, count: number, cursor: number, op
      * `tracked()`, whose list of arrival times holds a client's event loop while it is sent.
      */
     async recorded(): Promise<number> {
-      const all = await Promise.all(procs.map((p) => new Promise<{ recorded: number }>((resolve) => (p.once('message', (m) => resolve(m as { recorded: number })), p.send({ cmd: 'recorded' })))))
+      const all = await Promise.all(
+        procs.map(
+          (p) =>
+            new Promise<{ recorded: number }>(
+              (resolve) => (p.once('message', (m) => resolve(m as { recorded: number })), p.send({ cmd: 'recorded' })),
+            ),
+        ),
+      )
       return all.reduce((s, a) => s + a.recorded, 0)
     },
     /** With `track`: first deliveries of each signal n since the last call, as n → arrival times (epoch ms); and the duplicates so far. */
     async tracked(): Promise<{ got: Map<number, number[]>; duplicates: number }> {
       type Tracked = { tracked: Array<[number, number[]]>; duplicates: number }
-      const all = await Promise.all(procs.map((p) => new Promise<Tracked>((resolve) => (p.once('message', (m) => resolve(m as Tracked)), p.send({ cmd: 'tracked' })))))
+      const all = await Promise.all(
+        procs.map((p) => new Promise<Tracked>((resolve) => (p.once('message', (m) => resolve(m as Tracked)), p.send({ cmd: 'tracked' })))),
+      )
       const got = new Map<number, number[]>()
       for (const [n, times] of all.flatMap((a) => a.tracked)) got.set(n, (got.get(n) ?? []).concat(times))
       return { got, duplicates: all.reduce((s, a) => s + a.duplicates, 0) }
     },
     async stop() {
-      await Promise.all(procs.map((p) => new Promise<void>((resolve) => (p.exitCode !== null ? resolve() : (p.once('exit', () => resolve()), p.send({ cmd: 'stop' }))))))
+      await Promise.all(
+        procs.map(
+          (p) =>
+            new Promise<void>((resolve) => (p.exitCode !== null ? resolve() : (p.once('exit', () => resolve()), p.send({ cmd: 'stop' })))),
+        ),
+      )
     },
   }
 }

@@ -39,10 +39,18 @@ export async function startRole(
 ): Promise<RoleProc> {
   const main = root ? `${root}/dist/apps/${role}/main.js` : projectPath(`dist/apps/${role}/main.js`)
   // BENCH_PROFILE=<role>: that role writes a V8 CPU profile (.cpuprofile) into BENCH_PROFILE_DIR when it stops
-  const profile = process.env.BENCH_PROFILE === role ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR ?? 'bench/results/profiles'}`] : []
+  const profile =
+    process.env.BENCH_PROFILE === role ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR ?? 'bench/results/profiles'}`] : []
   const [command, ...launcherArgs] = [...(o.launcher ?? []), process.execPath]
   const child = spawn(command!, [...launcherArgs, ...profile, ...nodeArgs, main], {
-    env: { ...process.env, LOG_LEVEL: 'warn', SERVER_PORT: String(port), SERVER_HOST: o.host ?? '127.0.0.1', WIRE_CONFIG: '/nonexistent/board.json', ...env },
+    env: {
+      ...process.env,
+      LOG_LEVEL: 'warn',
+      SERVER_PORT: String(port),
+      SERVER_HOST: o.host ?? '127.0.0.1',
+      WIRE_CONFIG: '/nonexistent/board.json',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'inherit'],
   })
   let log = ''
@@ -50,7 +58,13 @@ export async function startRole(
   const url = `http://${o.host ?? '127.0.0.1'}:${port}`
   for (let i = 0; ; i++) {
     if (child.exitCode !== null) throw new Error(`${role} exited with ${child.exitCode}: ${log.slice(-2000)}`)
-    if ((await fetch(`${url}/readyz`).then((r) => r.status, () => 0)) === 200) break
+    if (
+      (await fetch(`${url}/readyz`).then(
+        (r) => r.status,
+        () => 0,
+      )) === 200
+    )
+      break
     if (i > (o.readyWithinS ?? 30) * 10) throw (child.kill('SIGKILL'), new Error(`${role} not ready`))
     await new Promise((r) => setTimeout(r, 100))
   }
@@ -95,7 +109,9 @@ export async function freePort(): Promise<number> {
 /** A Redis of its own on a free port (no persistence); `cleanup` gets its kill. */
 export async function startRedis(cleanup: { add(step: () => unknown): void }): Promise<string> {
   const port = await freePort()
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' })
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+    stdio: 'ignore',
+  })
   cleanup.add(() => child.kill('SIGKILL'))
   for (let i = 0; i < 100; i++) {
     const up = await new Promise<boolean>((r) => {

@@ -10,7 +10,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 export const collections = (procs: RoleProc[]) => Promise.all(procs.map((p) => metric(p.url, 'wire_idle_gc_total')))
 
 /** Whether every process grew enough since `base` (its RSS after its last collection) to arm its next idle collection. */
-export const armed = (procs: RoleProc[], base: number[]) => procs.every((p, i) => p.rssBytes() - base[i]! >= Math.max(GROW_BYTES, base[i]! / 10))
+export const armed = (procs: RoleProc[], base: number[]) =>
+  procs.every((p, i) => p.rssBytes() - base[i]! >= Math.max(GROW_BYTES, base[i]! / 10))
 
 /**
  * Total RSS of `procs` once each has made an idle collection after `since` (their counts), asked
@@ -28,7 +29,11 @@ export async function rssOnceCollected(procs: RoleProc[], since: number[], waitM
 /** Samples the total RSS of `procs` every 250 ms (from /proc, no request) until `stop()`, which returns the largest. */
 export function rssPeak(procs: RoleProc[]) {
   let peak = 0
-  const look = () => void (peak = Math.max(peak, procs.reduce((s, p) => s + p.rssBytes(), 0)))
+  const look = () =>
+    void (peak = Math.max(
+      peak,
+      procs.reduce((s, p) => s + p.rssBytes(), 0),
+    ))
   const timer = setInterval(look, 250)
   look()
   return {

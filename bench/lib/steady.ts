@@ -96,8 +96,16 @@ export async function steadyFanOut(
   // through a front, every follower polls nginx, which spreads the polls over the readers; else each reader gets its share
   const clients = o.front
     ? [await holdPollers(o.front.url, o.pollers, nextCursor, { ...track, ...(o.forwarded && { forwardedFrom: 0 }) })]
-    : await Promise.all(readers.map((r, i) => holdPollers(r, Math.min(per, o.pollers - i * per), nextCursor, { ...track, ...(o.forwarded && { forwardedFrom: i * per }) })))
-  const waiting = async () => (await Promise.all(readers.map(async (u) => ((await (await fetch(`${u}/readyz`)).json()) as { waiting: number }).waiting))).reduce((a, b) => a + b, 0)
+    : await Promise.all(
+        readers.map((r, i) =>
+          holdPollers(r, Math.min(per, o.pollers - i * per), nextCursor, { ...track, ...(o.forwarded && { forwardedFrom: i * per }) }),
+        ),
+      )
+  const waiting = async () =>
+    (await Promise.all(readers.map(async (u) => ((await (await fetch(`${u}/readyz`)).json()) as { waiting: number }).waiting))).reduce(
+      (a, b) => a + b,
+      0,
+    )
   for (let i = 0; i < 1200 && (await waiting()) < o.pollers; i++) await sleep(50)
   const held = await waiting()
   if (held < o.pollers * 0.95) throw new Error(`only ${held} of ${o.pollers} pollers are waiting`)
@@ -111,7 +119,12 @@ export async function steadyFanOut(
     const all = await Promise.all(clients.map((c) => c.report()))
     const refusals: Record<string, number> = {}
     for (const r of all) for (const [k, v] of Object.entries(r.refusals)) refusals[k] = (refusals[k] ?? 0) + v
-    return { answered: all.reduce((s, r) => s + r.answered, 0), errors: all.reduce((s, r) => s + r.errors, 0), refusals, cpuMs: all.reduce((s, r) => s + r.cpuMs, 0) }
+    return {
+      answered: all.reduce((s, r) => s + r.answered, 0),
+      errors: all.reduce((s, r) => s + r.errors, 0),
+      refusals,
+      cpuMs: all.reduce((s, r) => s + r.cpuMs, 0),
+    }
   }
   await Promise.all(clients.map((c) => c.tracked())) // nothing yet; clears
   const recorded0 = (await Promise.all(clients.map((c) => c.recorded()))).reduce((a, b) => a + b, 0)

@@ -19,8 +19,22 @@ const ms = (v: string, unit: string) => Number(v) * ({ us: 0.001, ms: 1, s: 1000
  * Runs `wrk` (C, event-driven: far cheaper per request than the Node server it measures) with a
  * Lua script of bench/wrk/ that builds every request once. Its own CPU comes from bash's `times`.
  */
-export function wrk(url: string, script: string, o: { seconds: number; connections: number; threads?: number; args?: string[] }): Promise<WrkResult> {
-  const cmd = ['wrk', `-t${o.threads ?? 1}`, `-c${o.connections}`, `-d${o.seconds}s`, '--latency', '-s', projectPath('bench/wrk', script), url, ...(o.args ?? [])]
+export function wrk(
+  url: string,
+  script: string,
+  o: { seconds: number; connections: number; threads?: number; args?: string[] },
+): Promise<WrkResult> {
+  const cmd = [
+    'wrk',
+    `-t${o.threads ?? 1}`,
+    `-c${o.connections}`,
+    `-d${o.seconds}s`,
+    '--latency',
+    '-s',
+    projectPath('bench/wrk', script),
+    url,
+    ...(o.args ?? []),
+  ]
   return new Promise((resolve, reject) => {
     // `times` prints the children's user and system time after wrk ends
     const child = spawn('bash', ['-c', `${cmd.map((c) => `'${c}'`).join(' ')}; times`], { stdio: ['ignore', 'pipe', 'inherit'] })

@@ -61,7 +61,12 @@ export class WireClient {
   }
 
   #call<T>(base: string, path: string, co: CallOptions = {}): Promise<T> {
-    return call<T>(this.#fetch, base, path, { timeoutMs: this.#o.timeoutMs ?? 30_000, token: this.#o.token, ...(this.#o.maxBytes !== undefined && { maxBytes: this.#o.maxBytes }), ...co })
+    return call<T>(this.#fetch, base, path, {
+      timeoutMs: this.#o.timeoutMs ?? 30_000,
+      token: this.#o.token,
+      ...(this.#o.maxBytes !== undefined && { maxBytes: this.#o.maxBytes }),
+      ...co,
+    })
   }
 
   /** @internal the follower's way in: one GET of the feed against a chosen reader. */

@@ -42,7 +42,13 @@ export async function call<T>(fetchFn: FetchLike, base: string, path: string, o:
     if (err instanceof WireError) throw err
     if (o.signal?.aborted) throw o.signal.reason ?? err
     // no answer: refused, reset, DNS, or our own deadline
-    throw new WireError('unavailable', 0, `${url}: ${d.signal.aborted ? String((d.signal.reason as Error)?.message ?? 'timed out') : (err as Error).message}`, undefined, { cause: err })
+    throw new WireError(
+      'unavailable',
+      0,
+      `${url}: ${d.signal.aborted ? String((d.signal.reason as Error)?.message ?? 'timed out') : (err as Error).message}`,
+      undefined,
+      { cause: err },
+    )
   } finally {
     d.dispose()
   }
@@ -75,7 +81,7 @@ async function readCapped(res: Response, max: number, url: string): Promise<stri
   }
   const all = new Uint8Array(size)
   let at = 0
-  for (const c of chunks) (all.set(c, at), (at += c.byteLength))
+  for (const c of chunks) all.set(c, at), (at += c.byteLength)
   return new TextDecoder().decode(all)
 }
 

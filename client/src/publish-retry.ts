@@ -16,7 +16,14 @@ export const PUBLISH_RETRY_DEFAULTS: Required<PublishRetryOptions> = { maxAttemp
  * as long as it says plus up to 10 % (a crowd refused at once does not come back at once), while
  * tries remain and the wait ends within `maxTotalMs` of `startedAt`.
  */
-export function publishRetryDelay(err: unknown, attempt: number, o: Required<PublishRetryOptions>, startedAt: number, now = Date.now(), random = Math.random): number | undefined {
+export function publishRetryDelay(
+  err: unknown,
+  attempt: number,
+  o: Required<PublishRetryOptions>,
+  startedAt: number,
+  now = Date.now(),
+  random = Math.random,
+): number | undefined {
   if (!(err instanceof WireError) || (err.status !== 503 && err.status !== 429) || err.retryAfter === undefined) return undefined
   if (attempt >= o.maxAttempts) return undefined
   const ms = Math.round(err.retryAfter * 1000 * (1 + random() * 0.1))

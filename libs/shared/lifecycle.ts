@@ -10,7 +10,11 @@ import { exitIfNodeTooOld } from './runtime/index.js'
 /** How long a stopping process lets its work end before it exits anyway (Kubernetes' and systemd's grace must be longer). */
 export const SHUTDOWN_GRACE_MS = 30_000
 
-export async function runUntilSignal(log: Logger, start: () => Promise<() => Promise<void>>, opts: { graceMs?: number; databaseUrl?: string } = {}) {
+export async function runUntilSignal(
+  log: Logger,
+  start: () => Promise<() => Promise<void>>,
+  opts: { graceMs?: number; databaseUrl?: string } = {},
+) {
   const graceMs = opts.graceMs ?? SHUTDOWN_GRACE_MS
   exitIfNodeTooOld('wire') // `node dist/apps/<role>/main.js` run by hand; `wire-server` checked before loading anything
   const first = new Promise<NodeJS.Signals>((r) => {
@@ -51,17 +55,28 @@ export interface StartedApp {
 }
 
 /** A role's main: start it, listen on SERVER_HOST:SERVER_PORT (with HTTP_LISTEN_BACKLOG), and stop it on SIGTERM or SIGINT. */
-export function serveUntilSignal(log: Logger, where: { host: string; port: number; http: { listenBacklog: number }; db?: { kind: string; url?: string } | null }, start: () => Promise<StartedApp>) {
-  return runUntilSignal(log, async () => {
-    const started = await start()
-    try {
-      log.info({ address: await started.app.listen({ host: where.host, port: where.port, backlog: where.http.listenBacklog }) }, 'listening') // a fresh object: fastify writes into it
-    } catch (err) {
-      await started.close()
-      throw err
-    }
-    return () => started.close()
-  }, { databaseUrl: where.db?.kind === 'postgres' ? where.db.url : undefined })
+export function serveUntilSignal(
+  log: Logger,
+  where: { host: string; port: number; http: { listenBacklog: number }; db?: { kind: string; url?: string } | null },
+  start: () => Promise<StartedApp>,
+) {
+  return runUntilSignal(
+    log,
+    async () => {
+      const started = await start()
+      try {
+        log.info(
+          { address: await started.app.listen({ host: where.host, port: where.port, backlog: where.http.listenBacklog }) },
+          'listening',
+        ) // a fresh object: fastify writes into it
+      } catch (err) {
+        await started.close()
+        throw err
+      }
+      return () => started.close()
+    },
+    { databaseUrl: where.db?.kind === 'postgres' ? where.db.url : undefined },
+  )
 }
 
 /** A start failure the operator fixes with one setting gets one line naming it, not a stack trace. */

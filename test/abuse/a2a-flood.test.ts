@@ -13,7 +13,10 @@ const legacy = (data: unknown) =>
     jsonrpc: '2.0',
     id: randomUUID(),
     method: 'message/send',
-    params: { configuration: { blocking: false }, message: { kind: 'message', messageId: randomUUID(), role: 'user', parts: [{ kind: 'data', data }] } },
+    params: {
+      configuration: { blocking: false },
+      message: { kind: 'message', messageId: randomUUID(), role: 'user', parts: [{ kind: 'data', data }] },
+    },
   })
 const v1 = (data: unknown) =>
   JSON.stringify({
@@ -66,7 +69,9 @@ t.test('200 non-blocking publishes of up to 45 KiB: tasks keep no payload, memor
   for (let round = 0; round < 4; round++) {
     // half fit (15 KB payload), half are refused as too large (45 KB): a failed task kept its message before
     const batch = await Promise.all(
-      Array.from({ length: 50 }, (_, i) => post(`${url}/a2a`, v1({ $type: 'broadcast', a: big, ...(i % 2 && { b: refusedOnly, c: refusedOnly }) }), auth)),
+      Array.from({ length: 50 }, (_, i) =>
+        post(`${url}/a2a`, v1({ $type: 'broadcast', a: big, ...(i % 2 && { b: refusedOnly, c: refusedOnly }) }), auth),
+      ),
     )
     for (const r of batch) states[r.json.result.task.status.state] = (states[r.json.result.task.status.state] ?? 0) + 1
   }
@@ -75,7 +80,11 @@ t.test('200 non-blocking publishes of up to 45 KiB: tasks keep no payload, memor
   const bytes = await taskBytes()
   // a completed publish keeps its answer (the signal, for tasks/get); a failed one only its error
   t.ok(bytes > 100 * 15_000 && bytes < 100 * 17_000 + 100 * 2000, `200 tasks kept in ${bytes} characters, not the 200 messages sent (6 MB)`)
-  const many = await post(`${url}/a2a`, JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'ListTasks', params: { pageSize: 100, includeArtifacts: true } }), auth)
+  const many = await post(
+    `${url}/a2a`,
+    JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'ListTasks', params: { pageSize: 100, includeArtifacts: true } }),
+    auth,
+  )
   t.notOk(JSON.stringify(many.json).includes(refusedOnly.slice(0, 100)), 'no refused payload is kept')
   const listed = await post(`${url}/a2a`, JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ListTasks', params: { pageSize: 10 } }), auth)
   t.equal(listed.json.result.tasks.length, 10, 'the owner lists its tasks')

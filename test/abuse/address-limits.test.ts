@@ -42,7 +42,11 @@ t.test('TRUST_PROXY decides whose address counts', async (t) => {
 
   const direct = await startStack(t, { env: { READ_RATE_LIMIT_MAX: '2' } })
   for (let i = 0; i < 2; i++) t.equal((await read(direct.app, '10.0.0.9', xff(`203.0.113.${i}`))).statusCode, 200)
-  t.equal((await read(direct.app, '10.0.0.9', xff('203.0.113.99'))).statusCode, 429, 'off by default: a forged X-Forwarded-For changes nothing')
+  t.equal(
+    (await read(direct.app, '10.0.0.9', xff('203.0.113.99'))).statusCode,
+    429,
+    'off by default: a forged X-Forwarded-For changes nothing',
+  )
   t.same(loadConfig({ TRUST_PROXY: '10.0.0.0/8, 2001:db8::/32' }).http.trustProxy, ['10.0.0.0/8', '2001:db8::/32'], 'a CIDR list')
   t.equal(loadConfig({ TRUST_PROXY: '2' }).http.trustProxy, 2, 'a hop count')
   t.throws(() => loadConfig({ TRUST_PROXY: '10.0.0.0/99' }), /TRUST_PROXY/, 'a bad CIDR is refused')
@@ -65,7 +69,11 @@ t.test('waiting long-polls per address: past the cap 429 at once, the waiting on
   let next = head
   for (const p of waiting) {
     const page = await jsonOf(await p)
-    t.same(page.signals.map((x: { id: string }) => x.id), [sig.id], 'a waiting poll gets the signal')
+    t.same(
+      page.signals.map((x: { id: string }) => x.id),
+      [sig.id],
+      'a waiting poll gets the signal',
+    )
     next = page.nextCursor
   }
   // the slots go back (asynchronously, to Redis) when the answers are sent
@@ -81,7 +89,13 @@ t.test('publishes per address, whatever the tokens, across two writers', async (
   const s = await startStack(t, { env: { PUBLISH_ADDRESS_RATE_LIMIT_MAX: '4', NEW_IDENTITY_RATE_LIMIT_MAX: '0' } })
   const other = await secondWriter(t, s)
   const pub = (app: typeof other, i: number, ip = '192.0.2.1') =>
-    app.inject({ method: 'POST', url: '/sw/signals', remoteAddress: ip, headers: s.bearer(`fresh-token-${i}`), payload: { $type: 'broadcast', i } })
+    app.inject({
+      method: 'POST',
+      url: '/sw/signals',
+      remoteAddress: ip,
+      headers: s.bearer(`fresh-token-${i}`),
+      payload: { $type: 'broadcast', i },
+    })
   const codes: number[] = []
   for (let i = 0; i < 5; i++) codes.push((await pub(i % 2 ? other : s.app, i)).statusCode)
   t.same(codes, [200, 200, 200, 200, 429])
@@ -99,6 +113,10 @@ t.test('local mode: identities never seen before share one board-wide budget', a
   t.same(codes, [200, 200, 200, 429], 'three new identities, from any address, on any writer')
   const over = await pub(s.app, 'new-identity-9', '192.0.2.99')
   t.equal(over.json().error.code, 'rate_limited')
-  t.equal((await pub(other, 'new-identity-0', '192.0.2.50')).statusCode, 200, 'an identity that has published passes (known from the database)')
+  t.equal(
+    (await pub(other, 'new-identity-0', '192.0.2.50')).statusCode,
+    200,
+    'an identity that has published passes (known from the database)',
+  )
   t.equal((await pub(s.app, 'new-identity-1', '192.0.2.51')).statusCode, 200)
 })

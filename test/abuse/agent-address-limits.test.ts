@@ -13,7 +13,14 @@ const a2aRead = () =>
     jsonrpc: '2.0',
     id: 1,
     method: 'message/send',
-    params: { message: { kind: 'message', messageId: `m-${Math.random().toString(36).slice(2)}`, role: 'user', parts: [{ kind: 'data', data: { limit: 1 } }] } },
+    params: {
+      message: {
+        kind: 'message',
+        messageId: `m-${Math.random().toString(36).slice(2)}`,
+        role: 'user',
+        parts: [{ kind: 'data', data: { limit: 1 } }],
+      },
+    },
   })
 const MCP_HEADERS = { accept: 'application/json, text/event-stream' }
 
@@ -21,7 +28,11 @@ t.test('MCP and A2A reads spend the address read budget shared with GET /sw/sign
   const { url } = await startListening(t, { env: { READ_RATE_LIMIT_MAX: '4' } })
   const http = async () => (await fetch(`${url}/sw/signals?limit=1`)).status
   t.equal(await http(), 200)
-  t.equal((await post(`${url}/mcp`, mcpRead(1), MCP_HEADERS)).json.result.isError, undefined, 'an MCP read within the budget (the second request)')
+  t.equal(
+    (await post(`${url}/mcp`, mcpRead(1), MCP_HEADERS)).json.result.isError,
+    undefined,
+    'an MCP read within the budget (the second request)',
+  )
   t.equal((await post(`${url}/a2a`, a2aRead())).json.result.status.state, 'completed', 'an A2A read within the budget (the third)')
   t.equal(await http(), 200, 'the fourth request of this address')
   const mcp = await post(`${url}/mcp`, mcpRead(2), MCP_HEADERS)

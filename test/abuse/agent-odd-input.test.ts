@@ -42,7 +42,11 @@ t.test('deep nesting through MCP and A2A publishes answers invalid_request', asy
   const a2aOver = await post(`${url}/a2a`, a2aSend({ $type: 'x', deep: nested(40) }), auth)
   t.equal(a2aOver.json.result.status.state, 'failed')
   t.equal(a2aOver.json.result.status.message.parts[0].data.error.code, 'invalid_request')
-  const a2aFar = await post(`${url}/a2a`, a2aSend({ $type: 'x', d: 'DEEP' }).replace('"DEEP"', `${'['.repeat(20_000)}${']'.repeat(20_000)}`), auth)
+  const a2aFar = await post(
+    `${url}/a2a`,
+    a2aSend({ $type: 'x', d: 'DEEP' }).replace('"DEEP"', `${'['.repeat(20_000)}${']'.repeat(20_000)}`),
+    auth,
+  )
   t.match(a2aFar.json, { id: 'a', error: { code: -32600, data: { code: 'invalid_request' } } })
   t.notMatch(a2aFar.text, /call stack/i)
 
@@ -60,22 +64,32 @@ t.test('JSON-RPC batches are refused on both surfaces', async (t) => {
   t.match(a2a.json, { error: { code: -32600, message: /batch/ } })
 })
 
-t.test('anonymous A2A tasks belong to their request: tasks/list and tasks/get show no one else\'s', async (t) => {
+t.test("anonymous A2A tasks belong to their request: tasks/list and tasks/get show no one else's", async (t) => {
   const { url } = await startListening(t, { noRedis: true })
   const failed = await post(`${url}/a2a`, a2aSend({ $type: 'broadcast', secret: 'anonymous payload' })) // no token: fails unauthorized
   t.equal(failed.json.result.status.state, 'failed')
   const read = await post(`${url}/a2a`, a2aSend({ limit: 1 }))
   t.equal(read.json.result.status.state, 'completed')
   const listTasks = (id: number, headers: Record<string, string> = {}) =>
-    post(`${url}/a2a`, JSON.stringify({ jsonrpc: '2.0', id, method: 'ListTasks', params: { pageSize: 100 } }), { 'a2a-version': '1.0', ...headers })
+    post(`${url}/a2a`, JSON.stringify({ jsonrpc: '2.0', id, method: 'ListTasks', params: { pageSize: 100 } }), {
+      'a2a-version': '1.0',
+      ...headers,
+    })
   const list = await listTasks(1)
   t.same(list.json.result.tasks, [], 'another anonymous caller lists nothing')
   t.notMatch(list.text, /anonymous payload/)
-  const get = await post(`${url}/a2a`, JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tasks/get', params: { id: failed.json.result.id } }))
+  const get = await post(
+    `${url}/a2a`,
+    JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tasks/get', params: { id: failed.json.result.id } }),
+  )
   t.match(get.json, { error: { code: -32001 } }, 'nor gets one by id')
   const mine = await post(`${url}/a2a`, a2aSend({ limit: 1 }), { authorization: 'Bearer owner-token-1' })
   const theirs = await listTasks(3, { authorization: 'Bearer owner-token-1' })
-  t.same(theirs.json.result.tasks.map((x: { id: string }) => x.id), [mine.json.result.id], 'a token lists its own tasks')
+  t.same(
+    theirs.json.result.tasks.map((x: { id: string }) => x.id),
+    [mine.json.result.id],
+    'a token lists its own tasks',
+  )
 })
 
 t.test('client strings never reach the console; ids must be printable', async (t) => {
@@ -89,7 +103,10 @@ t.test('client strings never reach the console; ids must be printable', async (t
     restore.push(() => (console[name] = original))
   }
   try {
-    const refs = await post(`${url}/a2a`, a2aSend({ limit: 1 }, { referenceTaskIds: [forged, 'x'.repeat(1000), ...Array.from({ length: 500 }, (_, i) => `r${i}`)] }))
+    const refs = await post(
+      `${url}/a2a`,
+      a2aSend({ limit: 1 }, { referenceTaskIds: [forged, 'x'.repeat(1000), ...Array.from({ length: 500 }, (_, i) => `r${i}`)] }),
+    )
     t.equal(refs.json.result.status.state, 'completed', 'referenceTaskIds are ignored')
     const badId = await post(`${url}/a2a`, a2aSend({ limit: 1 }, { messageId: forged }))
     t.ok(badId.json.error, 'a message id with control characters is refused')

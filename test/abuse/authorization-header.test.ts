@@ -17,22 +17,51 @@ const refusal = (f: () => unknown) => {
 }
 
 t.test('the parser decides right on pathological inputs', async (t) => {
-  t.equal(refusal(() => bearerToken(PATHOLOGICAL)), 'unauthorized', 'over-long header refused before parsing')
+  t.equal(
+    refusal(() => bearerToken(PATHOLOGICAL)),
+    'unauthorized',
+    'over-long header refused before parsing',
+  )
   const inside = `Bearer a${' '.repeat(MAX_AUTHORIZATION_LENGTH - 12)}b`
   t.ok(inside.length <= MAX_AUTHORIZATION_LENGTH)
-  t.equal(refusal(() => bearerToken(inside)), 'unauthorized', 'white space inside a token, within the cap')
+  t.equal(
+    refusal(() => bearerToken(inside)),
+    'unauthorized',
+    'white space inside a token, within the cap',
+  )
   t.equal(bearerToken(`Bearer abcdefgh${' '.repeat(MAX_AUTHORIZATION_LENGTH - 20)}`), 'abcdefgh', 'trailing white space is trimmed')
   t.equal(bearerToken(`${'\t'.repeat(30)}bEaReR \t  tok-12345 `), 'tok-12345')
   t.equal(bearerToken(undefined), null)
-  for (const bad of ['Bearer', 'Bearer ', 'Bearer    ', 'Bearertoken', 'Basic dXNlcjpwYXNz', 'Bearer a\u0000b', 'Bearer a\u00a0b', ' '.repeat(4000)])
-    t.equal(refusal(() => bearerToken(bad)), 'unauthorized', JSON.stringify(bad.slice(0, 20)))
-  t.equal(refusal(() => bearerToken(['Bearer a', 'Bearer b'])), 'unauthorized')
+  for (const bad of [
+    'Bearer',
+    'Bearer ',
+    'Bearer    ',
+    'Bearertoken',
+    'Basic dXNlcjpwYXNz',
+    'Bearer a\u0000b',
+    'Bearer a\u00a0b',
+    ' '.repeat(4000),
+  ])
+    t.equal(
+      refusal(() => bearerToken(bad)),
+      'unauthorized',
+      JSON.stringify(bad.slice(0, 20)),
+    )
+  t.equal(
+    refusal(() => bearerToken(['Bearer a', 'Bearer b'])),
+    'unauthorized',
+  )
 })
 
 t.test('every route answers the pathological header with its 401 or ignores it', async (t) => {
   const s = await startStack(t, { noRedis: true })
   const headers = { authorization: PATHOLOGICAL }
-  const pub = await s.app.inject({ method: 'POST', url: '/sw/signals', headers: { ...headers, 'content-type': 'application/json' }, payload: '{"$type":"x"}' })
+  const pub = await s.app.inject({
+    method: 'POST',
+    url: '/sw/signals',
+    headers: { ...headers, 'content-type': 'application/json' },
+    payload: '{"$type":"x"}',
+  })
   t.equal(pub.statusCode, 401)
   t.equal(pub.json().error.code, 'unauthorized')
   const admin = await s.app.inject({ method: 'GET', url: '/sw/admin/rules', headers })

@@ -40,7 +40,11 @@ async function commitGate(t: Test) {
         create trigger gate after insert on "${schema}".signals for each statement execute function "${schema}".gate()`),
     /** A commit is waiting at the gate. */
     reached: () =>
-      until(async () => (await holder.query(`select count(*)::int as n from pg_locks where locktype = 'advisory' and objid = $1 and not granted`, [key])).rows[0].n > 0),
+      until(
+        async () =>
+          (await holder.query(`select count(*)::int as n from pg_locks where locktype = 'advisory' and objid = $1 and not granted`, [key]))
+            .rows[0].n > 0,
+      ),
     release,
   }
 }
@@ -57,17 +61,33 @@ t.test('a row the database refuses fails its own publish only', async (t) => {
   })
   const first = publish(s, { $type: 'broadcast', n: 0 }, 'batch-agent-0')
   await g.reached()
-  const batch = Array.from({ length: 9 }, (_, i) => publish(s, { $type: i === 4 ? 'poison' : 'broadcast', n: i + 1 }, `batch-agent-${i + 1}`))
+  const batch = Array.from({ length: 9 }, (_, i) =>
+    publish(s, { $type: i === 4 ? 'poison' : 'broadcast', n: i + 1 }, `batch-agent-${i + 1}`),
+  )
   // every publish is queued behind the held commit before it is released
   await until(() => s.writer.publisher.batcher.queued >= batch.length)
   await g.release()
   const res = await Promise.all([first, ...batch])
-  t.same(res.map((r) => r.statusCode), [200, 200, 200, 200, 200, 500, 200, 200, 200, 200])
-  t.match(res[5]!.json().error, { code: 'internal', message: /the database refused this signal; nothing was stored/, details: { outcome: 'not_stored' } })
-  t.ok(s.logs.some((l) => l.includes('retrying its signals one by one')), 'the refused batch was retried row by row')
+  t.same(
+    res.map((r) => r.statusCode),
+    [200, 200, 200, 200, 200, 500, 200, 200, 200, 200],
+  )
+  t.match(res[5]!.json().error, {
+    code: 'internal',
+    message: /the database refused this signal; nothing was stored/,
+    details: { outcome: 'not_stored' },
+  })
+  t.ok(
+    s.logs.some((l) => l.includes('retrying its signals one by one')),
+    'the refused batch was retried row by row',
+  )
   const feed = await s.read('limit=100')
   const acknowledged = res.filter((r) => r.statusCode === 200).map((r) => r.json().signal.id)
-  t.same(feed.signals.map((x: { id: string }) => x.id).sort(), acknowledged.sort(), 'every acknowledged signal is in the feed, nothing else')
+  t.same(
+    feed.signals.map((x: { id: string }) => x.id).sort(),
+    acknowledged.sort(),
+    'every acknowledged signal is in the feed, nothing else',
+  )
 })
 
 t.test('an identity-network display name with NUL and other controls is cleaned, in a batch with other publishes', async (t) => {
@@ -80,7 +100,10 @@ t.test('an identity-network display name with NUL and other controls is cleaned,
   const res = await Promise.all(
     ['plain-token-1', 'nul-name-token', 'plain-token-2', 'nul-name-token'].map((tok, i) => publish(s, { $type: 'broadcast', i }, tok)),
   )
-  t.same(res.map((r) => r.statusCode), [200, 200, 200, 200])
+  t.same(
+    res.map((r) => r.statusCode),
+    [200, 200, 200, 200],
+  )
   t.equal(res[1]!.json().signal.originName, 'Agent [31mRed')
   t.equal((await s.read()).signals.length, 4, 'all four stored')
 })

@@ -45,7 +45,11 @@ t.test('with its budgets spent, an address is refused at every door', async (t) 
   const free: string[] = []
   for (const r of routes) {
     const key = `${r.method} ${r.url}`
-    const res = await call(r.method, concrete(r.url), r.method === 'GET' || r.method === 'HEAD' || r.method === 'OPTIONS' ? {} : { payload: '{}' })
+    const res = await call(
+      r.method,
+      concrete(r.url),
+      r.method === 'GET' || r.method === 'HEAD' || r.method === 'OPTIONS' ? {} : { payload: '{}' },
+    )
     if (FREE[key]) {
       free.push(key)
       t.not(res.statusCode, 429, `${key} is free: ${FREE[key]}`)
@@ -53,7 +57,13 @@ t.test('with its budgets spent, an address is refused at every door', async (t) 
     }
     t.equal(res.statusCode, 429, `${key} is refused`)
   }
-  t.same(free.sort(), Object.keys(FREE).filter((k) => routes.some((r) => `${r.method} ${r.url}` === k)).sort(), 'every free entry is a real route')
+  t.same(
+    free.sort(),
+    Object.keys(FREE)
+      .filter((k) => routes.some((r) => `${r.method} ${r.url}` === k))
+      .sort(),
+    'every free entry is a real route',
+  )
 
   // the publish paths that fail early: each refused before its work (auth, JSON, replay, $refId probe)
   const early: Array<[string, { payload: string; headers?: Record<string, string> }]> = [
@@ -80,7 +90,11 @@ t.test('with its budgets spent, an address is refused at every door', async (t) 
   for (const method of ['message/send', 'message/stream', 'tasks/get', 'tasks/cancel', 'tasks/list', 'SendMessage', 'GetTask'])
     t.equal((await call('POST', '/a2a', { payload: rpc(method) })).statusCode, 429, `A2A ${method} is refused`)
   // admin: refused before the token is looked at
-  t.equal((await call('GET', '/sw/admin/wire', { headers: { authorization: 'Bearer wrong-admin-token' } })).statusCode, 429, 'an admin call is refused')
+  t.equal(
+    (await call('GET', '/sw/admin/wire', { headers: { authorization: 'Bearer wrong-admin-token' } })).statusCode,
+    429,
+    'an admin call is refused',
+  )
 })
 
 t.test('failed admin authentications are budgeted, and the right token is never locked out', async (t) => {

@@ -25,7 +25,9 @@ t.test('addressKey: IPv4 exact, IPv4-mapped as IPv4, IPv6 by prefix', async (t) 
 })
 
 const get = (port: number, forwardedFor?: string) =>
-  fetch(`http://127.0.0.1:${port}/sw/signals?limit=1`, { headers: forwardedFor ? { 'x-forwarded-for': forwardedFor } : {} }).then((r) => r.status)
+  fetch(`http://127.0.0.1:${port}/sw/signals?limit=1`, { headers: forwardedFor ? { 'x-forwarded-for': forwardedFor } : {} }).then(
+    (r) => r.status,
+  )
 
 t.test('addresses in one IPv6 /64 share a budget (behind a trusted proxy, over real sockets)', async (t) => {
   const s = await startStack(t, { env: { READ_RATE_LIMIT_MAX: '3', TRUST_PROXY: '1' } })
@@ -33,7 +35,7 @@ t.test('addresses in one IPv6 /64 share a budget (behind a trusted proxy, over r
   const port = (s.app.server.address() as AddressInfo).port
   const codes = []
   for (const a of ['2001:db8:7:1::1', '2001:db8:7:1::2', '2001:db8:7:1:abcd::3', '2001:db8:7:1::4']) codes.push(await get(port, a))
-  t.same(codes, [200, 200, 200, 429], 'the fourth address of the /64 is over the /64\'s budget')
+  t.same(codes, [200, 200, 200, 429], "the fourth address of the /64 is over the /64's budget")
   t.equal(await get(port, '2001:db8:7:2::1'), 200, 'the next /64 has its own')
   t.equal(await get(port, '198.51.100.20'), 200)
   t.equal(await get(port, '::ffff:198.51.100.20'), 200)
@@ -48,11 +50,24 @@ t.test('without TRUST_PROXY, X-Forwarded-For is ignored and the operator is warn
   t.equal(await get(port, '203.0.113.1'), 200)
   t.equal(await get(port, '203.0.113.2'), 200)
   t.equal(await get(port, '203.0.113.3'), 429, 'every "client" spends the one socket address\'s budget')
-  t.ok(s.logs.some((l) => l.includes('TRUST_PROXY is off')), 'a warning names the setting')
+  t.ok(
+    s.logs.some((l) => l.includes('TRUST_PROXY is off')),
+    'a warning names the setting',
+  )
   t.equal(s.logs.filter((l) => l.includes('TRUST_PROXY is off')).length, 1, 'once, not per request')
-  t.equal((await s.app.inject({ url: '/sw/signals', remoteAddress: '192.0.2.9', headers: { 'x-forwarded-for': '203.0.113.9' } })).statusCode, 200, 'fastify: the socket address counts')
-  t.equal((await s.app.inject({ url: '/sw/signals', remoteAddress: '192.0.2.9', headers: { 'x-forwarded-for': '203.0.113.10' } })).statusCode, 200)
-  t.equal((await s.app.inject({ url: '/sw/signals', remoteAddress: '192.0.2.9', headers: { 'x-forwarded-for': '203.0.113.11' } })).statusCode, 429)
+  t.equal(
+    (await s.app.inject({ url: '/sw/signals', remoteAddress: '192.0.2.9', headers: { 'x-forwarded-for': '203.0.113.9' } })).statusCode,
+    200,
+    'fastify: the socket address counts',
+  )
+  t.equal(
+    (await s.app.inject({ url: '/sw/signals', remoteAddress: '192.0.2.9', headers: { 'x-forwarded-for': '203.0.113.10' } })).statusCode,
+    200,
+  )
+  t.equal(
+    (await s.app.inject({ url: '/sw/signals', remoteAddress: '192.0.2.9', headers: { 'x-forwarded-for': '203.0.113.11' } })).statusCode,
+    429,
+  )
 })
 
 t.test('TRUST_PROXY=2: the client is the address two hops in', async (t) => {
@@ -61,7 +76,7 @@ t.test('TRUST_PROXY=2: the client is the address two hops in', async (t) => {
   const port = (s.app.server.address() as AddressInfo).port
   t.equal(await get(port, '198.51.100.50, 10.1.1.1'), 200)
   t.equal(await get(port, '198.51.100.50, 10.1.1.2'), 200, 'another first proxy, the same client')
-  t.equal(await get(port, '198.51.100.50, 10.1.1.3'), 429, 'the client\'s budget, whichever proxy relayed it')
+  t.equal(await get(port, '198.51.100.50, 10.1.1.3'), 429, "the client's budget, whichever proxy relayed it")
   t.equal(await get(port, '192.0.2.77, 198.51.100.50, 10.1.1.1'), 429, 'a hop the client forged before itself changes nothing')
   t.equal(await get(port, '198.51.100.51, 10.1.1.1'), 200, 'another client')
 })

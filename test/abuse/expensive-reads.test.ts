@@ -20,7 +20,11 @@ t.test('tag count and q length are bounded: 400 invalid_request past them', asyn
   const tags = (n: number) => Array.from({ length: n }, (_, i) => `t${i}`).join(',')
   t.equal((await get(`tag=${tags(16)}`)).statusCode, 200, '16 tags')
   t.same(errorOf(await get(`tag=${tags(17)}`)), { status: 400, code: 'invalid_request' }, '17 tags in one parameter')
-  t.same(errorOf(await get(Array.from({ length: 14 }, (_, i) => `tag=${tags(130).replaceAll('t', `p${i}x`)}`).join('&'))), { status: 400, code: 'invalid_request' }, '1,820 tags in 14 parameters')
+  t.same(
+    errorOf(await get(Array.from({ length: 14 }, (_, i) => `tag=${tags(130).replaceAll('t', `p${i}x`)}`).join('&'))),
+    { status: 400, code: 'invalid_request' },
+    '1,820 tags in 14 parameters',
+  )
   t.equal((await get(`tag=a,A,a,,b`)).statusCode, 200, 'duplicates count once')
   t.equal((await get(`q=${'é'.repeat(256)}`)).statusCode, 200, 'q of 256 characters')
   t.same(errorOf(await get(`q=${'a'.repeat(257)}`)), { status: 400, code: 'invalid_request' }, 'q of 257')
@@ -33,26 +37,52 @@ t.test('tag count and q length are bounded: 400 invalid_request past them', asyn
   t.equal(JSON.parse(mcpTags.json().result.content[0].text).error.code, 'invalid_request', 'the MCP tool too')
 })
 
-t.test('the tail keeps each signal\'s search text: q lower-cases a payload once, not per read', async (t) => {
+t.test("the tail keeps each signal's search text: q lower-cases a payload once, not per read", async (t) => {
   const tail = new Tail('test', 10)
   const signal = (seq: number, text: string) => ({
-    seq, id: `id${seq}`, origin: 'fp_x', originUri: 'sw://test/identities/x', originName: null, originVerified: true, type: 'note',
-    tags: [], payloadText: JSON.stringify({ text }), refId: null, ttl: 600, createdAtMs: Date.now(), expiresAtMs: Date.now() + 600_000, pinned: false,
+    seq,
+    id: `id${seq}`,
+    origin: 'fp_x',
+    originUri: 'sw://test/identities/x',
+    originName: null,
+    originVerified: true,
+    type: 'note',
+    tags: [],
+    payloadText: JSON.stringify({ text }),
+    refId: null,
+    ttl: 600,
+    createdAtMs: Date.now(),
+    expiresAtMs: Date.now() + 600_000,
+    pinned: false,
   })
   tail.reset([signal(1, 'Hello World'), signal(2, 'other')] as never, 2, 0)
   const q = parseReadQuery({ q: 'WORLD' }, Date.now(), 'test')
   t.equal(tailPage(tail, q, 0, Date.now(), 0)!.signals.length, 1)
   const kept = tail.entries.map((e) => e.search)
-  t.ok(kept.every((x) => typeof x === 'string' && x === x.toLowerCase()), 'kept, lower-cased')
+  t.ok(
+    kept.every((x) => typeof x === 'string' && x === x.toLowerCase()),
+    'kept, lower-cased',
+  )
   tailPage(tail, parseReadQuery({ q: 'hello' }, Date.now(), 'test'), 0, Date.now(), 0)
-  t.ok(tail.entries.every((e, i) => e.search === kept[i]), 'the next read reuses it')
+  t.ok(
+    tail.entries.every((e, i) => e.search === kept[i]),
+    'the next read reuses it',
+  )
 
   // a tail holding as many signals as a database search may look at answers the newest search page itself
   const big = new Tail('test', 2 * TEXT_SCAN_BUDGET)
   big.reset(Array.from({ length: TEXT_SCAN_BUDGET }, (_, i) => signal(1000 + i, 'x')) as never, 1000 + TEXT_SCAN_BUDGET, 999)
   const now = Date.now()
-  t.same(tailNewest(big, parseReadQuery({ q: 'nowhere' }, now, 'test'), now, 0), { signals: [], nextCursor: big.head, partial: true }, 'a search: from the tail, saying older matches may exist')
-  t.equal(tailNewest(big, parseReadQuery({ type: 'nowhere' }, now, 'test'), now, 0), null, 'other filters: the database may hold older matches')
+  t.same(
+    tailNewest(big, parseReadQuery({ q: 'nowhere' }, now, 'test'), now, 0),
+    { signals: [], nextCursor: big.head, partial: true },
+    'a search: from the tail, saying older matches may exist',
+  )
+  t.equal(
+    tailNewest(big, parseReadQuery({ type: 'nowhere' }, now, 'test'), now, 0),
+    null,
+    'other filters: the database may hold older matches',
+  )
 })
 
 t.test('a thread read walks at most 64 levels and answers at most 1,000 signals', async (t) => {
@@ -62,7 +92,11 @@ t.test('a thread read walks at most 64 levels and answers at most 1,000 signals'
   for (let i = 0; i < 70; i++) parent = (await s.publish({ $type: 'reply', $refId: parent, depth: i + 1 })).json().signal.id
   const deep = (await s.app.inject({ url: `/sw/signals/${root.id}/thread` })).json().signals
   t.equal(deep.length, 65, 'the root and 64 levels of replies')
-  t.same(deep.map((x: any) => x.payload.depth ?? 0), Array.from({ length: 65 }, (_, i) => i), 'oldest first, nearest levels')
+  t.same(
+    deep.map((x: any) => x.payload.depth ?? 0),
+    Array.from({ length: 65 }, (_, i) => i),
+    'oldest first, nearest levels',
+  )
   // a wide thread: many direct replies, inserted straight into the table
   await s.infra.primary.query(
     `with h as (update "${s.schema}".feed_head set seq = seq + 1500 returning seq)
@@ -103,5 +137,8 @@ t.test('aggregates run one at a time per process, and a slow read is cut at READ
   await locker.query('rollback')
   t.equal((await s.app.inject({ url: `/sw/signals/${sig.id}` })).statusCode, 200, 'served again once the lock is gone')
   t.equal((await s.app.inject({ url: '/sw/wire' })).json().stats.activeSignals, 1)
-  t.notOk(s.logs.some((l) => l.includes('"level":50')), 'a timeout is no fault: nothing at error level')
+  t.notOk(
+    s.logs.some((l) => l.includes('"level":50')),
+    'a timeout is no fault: nothing at error level',
+  )
 })

@@ -51,7 +51,11 @@ function follow(get: (path: string, client: string) => Promise<{ status: number;
 
 const publishAll = async (s: Stack) => {
   for (let n = 0; n < SIGNALS; n++)
-    await publishSignal(s.writer.publisher.deps, { address: '192.0.2.1', authorization: 'Bearer overload-publisher' }, JSON.stringify({ $type: 'broadcast', n: String(n) }))
+    await publishSignal(
+      s.writer.publisher.deps,
+      { address: '192.0.2.1', authorization: 'Bearer overload-publisher' },
+      JSON.stringify({ $type: 'broadcast', n: String(n) }),
+    )
 }
 
 t.test('overloaded: followers at the head are served every signal; a flood of database reads gets 503', async (t) => {
@@ -71,9 +75,16 @@ t.test('overloaded: followers at the head are served every signal; a flood of da
   const got = await Promise.all(followers)
   for (const [i, f] of got.entries()) {
     t.same([...f.statuses], [200], `follower ${i}: every answer 200`)
-    t.same(f.seen, Array.from({ length: SIGNALS }, (_, n) => String(n)), `follower ${i}: every signal, once, in order`)
+    t.same(
+      f.seen,
+      Array.from({ length: SIGNALS }, (_, n) => String(n)),
+      `follower ${i}: every signal, once, in order`,
+    )
   }
-  t.ok(flood.every((r) => r.status === 503 && r.json.error.code === 'unavailable' && Number(r.retryAfter) >= 1), 'every flood read: 503 with Retry-After')
+  t.ok(
+    flood.every((r) => r.status === 503 && r.json.error.code === 'unavailable' && Number(r.retryAfter) >= 1),
+    'every flood read: 503 with Retry-After',
+  )
   t.equal(s.reader.readSide.feed.waiting, 0)
 })
 
@@ -93,7 +104,10 @@ t.test('more reads below the tail than the gate admits: the excess gets 503 at o
   const settled: Array<{ status: number; retryAfter: string | null }> = []
   for (const d of deep) void d.then((r) => settled.push(r))
   await until(() => settled.length >= 6, 10_000, 'the reads past the gate and its queue to be refused')
-  t.ok(settled.every((r) => r.status === 503 && Number(r.retryAfter) >= 1), '2 running, 2 waiting: the other 6 refused at once with Retry-After')
+  t.ok(
+    settled.every((r) => r.status === 503 && Number(r.retryAfter) >= 1),
+    '2 running, 2 waiting: the other 6 refused at once with Retry-After',
+  )
   t.equal(s.reader.readSide.feed.waiting, FOLLOWERS, 'the followers still wait, none refused')
   await lock.query('rollback')
   await publishAll(s)

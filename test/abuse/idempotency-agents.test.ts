@@ -11,7 +11,9 @@ t.test('MCP and A2A publishes honour idempotency keys, shared with HTTP', async 
   const { s, url } = await startListening(t)
   const count = async () => (await s.infra.primary.query<{ n: number }>(`select count(*)::int as n from "${s.schema}".signals`)).rows[0]!.n
   const client = new Client({ name: 'wire-test', version: '1.0.0' })
-  await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', url), { requestInit: { headers: { authorization: 'Bearer agent-idem-token' } } }))
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL('/mcp', url), { requestInit: { headers: { authorization: 'Bearer agent-idem-token' } } }),
+  )
   t.teardown(() => client.close())
   const publish = async (args: Record<string, unknown>) =>
     JSON.parse(((await client.callTool({ name: 'publish_signal', arguments: args })).content as Array<{ text: string }>)[0]!.text)
@@ -36,12 +38,23 @@ t.test('MCP and A2A publishes honour idempotency keys, shared with HTTP', async 
   t.equal(JSON.parse((bad.content as Array<{ text: string }>)[0]!.text).error.code, 'invalid_request')
 
   const send = () =>
-    post(`${url}/a2a`, JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'message/send',
-      params: { message: { kind: 'message', messageId: `m-${Math.random().toString(36).slice(2)}`, role: 'user', parts: [{ kind: 'data', data: { $type: 'broadcast', via: 'a2a' } }] } },
-    }), { authorization: 'Bearer agent-idem-token', 'idempotency-key': 'a2a-order-1' })
+    post(
+      `${url}/a2a`,
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'message/send',
+        params: {
+          message: {
+            kind: 'message',
+            messageId: `m-${Math.random().toString(36).slice(2)}`,
+            role: 'user',
+            parts: [{ kind: 'data', data: { $type: 'broadcast', via: 'a2a' } }],
+          },
+        },
+      }),
+      { authorization: 'Bearer agent-idem-token', 'idempotency-key': 'a2a-order-1' },
+    )
   const a = (await send()).json
   const b = (await send()).json
   const idOf = (r: any) => r.result.artifacts[0].parts[0].data.signal.id as string

@@ -16,7 +16,8 @@ const send = (app: App, s: Stack, key: string | undefined, body: unknown, token 
     headers: { ...s.bearer(token), ...(key !== undefined && { 'idempotency-key': key }) },
     payload: body as object,
   })
-const count = async (s: Stack) => (await s.infra.primary.query<{ n: number }>(`select count(*)::int as n from "${s.schema}".signals`)).rows[0]!.n
+const count = async (s: Stack) =>
+  (await s.infra.primary.query<{ n: number }>(`select count(*)::int as n from "${s.schema}".signals`)).rows[0]!.n
 
 t.test('Idempotency-Key', async (t) => {
   const s = await startStack(t)
@@ -60,7 +61,12 @@ t.test('Idempotency-Key', async (t) => {
       t.equal(res.json().error.code, 'invalid_request')
     }
     t.equal((await send(s.app, s, 'k'.repeat(255), { $type: 'broadcast' })).statusCode, 200, '255 characters is fine')
-    const anonymous = await s.app.inject({ method: 'POST', url: '/sw/signals', headers: { 'idempotency-key': 'has space' }, payload: { $type: 'broadcast' } })
+    const anonymous = await s.app.inject({
+      method: 'POST',
+      url: '/sw/signals',
+      headers: { 'idempotency-key': 'has space' },
+      payload: { $type: 'broadcast' },
+    })
     t.equal(anonymous.statusCode, 401, 'auth is checked before the key')
   })
 
@@ -70,7 +76,11 @@ t.test('Idempotency-Key', async (t) => {
       const before = await count(s)
       const key = `race-${round}`
       const res = await Promise.all(Array.from({ length: 8 }, (_, i) => send(i % 2 ? other : s.app, s, key, { $type: 'broadcast', round })))
-      t.same(res.map((r) => r.statusCode), Array(8).fill(200), 'every retry is answered 200')
+      t.same(
+        res.map((r) => r.statusCode),
+        Array(8).fill(200),
+        'every retry is answered 200',
+      )
       t.equal(new Set(res.map((r) => r.json().signal.id)).size, 1, 'all with the same signal')
       t.equal(await count(s), before + 1, 'and one row stored')
     }
@@ -83,7 +93,12 @@ t.test('Idempotency-Key', async (t) => {
     t.not(again, first, 'a new signal after the window')
     await s.infra.primary.query(`update "${s.schema}".idempotency_keys set created_at = now() - interval '25 hours' where key = 'old-key'`)
     const purger = signalPurger(s.infra.primary, s.infra.schema)
-    const report = await purgeExpired(purger, createLogger('sweeper', 'silent'), { graceSeconds: 86400, batchSize: 100, budgetMs: 10_000, pauseMs: 0 })
+    const report = await purgeExpired(purger, createLogger('sweeper', 'silent'), {
+      graceSeconds: 86400,
+      batchSize: 100,
+      budgetMs: 10_000,
+      pauseMs: 0,
+    })
     t.match(report, { keys: 1, done: true }, 'the purge job deleted the dead key')
     const left = await s.infra.primary.query(`select 1 from "${s.schema}".idempotency_keys where key = 'old-key'`)
     t.equal(left.rowCount, 0)

@@ -53,20 +53,39 @@ t.test('GET /sw/tags with random prefixes shares one aggregate; GET /sw/stats on
   t.ok(answers.every((r) => r.statusCode === 200))
   t.same((await s.app.inject({ url: '/sw/tags?q=al' })).json().tags, [{ tag: 'alpha', count: 1 }], 'a prefix filters the shared list')
   const st = await Promise.all(stats)
-  t.same(st.map((r) => r.json().buckets.length), Array.from({ length: 20 }, (_, i) => 6 + i), 'each answer has the buckets it asked for')
+  t.same(
+    st.map((r) => r.json().buckets.length),
+    Array.from({ length: 20 }, (_, i) => 6 + i),
+    'each answer has the buckets it asked for',
+  )
   const pub = await s.publish({ $type: 'offer', $tags: ['alpine'] })
   await until(() => s.reader.readSide.feed.head >= pub.json().cursor, 5000, 'the feed to show the publish')
-  t.same((await s.app.inject({ url: '/sw/tags?q=alp' })).json().tags, [{ tag: 'alpha', count: 1 }, { tag: 'alpine', count: 1 }], 'what the feed shows, tags show at once')
+  t.same(
+    (await s.app.inject({ url: '/sw/tags?q=alp' })).json().tags,
+    [
+      { tag: 'alpha', count: 1 },
+      { tag: 'alpine', count: 1 },
+    ],
+    'what the feed shows, tags show at once',
+  )
 })
 
 t.test('a replayed Idempotency-Key never returns a signal a moderator removed', async (t) => {
   const s = await startStack(t)
   const send = () =>
-    s.app.inject({ method: 'POST', url: '/sw/signals', headers: { ...s.bearer(), 'idempotency-key': 'retry-1' }, payload: { $type: 'broadcast', text: 'x' } })
+    s.app.inject({
+      method: 'POST',
+      url: '/sw/signals',
+      headers: { ...s.bearer(), 'idempotency-key': 'retry-1' },
+      payload: { $type: 'broadcast', text: 'x' },
+    })
   const first = await send()
   t.equal(first.statusCode, 200)
   const id = first.json().signal.id
-  t.equal((await s.app.inject({ method: 'DELETE', url: `/sw/admin/signals/${id}`, headers: s.bearer('admin-secret-token') })).statusCode, 200)
+  t.equal(
+    (await s.app.inject({ method: 'DELETE', url: `/sw/admin/signals/${id}`, headers: s.bearer('admin-secret-token') })).statusCode,
+    200,
+  )
   const again = await send()
   t.equal(again.statusCode, 404, 'the retry is told the signal is gone')
   t.equal(again.json().error.code, 'not_found')

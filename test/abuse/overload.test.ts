@@ -37,9 +37,15 @@ t.test('over the heap bound: 503 unavailable with Retry-After; health still answ
   t.match(m.body, /wire_refused_total\{reason="overloaded"\} [1-9]/, 'and count the refusals')
   t.same((await s.infra.primary.query(`select 1 from "${s.schema}".signals`)).rows, [], 'nothing was stored')
   // shedding is the process doing its job: a warning without a stack, not an error
-  const shed = s.logs.map((l) => JSON.parse(l) as { level: number; msg: string; err?: unknown }).filter((l) => /overloaded/.test(JSON.stringify(l)))
+  const shed = s.logs
+    .map((l) => JSON.parse(l) as { level: number; msg: string; err?: unknown })
+    .filter((l) => /overloaded/.test(JSON.stringify(l)))
   t.ok(shed.length > 0, 'the refusals are logged')
-  t.same(shed.filter((l) => l.level !== 40 || l.err !== undefined), [], 'each as a warning, without a stack')
+  t.same(
+    shed.filter((l) => l.level !== 40 || l.err !== undefined),
+    [],
+    'each as a warning, without a stack',
+  )
 })
 
 t.test('over the heap bound: a read its tail cannot answer gets the same 503 from the fast path as from fastify', async (t) => {
@@ -72,9 +78,21 @@ t.test('over the heap bound: a read its tail cannot answer gets the same 503 fro
   // one error, two writers: the same status, Retry-After, CORS lines (a browser reads Retry-After only
   // when it is exposed) and body
   const retryAfter = (b: Buffer) => /\r\nretry-after: (\d+)\r\n/i.exec(comparable(b))?.[1]
-  const cors = (b: Buffer) => comparable(b).split('\r\n').filter((l) => /^access-control-/i.test(l)).map((l) => l.toLowerCase()).sort()
-  t.same([statusOf(fastify), retryAfter(fastify), cors(fastify), bodyOf(fastify)], [statusOf(fast), retryAfter(fast), cors(fast), bodyOf(fast)], '503: the same answer')
-  t.ok(cors(fastify).some((l) => l.startsWith('access-control-expose-headers:') && l.includes('retry-after')), 'Retry-After exposed to browsers')
+  const cors = (b: Buffer) =>
+    comparable(b)
+      .split('\r\n')
+      .filter((l) => /^access-control-/i.test(l))
+      .map((l) => l.toLowerCase())
+      .sort()
+  t.same(
+    [statusOf(fastify), retryAfter(fastify), cors(fastify), bodyOf(fastify)],
+    [statusOf(fast), retryAfter(fast), cors(fast), bodyOf(fast)],
+    '503: the same answer',
+  )
+  t.ok(
+    cors(fastify).some((l) => l.startsWith('access-control-expose-headers:') && l.includes('retry-after')),
+    'Retry-After exposed to browsers',
+  )
   t.same(bodyOf(fast), { error: { code: 'unavailable', message: 'this process is overloaded; retry shortly' } })
   t.equal(retryAfter(fast), '2')
 })

@@ -17,15 +17,21 @@ async function redis(t: Test) {
   return r
 }
 
-const outcome = (p: Promise<void>) => p.then(() => 'ok' as const, (e: unknown) => (e instanceof WireError && e.code === 'rate_limited' ? ('refused' as const) : ('error' as const)))
+const outcome = (p: Promise<void>) =>
+  p.then(
+    () => 'ok' as const,
+    (e: unknown) => (e instanceof WireError && e.code === 'rate_limited' ? ('refused' as const) : ('error' as const)),
+  )
 
 t.test('two processes on one Redis never hold more than the limit for a key; a give-back frees a slot', async (t) => {
   const keyPrefix = prefix()
   const a = new SlotLimiter({ keyPrefix, points: 3, duration: 60 }, await redis(t))
   const b = new SlotLimiter({ keyPrefix, points: 3, duration: 60 }, await redis(t))
-  const first = await Promise.all([a.take('1.2.3.4'), a.take('1.2.3.4'), b.take('1.2.3.4'), b.take('1.2.3.4'), b.take('1.2.3.4')].map(outcome))
+  const first = await Promise.all(
+    [a.take('1.2.3.4'), a.take('1.2.3.4'), b.take('1.2.3.4'), b.take('1.2.3.4'), b.take('1.2.3.4')].map(outcome),
+  )
   t.equal(first.filter((o) => o === 'ok').length, 3, 'three of five granted across both')
-  t.equal(first.filter((o) => o === 'refused').length, 2, 'the rest refused with the budget\'s WireError')
+  t.equal(first.filter((o) => o === 'refused').length, 2, "the rest refused with the budget's WireError")
   t.equal(await outcome(a.take('5.6.7.8')), 'ok', 'another key has its own slots')
   a.give('1.2.3.4')
   t.equal(await outcome(b.take('1.2.3.4')), 'refused', 'a slot given back stays parked with its process for a moment')
@@ -57,7 +63,7 @@ t.test('a refusal names when the window ends; give-backs never count below zero'
   const s = new SlotLimiter({ keyPrefix, points: 1, duration: 30 }, r)
   t.equal(await outcome(s.take('k')), 'ok')
   const refused = await s.take('k').catch((e: unknown) => e)
-  t.ok(refused instanceof WireError && refused.code === 'rate_limited', 'the refusal is the client\'s 429 rate_limited')
+  t.ok(refused instanceof WireError && refused.code === 'rate_limited', "the refusal is the client's 429 rate_limited")
   const resetMs = (refused as WireError).details?.resetMs as number
   t.ok(resetMs > 0 && resetMs <= 30_000, 'resetMs is the window left')
   t.equal((refused as WireError).retryAfter, resetMs / 1000, 'and Retry-After says the same')

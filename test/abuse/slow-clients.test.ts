@@ -49,7 +49,9 @@ t.test('slow senders are cut; a long-poll longer than the request timeout is not
 
   const body = rawSocket(port)
   await body.ready
-  body.sock.write('POST /sw/signals HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer slow-loris-token\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{')
+  body.sock.write(
+    'POST /sw/signals HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer slow-loris-token\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{',
+  )
   trickle(body.sock, 100)
   const headers = rawSocket(port)
   await headers.ready
@@ -65,7 +67,11 @@ t.test('slow senders are cut; a long-poll longer than the request timeout is not
   t.equal(published.statusCode, 200)
   const answer = await poll
   t.equal(answer.status, 200, 'the long-poll is answered, not cut')
-  t.same((await jsonOf(answer)).signals.map((x: { id: string }) => x.id), [published.json().signal.id], 'with the signal')
+  t.same(
+    (await jsonOf(answer)).signals.map((x: { id: string }) => x.id),
+    [published.json().signal.id],
+    'with the signal',
+  )
   t.same((await s.read()).signals.length, 1, 'the slow publish stored nothing')
 })
 

@@ -32,14 +32,25 @@ t.test('K concurrent thread openings through two writers: exactly the limit succ
   t.equal(stored.rows[0]!.n, LIMIT, 'and exactly that many are stored')
   // replies are not threads: they still pass
   const root = res.find((r) => r.statusCode === 200)!.json().signal
-  const reply = await other.inject({ method: 'POST', url: '/sw/signals', headers: s.bearer(token), payload: { $type: 'reply', $refId: root.id } })
+  const reply = await other.inject({
+    method: 'POST',
+    url: '/sw/signals',
+    headers: s.bearer(token),
+    payload: { $type: 'reply', $refId: root.id },
+  })
   t.equal(reply.statusCode, 200, 'a reply is not limited')
 })
 
 t.test('embedded: the same limit holds on PGlite', async (t) => {
   const s = await startStack(t, {
     noRedis: true,
-    env: { DATABASE_URL: '', WIRE_DATA_DIR: 'memory://', LOCAL_IDENTITY_VERIFIED: '0', UNVERIFIED_THREADS_PER_DAY: String(LIMIT), UNVERIFIED_RATE_LIMIT_MAX: '1000' },
+    env: {
+      DATABASE_URL: '',
+      WIRE_DATA_DIR: 'memory://',
+      LOCAL_IDENTITY_VERIFIED: '0',
+      UNVERIFIED_THREADS_PER_DAY: String(LIMIT),
+      UNVERIFIED_RATE_LIMIT_MAX: '1000',
+    },
   })
   t.equal(s.infra.primary.kind, 'embedded')
   const res = await Promise.all(Array.from({ length: 6 }, (_, i) => s.publish({ $type: 'broadcast', i }, 'embedded-unverified')))

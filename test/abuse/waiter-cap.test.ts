@@ -32,11 +32,19 @@ t.test('past READER_MAX_WAITERS a long-poll gets 503 at once; the waiting ones a
 
   const sig = (await s.publish({ $type: 'broadcast', text: 'wake' })).json().signal
   const answers = await Promise.all(waiting)
-  for (const r of answers) t.same(r.json().signals.map((x: { id: string }) => x.id), [sig.id], 'a waiting poll gets the signal')
+  for (const r of answers)
+    t.same(
+      r.json().signals.map((x: { id: string }) => x.id),
+      [sig.id],
+      'a waiting poll gets the signal',
+    )
   t.equal(s.reader.readSide.feed.waiting, 0)
   const again = poll(answers[0]!.json().nextCursor)
   await until(() => s.reader.readSide.feed.waiting === 1, 5000, 'a slot to be free again')
   const sig2 = (await s.publish({ $type: 'broadcast', text: 'again' })).json().signal
   t.equal((await again).json().signals[0].id, sig2.id)
-  t.notOk(s.logs.some((l) => l.includes('"level":50')), 'a full process is no fault: nothing at error level')
+  t.notOk(
+    s.logs.some((l) => l.includes('"level":50')),
+    'a full process is no fault: nothing at error level',
+  )
 })

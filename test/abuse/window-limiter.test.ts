@@ -29,7 +29,11 @@ async function burst(limiters: WindowLimiter[], key: string, n: number) {
       ),
     ),
   )
-  return { ok: out.filter((o) => o === 'ok').length, limited: out.filter((o) => o === 'limited').length, errors: out.filter((o) => o === 'error').length }
+  return {
+    ok: out.filter((o) => o === 'ok').length,
+    limited: out.filter((o) => o === 'limited').length,
+    errors: out.filter((o) => o === 'error').length,
+  }
 }
 
 t.test('two processes share one limit: a burst over both is granted exactly the limit', async (t) => {
@@ -46,15 +50,24 @@ t.test('one at a time across processes, as a slow client publishes', async (t) =
   const a = new WindowLimiter({ keyPrefix: p, points: 3, duration: 60 }, await redis(t))
   const b = new WindowLimiter({ keyPrefix: p, points: 3, duration: 60 }, await redis(t))
   const seen: string[] = []
-  for (let i = 0; i < 5; i++) seen.push(await (i % 2 ? b : a).consume('k').then(() => 'ok', () => 'limited'))
+  for (let i = 0; i < 5; i++)
+    seen.push(
+      await (i % 2 ? b : a).consume('k').then(
+        () => 'ok',
+        () => 'limited',
+      ),
+    )
   t.same(seen, ['ok', 'ok', 'ok', 'limited', 'limited'])
 })
 
 t.test('a refusal says how long until the window turns', async (t) => {
   const a = new WindowLimiter({ keyPrefix: prefix(), points: 1, duration: 30 }, await redis(t))
   await a.consume('k')
-  const res = await a.consume('k').then(() => null, (e: unknown) => e)
-  t.ok(res instanceof WireError && res.code === 'rate_limited', 'the refusal is the client\'s 429 rate_limited')
+  const res = await a.consume('k').then(
+    () => null,
+    (e: unknown) => e,
+  )
+  t.ok(res instanceof WireError && res.code === 'rate_limited', "the refusal is the client's 429 rate_limited")
   t.equal((res as WireError).details?.remaining, 0)
   const resetMs = (res as WireError).details?.resetMs as number
   t.ok(resetMs > 0 && resetMs <= 30_000)
@@ -134,7 +147,14 @@ t.test('a key holding a newline cannot split a batch: the keys beside it keep th
   const r = await redis(t)
   const a = new WindowLimiter({ keyPrefix: p, points: 2, duration: 60 }, r)
   // in one batch: a key with a newline (no client address or identity id holds one) between two others
-  const out = await Promise.all(['left', 'x\nright', 'right', 'x\nright', 'x\nright'].map((k) => a.consume(k).then(() => 'ok', () => 'limited')))
+  const out = await Promise.all(
+    ['left', 'x\nright', 'right', 'x\nright', 'x\nright'].map((k) =>
+      a.consume(k).then(
+        () => 'ok',
+        () => 'limited',
+      ),
+    ),
+  )
   t.same(out, ['ok', 'ok', 'ok', 'ok', 'limited'], 'the newline key has its own budget of 2')
   // counted in Redis (shared with every process), each under its own key: neither "x" nor "right"
   // is charged for it (split at its newline, it charged "x" 3 points and broke the batch's script)

@@ -38,10 +38,16 @@ t.test('A2A at /a2a', async (t) => {
   t.test('the agent card (1.0) names the /a2a endpoint, both skills and the bearer scheme', async (t) => {
     const card = await client.getAgentCard()
     t.match(card, { name: String, description: String, version: String })
-    t.same(card.skills.map((x) => x.id), ['read-signals', 'publish-signal'])
+    t.same(
+      card.skills.map((x) => x.id),
+      ['read-signals', 'publish-signal'],
+    )
     t.same(
       card.supportedInterfaces.map((i) => [i.url, i.protocolBinding, i.protocolVersion]),
-      [[`${url}/a2a`, 'JSONRPC', '1.0'], [`${url}/a2a`, 'JSONRPC', '0.3']],
+      [
+        [`${url}/a2a`, 'JSONRPC', '1.0'],
+        [`${url}/a2a`, 'JSONRPC', '0.3'],
+      ],
     )
     const bearer = card.securitySchemes.bearer?.scheme
     t.equal(bearer?.$case === 'httpAuthSecurityScheme' && bearer.value.scheme, 'Bearer')
@@ -58,7 +64,10 @@ t.test('A2A at /a2a', async (t) => {
     t.same(card.skills[1].security, [{ bearer: [] }])
     const { supportedInterfaces, ...legacyOnly } = card
     t.ok(isLegacyAgentCard(legacyOnly), 'the SDK recognises a 0.3 card')
-    t.same(parseLegacyAgentCard(legacyOnly).supportedInterfaces.map((i) => i.url), [`${url}/a2a`])
+    t.same(
+      parseLegacyAgentCard(legacyOnly).supportedInterfaces.map((i) => i.url),
+      [`${url}/a2a`],
+    )
     t.equal(supportedInterfaces.length, 2)
   })
 
@@ -86,14 +95,21 @@ t.test('A2A at /a2a', async (t) => {
     await s.publish({ $type: 'broadcast', $tags: ['wake'], text: 'wake up' })
     const out = outcome(await waiting)
     t.equal(out.state, TaskState.TASK_STATE_COMPLETED)
-    t.same(out.data.signals.map((x: any) => x.payload.text), ['wake up'])
+    t.same(
+      out.data.signals.map((x: any) => x.payload.text),
+      ['wake up'],
+    )
     t.equal(out.data.nextCursor, head + 2)
     t.ok(Date.now() - t0 < 2500, `answered in ${Date.now() - t0} ms`)
     const all = outcome(await client.sendMessage(send({ tag: ['a2a', 'wake'], limit: 10, fields: 'full' }))).data
     const viaHttp = await s.read('tag=a2a,wake&limit=10')
     t.same(all.signals, viaHttp.signals, 'fields "full": the same page as GET /sw/signals')
     const compact = outcome(await client.sendMessage(send({ tag: ['a2a', 'wake'], limit: 10 }))).data
-    t.same(compact.signals.map((x: any) => x.id), viaHttp.signals.map((x: any) => x.id), 'the compact default: the same signals')
+    t.same(
+      compact.signals.map((x: any) => x.id),
+      viaHttp.signals.map((x: any) => x.id),
+      'the compact default: the same signals',
+    )
     t.notOk('uri' in compact.signals[0] || '$type' in compact.signals[0].payload, 'without what they restate')
   })
 
@@ -131,7 +147,9 @@ t.test('A2A at /a2a', async (t) => {
     t.equal(notJson.json.error.code, -32700)
     const unknown = await post(`${url}/a2a`, JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tasks/explode', params: {} }))
     t.match(unknown.json, { id: 7, error: { code: -32601 } })
-    const unknownV1 = await post(`${url}/a2a`, JSON.stringify({ jsonrpc: '2.0', id: 8, method: 'Explode', params: {} }), { 'a2a-version': '1.0' })
+    const unknownV1 = await post(`${url}/a2a`, JSON.stringify({ jsonrpc: '2.0', id: 8, method: 'Explode', params: {} }), {
+      'a2a-version': '1.0',
+    })
     t.match(unknownV1.json, { id: 8, error: { code: -32601 } })
     const noMessage = await post(`${url}/a2a`, JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'message/send', params: {} }))
     t.equal(noMessage.json.id, 9)
@@ -140,7 +158,12 @@ t.test('A2A at /a2a', async (t) => {
     t.ok(stream.json.error, 'no streaming')
     const streamV1 = await post(
       `${url}/a2a`,
-      JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'SendStreamingMessage', params: { message: { messageId: 'm', role: 'ROLE_USER', parts: [{ data: {} }] } } }),
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 3,
+        method: 'SendStreamingMessage',
+        params: { message: { messageId: 'm', role: 'ROLE_USER', parts: [{ data: {} }] } },
+      }),
       { 'a2a-version': '1.0' },
     )
     t.match(streamV1.json, { id: 3, error: { message: /stream/i } })
@@ -150,7 +173,8 @@ t.test('A2A at /a2a', async (t) => {
     t.match(missingTask.json, { id: 4, error: { code: -32001 } })
     const xml = await post(`${url}/a2a`, '<x/>', { 'content-type': 'application/xml' })
     t.equal(xml.json.jsonrpc, '2.0')
-    for (const r of [notJson, unknown, unknownV1, noMessage, stream, streamV1, badVersion, missingTask, xml]) t.ok(r.status < 500, `status ${r.status}`)
+    for (const r of [notJson, unknown, unknownV1, noMessage, stream, streamV1, badVersion, missingTask, xml])
+      t.ok(r.status < 500, `status ${r.status}`)
     const errors = s.logs.flatMap((l) => l.split('\n')).filter((l) => l && JSON.parse(l).level >= 50)
     t.same(errors, [], 'nothing was logged at error level')
   })

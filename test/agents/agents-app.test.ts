@@ -13,7 +13,14 @@ import { until } from '../helpers/wait.js'
 t.test('the agents app alone serves MCP reads and long-polls, woken by a writer elsewhere', async (t) => {
   await assertServicesUp()
   const schema = uniqueSchema()
-  const cfg = loadConfig({ DATABASE_URL: TEST_DATABASE_URL, REDIS_URL: TEST_REDIS_URL, WIRE_PG_SCHEMA: schema, WIRE_CONFIG: '/nonexistent/subwire.config.json', LOG_LEVEL: 'silent', SHED_EVENT_LOOP_DELAY_MS: '0' })
+  const cfg = loadConfig({
+    DATABASE_URL: TEST_DATABASE_URL,
+    REDIS_URL: TEST_REDIS_URL,
+    WIRE_PG_SCHEMA: schema,
+    WIRE_CONFIG: '/nonexistent/subwire.config.json',
+    LOG_LEVEL: 'silent',
+    SHED_EVENT_LOOP_DELAY_MS: '0',
+  })
   const writer = await startWriter(cfg, createLogger('writer', 'silent')) // migrates the schema
   const agents = await startAgents(cfg, createLogger('agents', 'silent'))
   t.teardown(async () => {
@@ -23,7 +30,9 @@ t.test('the agents app alone serves MCP reads and long-polls, woken by a writer 
   })
   const url = await agents.app.listen({ port: 0, host: '127.0.0.1' })
   const client = new Client({ name: 'wire-test', version: '1.0.0' })
-  await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', url), { requestInit: { headers: { authorization: 'Bearer agents-only-token' } } }))
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL('/mcp', url), { requestInit: { headers: { authorization: 'Bearer agents-only-token' } } }),
+  )
   t.teardown(() => client.close())
   const text = async (name: string, args: Record<string, unknown>) =>
     JSON.parse(((await client.callTool({ name, arguments: args })).content as Array<{ text: string }>)[0]!.text)
@@ -32,9 +41,18 @@ t.test('the agents app alone serves MCP reads and long-polls, woken by a writer 
   const { nextCursor } = await text('read_signals', {})
   const waiting = text('read_signals', { cursor: nextCursor, wait: 5 })
   await until(() => feed.waiting === 1)
-  const viaHttp = await writer.app.inject({ method: 'POST', url: '/sw/signals', headers: { authorization: 'Bearer http-publisher-token' }, payload: { $type: 'broadcast', text: 'from the writer' } })
+  const viaHttp = await writer.app.inject({
+    method: 'POST',
+    url: '/sw/signals',
+    headers: { authorization: 'Bearer http-publisher-token' },
+    payload: { $type: 'broadcast', text: 'from the writer' },
+  })
   t.equal(viaHttp.statusCode, 200)
-  t.same((await waiting).signals.map((s: { id: string }) => s.id), [viaHttp.json().signal.id], 'the waiting read saw the writer’s publish')
+  t.same(
+    (await waiting).signals.map((s: { id: string }) => s.id),
+    [viaHttp.json().signal.id],
+    'the waiting read saw the writer’s publish',
+  )
 
   const pub = await text('publish_signal', { signal: { $type: 'broadcast', text: 'from mcp' } })
   t.equal(pub.ok, true)

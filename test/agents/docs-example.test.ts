@@ -36,7 +36,11 @@ t.test("the A2A SDK example prints the published signal, the read, and the refus
   const id = /^true (\w{20})$/.exec(lines[0]!)?.[1]
   t.ok(id, `completed, with the signal's id: ${lines[0]}`)
   const page = await s.read('tag=hello')
-  t.same(page.signals.map((x: { id: string }) => x.id), [id], 'the signal the example published is on the feed')
+  t.same(
+    page.signals.map((x: { id: string }) => x.id),
+    [id],
+    'the signal the example published is on the feed',
+  )
   t.equal(lines[1], `[ 'hi from A2A' ] ${page.nextCursor}`, 'the read: signals and nextCursor')
-  t.equal(lines[2], "true unauthorized", 'a refused publish: a failed task carrying the protocol code')
+  t.equal(lines[2], 'true unauthorized', 'a refused publish: a failed task carrying the protocol code')
 })

@@ -20,7 +20,13 @@ function post(url: string, path: string, body: string, headers: Record<string, s
   const { port } = new URL(url)
   return new Promise((resolve, reject) => {
     const req = http.request(
-      { host: '127.0.0.1', port, path, method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers } },
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+      },
       (res) => {
         let text = ''
         res.setEncoding('utf8').on('data', (c) => (text += c))
@@ -36,7 +42,10 @@ t.test('DNS-rebinding protection on /mcp and /a2a', async (t) => {
   const { url } = await startListening(t, { env: { PUBLIC_WIRE_HOST: 'board.example', AGENTS_ALLOWED_HOSTS: 'wire.internal,10.1.2.3' } })
   const port = new URL(url).port
 
-  for (const [path, body] of [['/mcp', INITIALIZE], ['/a2a', A2A_READ]] as const) {
+  for (const [path, body] of [
+    ['/mcp', INITIALIZE],
+    ['/a2a', A2A_READ],
+  ] as const) {
     t.test(`${path}: a foreign Host or Origin is refused with 403 before anything runs`, async (t) => {
       const cases: Array<Record<string, string>> = [
         { host: `evil.example:${port}` },

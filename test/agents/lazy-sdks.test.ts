@@ -31,10 +31,20 @@ const sdks = () => ({
 })
 const MCP_HEADERS = { accept: 'application/json, text/event-stream' }
 const initialize = (id: number) =>
-  JSON.stringify({ jsonrpc: '2.0', id, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'lazy', version: '1' } } })
+  JSON.stringify({
+    jsonrpc: '2.0',
+    id,
+    method: 'initialize',
+    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'lazy', version: '1' } },
+  })
 /** A2A 0.3 message/send reading the feed, by a caller with a token (so its task is kept for tasks/get). */
 const readTask = (id: number) =>
-  JSON.stringify({ jsonrpc: '2.0', id, method: 'message/send', params: { message: { kind: 'message', messageId: `m-${id}`, role: 'user', parts: [{ kind: 'data', data: {} }] } } })
+  JSON.stringify({
+    jsonrpc: '2.0',
+    id,
+    method: 'message/send',
+    params: { message: { kind: 'message', messageId: `m-${id}`, role: 'user', parts: [{ kind: 'data', data: {} }] } },
+  })
 const AUTH = { authorization: 'Bearer lazy-sdks-token' }
 
 t.test('the agents SDKs load on the first request that needs them', async (t) => {
@@ -60,17 +70,20 @@ t.test('the agents SDKs load on the first request that needs them', async (t) =>
     t.same(sdks(), { mcp: true, a2a: false }, 'MCP loaded; A2A still not')
   })
 
-  t.test('A2A: two first requests together are answered from one surface (both tasks are found after, in its one task store)', async (t) => {
-    const [a, b] = await Promise.all([post(`${url}/a2a`, readTask(1), AUTH), post(`${url}/a2a`, readTask(2), AUTH)])
-    t.same([a.status, b.status], [200, 200])
-    t.equal(sdks().a2a, true)
-    for (const task of [a.json.result, b.json.result]) {
-      t.equal(task.status.state, 'completed')
-      const got = await post(`${url}/a2a`, JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tasks/get', params: { id: task.id } }), AUTH)
-      t.equal(got.json.result?.id, task.id, 'tasks/get finds it')
-    }
-    const card = await fetch(`${url}/.well-known/agent-card.json`)
-    t.equal(card.status, 200)
-    t.match(await card.json(), { url: `${url}/a2a`, protocolVersion: '0.3.0' })
-  })
+  t.test(
+    'A2A: two first requests together are answered from one surface (both tasks are found after, in its one task store)',
+    async (t) => {
+      const [a, b] = await Promise.all([post(`${url}/a2a`, readTask(1), AUTH), post(`${url}/a2a`, readTask(2), AUTH)])
+      t.same([a.status, b.status], [200, 200])
+      t.equal(sdks().a2a, true)
+      for (const task of [a.json.result, b.json.result]) {
+        t.equal(task.status.state, 'completed')
+        const got = await post(`${url}/a2a`, JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tasks/get', params: { id: task.id } }), AUTH)
+        t.equal(got.json.result?.id, task.id, 'tasks/get finds it')
+      }
+      const card = await fetch(`${url}/.well-known/agent-card.json`)
+      t.equal(card.status, 200)
+      t.match(await card.json(), { url: `${url}/a2a`, protocolVersion: '0.3.0' })
+    },
+  )
 })

@@ -12,7 +12,13 @@ let id = 0
 /** One 2026-07-28 request as a client of that era sends it; `headers` replace the usual ones. */
 async function modern(url: string, method: string, params: Record<string, unknown> = {}, headers: Record<string, string | undefined> = {}) {
   const name = typeof params.name === 'string' ? { 'mcp-name': params.name } : {}
-  const all: Record<string, string | undefined> = { accept: 'application/json, text/event-stream', 'mcp-protocol-version': V, 'mcp-method': method, ...name, ...headers }
+  const all: Record<string, string | undefined> = {
+    accept: 'application/json, text/event-stream',
+    'mcp-protocol-version': V,
+    'mcp-method': method,
+    ...name,
+    ...headers,
+  }
   const sent = Object.fromEntries(Object.entries(all).filter(([, v]) => v !== undefined)) as Record<string, string>
   const rpcId = ++id
   const r = await post(`${url}/mcp`, JSON.stringify({ jsonrpc: '2.0', id: rpcId, method, params: { _meta: META, ...params } }), sent)
@@ -27,7 +33,13 @@ t.test('MCP 2026-07-28 at /mcp, beside 2025-11-25', async (t) => {
   t.test('server/discover names the version, the tools capability and the server', async (t) => {
     const r = await modern(url, 'server/discover')
     t.equal(r.status, 200)
-    t.match(r.json.result, { supportedVersions: [V], capabilities: { tools: {} }, resultType: 'complete', ttlMs: 300_000, cacheScope: 'public' })
+    t.match(r.json.result, {
+      supportedVersions: [V],
+      capabilities: { tools: {} },
+      resultType: 'complete',
+      ttlMs: 300_000,
+      cacheScope: 'public',
+    })
     t.equal(r.json.result._meta['io.modelcontextprotocol/serverInfo'].name, 'wire')
     t.notOk(r.headers.get('mcp-session-id'), 'no session')
   })
@@ -39,11 +51,20 @@ t.test('MCP 2026-07-28 at /mcp, beside 2025-11-25', async (t) => {
     t.match(a.json.result, { resultType: 'complete', ttlMs: 300_000, cacheScope: 'public' })
     const names = a.json.result.tools.map((x: { name: string }) => x.name)
     t.same(names, ['wire_info', 'read_signals', 'get_signal', 'read_thread', 'publish_signal', 'register_identity'])
-    t.same(b.json.result.tools.map((x: { name: string }) => x.name), names, 'stable order')
+    t.same(
+      b.json.result.tools.map((x: { name: string }) => x.name),
+      names,
+      'stable order',
+    )
   })
 
   t.test('tools/call publishes as the bearer and reads, per request', async (t) => {
-    const pub = await modern(url, 'tools/call', { name: 'publish_signal', arguments: { signal: { $type: 'broadcast', $tags: ['era'], text: 'from 2026' } } }, { authorization: 'Bearer era-2026-token' })
+    const pub = await modern(
+      url,
+      'tools/call',
+      { name: 'publish_signal', arguments: { signal: { $type: 'broadcast', $tags: ['era'], text: 'from 2026' } } },
+      { authorization: 'Bearer era-2026-token' },
+    )
     t.equal(pub.status, 200)
     t.equal(pub.json.result.resultType, 'complete')
     const published = toolJson(pub)
@@ -51,7 +72,10 @@ t.test('MCP 2026-07-28 at /mcp, beside 2025-11-25', async (t) => {
     const http = (await s.app.inject({ url: `/sw/signals/${published.signal.id}` })).json()
     t.equal(http.signal.payload.text, 'from 2026')
     const read = toolJson(await modern(url, 'tools/call', { name: 'read_signals', arguments: { tag: 'era' } }))
-    t.same(read.signals.map((x: { id: string }) => x.id), [published.signal.id])
+    t.same(
+      read.signals.map((x: { id: string }) => x.id),
+      [published.signal.id],
+    )
     const anonymous = await modern(url, 'tools/call', { name: 'publish_signal', arguments: { signal: { $type: 'broadcast', text: 'x' } } })
     t.equal(anonymous.json.result.isError, true)
     t.equal(toolJson(anonymous).error.code, 'unauthorized', 'a request without a token is anonymous, whatever came before')
@@ -72,22 +96,35 @@ t.test('MCP 2026-07-28 at /mcp, beside 2025-11-25', async (t) => {
   })
 
   t.test('an unknown protocol version is UnsupportedProtocolVersion (-32022, 400) naming the supported ones', async (t) => {
-    const r = await post(`${url}/mcp`, JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'server/discover', params: { _meta: { ...META, 'io.modelcontextprotocol/protocolVersion': '2099-01-01' } } }), {
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': '2099-01-01',
-      'mcp-method': 'server/discover',
-    })
+    const r = await post(
+      `${url}/mcp`,
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 7,
+        method: 'server/discover',
+        params: { _meta: { ...META, 'io.modelcontextprotocol/protocolVersion': '2099-01-01' } },
+      }),
+      {
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2099-01-01',
+        'mcp-method': 'server/discover',
+      },
+    )
     t.equal(r.status, 400)
     t.equal(r.json.error.code, -32022)
     t.match(r.json.error.data, { supported: [V], requested: '2099-01-01' })
   })
 
   t.test('_meta without clientCapabilities is invalid params (-32602, 400); methods of the old era are not found (404)', async (t) => {
-    const r = await post(`${url}/mcp`, JSON.stringify({ jsonrpc: '2.0', id: 8, method: 'tools/list', params: { _meta: { 'io.modelcontextprotocol/protocolVersion': V } } }), {
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': V,
-      'mcp-method': 'tools/list',
-    })
+    const r = await post(
+      `${url}/mcp`,
+      JSON.stringify({ jsonrpc: '2.0', id: 8, method: 'tools/list', params: { _meta: { 'io.modelcontextprotocol/protocolVersion': V } } }),
+      {
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': V,
+        'mcp-method': 'tools/list',
+      },
+    )
     t.equal(r.status, 400)
     t.equal(r.json.error.code, -32602)
     const ping = await modern(url, 'ping')
@@ -97,7 +134,9 @@ t.test('MCP 2026-07-28 at /mcp, beside 2025-11-25', async (t) => {
 
   t.test('the 2025-11-25 handshake still answers on the same endpoint, as JSON', async (t) => {
     const init = { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'old', version: '1' } }
-    const r = await post(`${url}/mcp`, JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'initialize', params: init }), { accept: 'application/json, text/event-stream' })
+    const r = await post(`${url}/mcp`, JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'initialize', params: init }), {
+      accept: 'application/json, text/event-stream',
+    })
     t.equal(r.status, 200)
     t.match(r.headers.get('content-type'), /application\/json/)
     t.match(r.json.result, { protocolVersion: '2025-11-25', serverInfo: { name: 'wire' } })

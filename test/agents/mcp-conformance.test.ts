@@ -30,7 +30,11 @@ const FIXTURE_CHECKS: Record<string, string[]> = {
     'sep-2575-server-no-log-without-loglevel', // needs tool test_logging_tool
   ],
   // Wire serves no prompts or resources: those lists answer -32601, as the spec says for an absent capability
-  caching: ['sep-2549-prompts-list-caching-hints', 'sep-2549-resources-list-caching-hints', 'sep-2549-resources-templates-list-caching-hints'],
+  caching: [
+    'sep-2549-prompts-list-caching-hints',
+    'sep-2549-resources-list-caching-hints',
+    'sep-2549-resources-templates-list-caching-hints',
+  ],
 }
 
 const SCENARIOS: Record<string, string[]> = {
@@ -52,7 +56,12 @@ async function runScenario(url: string, scenario: string, version: string): Prom
   try {
     await new Promise<void>((resolve) => {
       // the CLI exits 1 when a check fails; the checks file is what is asserted on
-      execFile(process.execPath, [CLI, 'server', '--url', `${url}/mcp`, '--scenario', scenario, '--spec-version', version, '-o', out], { timeout: 240_000 }, () => resolve())
+      execFile(
+        process.execPath,
+        [CLI, 'server', '--url', `${url}/mcp`, '--scenario', scenario, '--spec-version', version, '-o', out],
+        { timeout: 240_000 },
+        () => resolve(),
+      )
     })
     const [dir] = await readdir(out)
     if (dir === undefined) return []
@@ -72,8 +81,15 @@ t.test('the MCP conformance suite passes against a real board, both eras', async
         t.ok(checks.length > 0, 'the scenario ran')
         const leftOut = FIXTURE_CHECKS[scenario] ?? []
         const failed = checks.filter((c) => (c.status === 'FAILURE' || c.status === 'WARNING') && !leftOut.includes(c.id))
-        t.same(failed.map((c) => `${c.id}: ${c.errorMessage ?? c.status}`), [], 'no failure or warning outside the fixture checks')
-        t.ok(checks.some((c) => c.status === 'SUCCESS'), 'at least one check passed')
+        t.same(
+          failed.map((c) => `${c.id}: ${c.errorMessage ?? c.status}`),
+          [],
+          'no failure or warning outside the fixture checks',
+        )
+        t.ok(
+          checks.some((c) => c.status === 'SUCCESS'),
+          'at least one check passed',
+        )
       })
     }
   }

@@ -25,7 +25,12 @@ type Poll = { events: Array<{ eventId: string }>; cursor: string; truncated: boo
 
 /** events/poll on an app in this process (no socket): the 2025-11-25 era, stateless. */
 async function pollOn(app: FastifyInstance, params: Record<string, unknown>): Promise<Poll> {
-  const r = await app.inject({ method: 'POST', url: '/mcp', headers: mcpHeaders, payload: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'events/poll', params }) })
+  const r = await app.inject({
+    method: 'POST',
+    url: '/mcp',
+    headers: mcpHeaders,
+    payload: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'events/poll', params }),
+  })
   const body = r.json()
   if (!body.result) throw new Error(`events/poll failed: ${r.body}`)
   return body.result as Poll
@@ -36,7 +41,9 @@ for (const by of ['q', 'tag'] as const) {
     const { s } = await startListening(t)
     // 200 signals that do not match, so a filtered poll cannot be answered from a 20-signal tail alone
     for (let i = 0; i < 4; i++)
-      await Promise.all(Array.from({ length: 50 }, (_, j) => s.publish({ $type: 'broadcast', text: `noise ${i}-${j}` }, `noise-agent-${j}`)))
+      await Promise.all(
+        Array.from({ length: 50 }, (_, j) => s.publish({ $type: 'broadcast', text: `noise ${i}-${j}` }, `noise-agent-${j}`)),
+      )
     // a second agents process whose page queries for TOKEN answer only when released
     const hold = holdQueriesWith(s.infra.readDb, TOKEN.toLowerCase())
     const agents = await agentsOn(s.cfg, quiet, { ...s.infra, readDb: hold.db }, { tailSize: 20, fallbackPollMs: 10_000 })
@@ -50,7 +57,11 @@ for (const by of ['q', 'tag'] as const) {
     hold.release()
 
     const got = await polling
-    t.same(got.events.map((e) => e.eventId), [pub.signal.id], 'the poll delivers the signal that arrived during its query')
+    t.same(
+      got.events.map((e) => e.eventId),
+      [pub.signal.id],
+      'the poll delivers the signal that arrived during its query',
+    )
     t.ok(Number(got.cursor) >= pub.cursor, 'and its cursor moves past it only having delivered it')
     t.equal(got.truncated, false)
   })
@@ -71,15 +82,26 @@ t.test('events/poll followers under concurrent publishers see every acknowledged
   t.teardown(() => client.close())
   type Read = (cursor: string | null) => Promise<Poll>
   // the official client (2025-11-25), long-polling in small pages; a 2026-07-28 client polling without a wait
-  const viaClient: Read = async (cursor) => (await client.request({ method: 'events/poll', params: { name: EVENT, cursor, maxEvents: 7, waitMs: 4000 } }, ResultSchema)) as unknown as Poll
+  const viaClient: Read = async (cursor) =>
+    (await client.request(
+      { method: 'events/poll', params: { name: EVENT, cursor, maxEvents: 7, waitMs: 4000 } },
+      ResultSchema,
+    )) as unknown as Poll
   const viaModern: Read = async (cursor) => {
     const meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} }
     const headers = { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'events/poll' }
-    const r = await post(`${url}/mcp`, JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'events/poll', params: { _meta: meta, name: EVENT, cursor, maxEvents: 13 } }), headers)
+    const r = await post(
+      `${url}/mcp`,
+      JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'events/poll', params: { _meta: meta, name: EVENT, cursor, maxEvents: 13 } }),
+      headers,
+    )
     if (!r.json?.result) throw new Error(`events/poll failed: ${r.status} ${r.text}`)
     return r.json.result as Poll
   }
-  const kinds: Array<[string, Read]> = [['long-polling follower (2025-11-25 client)', viaClient], ['polling follower (2026-07-28)', viaModern]]
+  const kinds: Array<[string, Read]> = [
+    ['long-polling follower (2025-11-25 client)', viaClient],
+    ['polling follower (2026-07-28)', viaModern],
+  ]
   const starts = await Promise.all(kinds.map(async ([, read]) => (await read(null)).cursor))
   t.same(starts, ['0', '0'], 'followers start at the empty head')
 
@@ -111,7 +133,11 @@ t.test('events/poll followers under concurrent publishers see every acknowledged
     Array.from({ length: PUBLISHERS }, async (_, p) => {
       for (let i = 0; i < PER_PUBLISHER; i++) {
         const writer = writers[(p + i) % writers.length]!
-        const sig = await publishSignal(writer.publisher.deps, { address: `10.0.0.${p}`, authorization: `Bearer publisher-${p}-token` }, JSON.stringify({ $type: 'broadcast', p, i }))
+        const sig = await publishSignal(
+          writer.publisher.deps,
+          { address: `10.0.0.${p}`, authorization: `Bearer publisher-${p}-token` },
+          JSON.stringify({ $type: 'broadcast', p, i }),
+        )
         acked.push(sig.id)
       }
     }),

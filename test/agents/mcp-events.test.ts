@@ -25,8 +25,15 @@ async function connect(t: Test, url: string) {
   return client
 }
 
-type Poll = { events: Array<{ eventId: string; name: string; timestamp: string; data: any }>; cursor: string; truncated: boolean; hasMore: boolean; nextPollMs: number }
-const poll = async (c: Client, params: Record<string, unknown>) => (await c.request({ method: 'events/poll', params }, ResultSchema)) as unknown as Poll
+type Poll = {
+  events: Array<{ eventId: string; name: string; timestamp: string; data: any }>
+  cursor: string
+  truncated: boolean
+  hasMore: boolean
+  nextPollMs: number
+}
+const poll = async (c: Client, params: Record<string, unknown>) =>
+  (await c.request({ method: 'events/poll', params }, ResultSchema)) as unknown as Poll
 
 /** One 2026-07-28 request, as a client of that era sends it (no session, the method in a header). */
 async function modern(url: string, method: string, params: Record<string, unknown> = {}) {
@@ -48,8 +55,17 @@ t.test('MCP Events at /mcp', async (t) => {
     const { events } = (await client.request({ method: 'events/list', params: {} }, ResultSchema)) as any
     t.equal(events.length, 1)
     const [e] = events
-    t.match(e, { name: EVENT, delivery: ['poll'], inputSchema: { type: 'object', additionalProperties: false }, payloadSchema: { type: 'object' } })
-    t.same(Object.keys(e.inputSchema.properties), READ_FILTERS.map((f) => f.param), "every read filter of the domain's table, and nothing else")
+    t.match(e, {
+      name: EVENT,
+      delivery: ['poll'],
+      inputSchema: { type: 'object', additionalProperties: false },
+      payloadSchema: { type: 'object' },
+    })
+    t.same(
+      Object.keys(e.inputSchema.properties),
+      READ_FILTERS.map((f) => f.param),
+      "every read filter of the domain's table, and nothing else",
+    )
     t.ok(Object.keys(e.inputSchema.properties).includes('tag'))
     t.same(e.payloadSchema.required, ['id', 'origin', 'type', 'payload', 'ttl', 'createdAt'])
     const modernList = await modern(url, 'events/list')
@@ -64,12 +80,36 @@ t.test('MCP Events at /mcp', async (t) => {
     const a = (await s.publish({ $type: 'broadcast', $tags: ['ev'], text: 'one' })).json()
     const b = (await s.publish({ $type: 'offer', text: 'two' })).json()
     const got = await poll(client, { name: EVENT, cursor: start.cursor })
-    t.same(got.events.map((e) => e.eventId), [a.signal.id, b.signal.id])
-    t.same(got.events[0], { eventId: a.signal.id, name: EVENT, timestamp: a.signal.createdAt, data: { id: a.signal.id, origin: a.signal.origin, type: 'broadcast', tags: ['ev'], payload: { text: 'one' }, ttl: a.signal.ttl, createdAt: a.signal.createdAt } }, 'the compact signal as data')
+    t.same(
+      got.events.map((e) => e.eventId),
+      [a.signal.id, b.signal.id],
+    )
+    t.same(
+      got.events[0],
+      {
+        eventId: a.signal.id,
+        name: EVENT,
+        timestamp: a.signal.createdAt,
+        data: {
+          id: a.signal.id,
+          origin: a.signal.origin,
+          type: 'broadcast',
+          tags: ['ev'],
+          payload: { text: 'one' },
+          ttl: a.signal.ttl,
+          createdAt: a.signal.createdAt,
+        },
+      },
+      'the compact signal as data',
+    )
     t.match(got, { cursor: String(b.cursor), truncated: false, hasMore: false, nextPollMs: 2000 })
     t.same((await poll(client, { name: EVENT, cursor: got.cursor })).events, [], 'nothing twice')
     const byNumber = await poll(client, { name: EVENT, cursor: Number(start.cursor), arguments: { tag: 'ev' } })
-    t.same(byNumber.events.map((e) => e.eventId), [a.signal.id], "Wire's cursor as a number too; the read filters as arguments")
+    t.same(
+      byNumber.events.map((e) => e.eventId),
+      [a.signal.id],
+      "Wire's cursor as a number too; the read filters as arguments",
+    )
     t.equal(byNumber.cursor, got.cursor, 'a filtered poll moves past what it looked at')
   })
 
@@ -80,7 +120,10 @@ t.test('MCP Events at /mcp', async (t) => {
     const first = await poll(client, { name: EVENT, cursor: from, maxEvents: 2 })
     t.match(first, { hasMore: true, nextPollMs: 0 })
     const second = await poll(client, { name: EVENT, cursor: first.cursor, maxEvents: 2 })
-    t.same([...first.events, ...second.events].map((e) => e.eventId), ids)
+    t.same(
+      [...first.events, ...second.events].map((e) => e.eventId),
+      ids,
+    )
     t.equal(second.hasMore, false)
   })
 
@@ -91,7 +134,10 @@ t.test('MCP Events at /mcp', async (t) => {
     await s.publish({ $type: 'broadcast', $tags: ['other'], text: 'noise' })
     const woke = (await s.publish({ $type: 'broadcast', $tags: ['wake'], text: 'wake up' })).json()
     const got = await waiting
-    t.same(got.events.map((e) => e.eventId), [woke.signal.id])
+    t.same(
+      got.events.map((e) => e.eventId),
+      [woke.signal.id],
+    )
     t.match(got, { truncated: false, nextPollMs: 0 })
   })
 
@@ -108,7 +154,10 @@ t.test('MCP Events at /mcp', async (t) => {
     const pub = (await s.publish({ $type: 'broadcast', text: 'modern' })).json()
     const r = await modern(url, 'events/poll', { name: EVENT, cursor: from.cursor })
     t.equal(r.status, 200)
-    t.same(r.json.result.events.map((e: { eventId: string }) => e.eventId), [pub.signal.id])
+    t.same(
+      r.json.result.events.map((e: { eventId: string }) => e.eventId),
+      [pub.signal.id],
+    )
   })
 
   t.test('a cursor beyond the board (another board, a reset one) comes back to the head, truncated', async (t) => {
@@ -129,13 +178,17 @@ t.test('MCP Events at /mcp', async (t) => {
       ['a negative waitMs', { name: EVENT, cursor: '0', waitMs: -5 }, -32602, 'waitMs'],
     ]
     for (const [what, params, code, says] of cases) {
-      const r = await post(`${url}/mcp`, JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'events/poll', params }), { accept: 'application/json, text/event-stream' })
+      const r = await post(`${url}/mcp`, JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'events/poll', params }), {
+        accept: 'application/json, text/event-stream',
+      })
       t.ok(r.status < 500, `${what}: not a 5xx (${r.status})`)
       t.equal(r.json?.error?.code, code, `${what}: ${code}`)
       t.match(r.json?.error?.message, says, `${what}: the message says what`)
     }
     for (const method of ['events/stream', 'events/subscribe']) {
-      const r = await post(`${url}/mcp`, JSON.stringify({ jsonrpc: '2.0', id: 9, method, params: { name: EVENT } }), { accept: 'application/json, text/event-stream' })
+      const r = await post(`${url}/mcp`, JSON.stringify({ jsonrpc: '2.0', id: 9, method, params: { name: EVENT } }), {
+        accept: 'application/json, text/event-stream',
+      })
       t.equal(r.json?.error?.code, -32601, `${method}: push and webhook delivery are not offered`)
     }
     t.same((await poll(client, { name: EVENT, cursor: null })).events, [], 'and polls still answer')
@@ -174,10 +227,18 @@ t.test("a long-poll past the address's slots is refused with ResourceExhausted (
   const from = (await poll(client, { name: EVENT, cursor: null })).cursor
   const waiting = poll(client, { name: EVENT, cursor: from, waitMs: 4000 })
   await until(() => s.reader.readSide.feed.waiting === 1, 5000, 'the first poll to wait')
-  const r = await post(`${url}/mcp`, JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'events/poll', params: { name: EVENT, cursor: from, waitMs: 4000 } }), { accept: 'application/json, text/event-stream' })
+  const r = await post(
+    `${url}/mcp`,
+    JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'events/poll', params: { name: EVENT, cursor: from, waitMs: 4000 } }),
+    { accept: 'application/json, text/event-stream' },
+  )
   t.equal(r.json?.error?.code, -32013)
   t.match(r.json?.error?.data, { code: 'rate_limited', retryAfter: Number })
   t.same((await poll(client, { name: EVENT, cursor: from })).events, [], 'a poll that does not wait takes no slot')
   const pub = (await s.publish({ $type: 'broadcast', text: 'release' })).json()
-  t.same((await waiting).events.map((e) => e.eventId), [pub.signal.id], 'the waiting poll is answered')
+  t.same(
+    (await waiting).events.map((e) => e.eventId),
+    [pub.signal.id],
+    'the waiting poll is answered',
+  )
 })

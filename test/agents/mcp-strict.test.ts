@@ -30,7 +30,11 @@ t.test('strict MCP clients find nothing to warn about', async (t) => {
   }
 
   t.test('initialize advertises tools without listChanged: a stateless server never sends the notification', async (t) => {
-    const init = await rpc(1, 'initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'strict-check', version: '1' } })
+    const init = await rpc(1, 'initialize', {
+      protocolVersion: '2025-06-18',
+      capabilities: {},
+      clientInfo: { name: 'strict-check', version: '1' },
+    })
     t.ok(init.capabilities.tools, 'tools are offered')
     t.not(init.capabilities.tools.listChanged, true, 'no listChanged: true')
   })
@@ -42,11 +46,15 @@ t.test('strict MCP clients find nothing to warn about', async (t) => {
     for (const tool of tools as Array<{ name: string; inputSchema: unknown; outputSchema?: unknown }>) {
       for (const [path, node] of schemaNodes(tool.inputSchema, `${tool.name}.inputSchema`)) {
         nodes++
-        t.ok(VALIDATION.some((k) => k in node), `${path} has a validation keyword (${JSON.stringify(node).slice(0, 80)})`)
+        t.ok(
+          VALIDATION.some((k) => k in node),
+          `${path} has a validation keyword (${JSON.stringify(node).slice(0, 80)})`,
+        )
       }
     }
     t.ok(nodes > 20, `${nodes} schema nodes checked`)
-    const signal = (tools as Array<{ name: string; inputSchema: any }>).find((x) => x.name === 'publish_signal')!.inputSchema.properties.signal
+    const signal = (tools as Array<{ name: string; inputSchema: any }>).find((x) => x.name === 'publish_signal')!.inputSchema.properties
+      .signal
     t.ok(signal.anyOf[0].additionalProperties, 'payload keys stay allowed')
     t.match(signal.anyOf[0].additionalProperties.description, /payload/)
   })

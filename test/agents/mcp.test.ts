@@ -38,18 +38,25 @@ t.test('MCP at /mcp', async (t) => {
     const byName = Object.fromEntries(tools.map((x) => [x.name, x]))
     t.same(Object.keys(byName).sort(), ['get_signal', 'publish_signal', 'read_signals', 'read_thread', 'register_identity', 'wire_info'])
     const read = byName.read_signals!.inputSchema as any
-    for (const p of ['cursor', 'wait', 'limit', 'type', 'tag', 'q', 'origin', 'since', 'includeExpired']) t.ok(read.properties[p], `read_signals has ${p}`)
+    for (const p of ['cursor', 'wait', 'limit', 'type', 'tag', 'q', 'origin', 'since', 'includeExpired'])
+      t.ok(read.properties[p], `read_signals has ${p}`)
     t.equal(read.properties.cursor.type, 'integer')
     t.ok(byName.read_signals!.annotations?.readOnlyHint, 'reads are marked read-only')
     const signal = (byName.publish_signal!.inputSchema as any).properties.signal
-    t.same(signal.anyOf.map((x: any) => x.type), ['object', 'string'], 'the signal as an object or as JSON text')
+    t.same(
+      signal.anyOf.map((x: any) => x.type),
+      ['object', 'string'],
+      'the signal as an object or as JSON text',
+    )
     t.same(signal.anyOf[0].required, ['$type'])
     t.ok(signal.anyOf[0].properties.$refId, 'the envelope fields are described')
     t.same((byName.get_signal!.inputSchema as any).required, ['id'])
   })
 
   t.test('a signal published through MCP is on the HTTP feed, payload verbatim', async (t) => {
-    const r = await call(agent, 'publish_signal', { signal: { text: 'hello from mcp', $type: 'broadcast', $tags: ['MCP'], n: { b: 1, a: 2 } } })
+    const r = await call(agent, 'publish_signal', {
+      signal: { text: 'hello from mcp', $type: 'broadcast', $tags: ['MCP'], n: { b: 1, a: 2 } },
+    })
     t.notOk(r.isError, r.text)
     t.equal(r.json.ok, true)
     const id = r.json.signal.id
@@ -58,7 +65,10 @@ t.test('MCP at /mcp', async (t) => {
     t.match(http.body, '"payload":{"text":"hello from mcp","$type":"broadcast","$tags":["mcp"],"n":{"b":1,"a":2}}', 'key order kept')
     t.same(http.json().signal, r.json.signal, 'the same emitted signal as HTTP serves')
     const page = await s.read('tag=mcp')
-    t.same(page.signals.map((x: any) => x.id), [id])
+    t.same(
+      page.signals.map((x: any) => x.id),
+      [id],
+    )
   })
 
   t.test('publish_signal also takes the signal as JSON text', async (t) => {
@@ -78,7 +88,10 @@ t.test('MCP at /mcp', async (t) => {
     await s.publish({ $type: 'broadcast', $tags: ['other'], text: 'noise' })
     t.equal((await s.publish({ $type: 'broadcast', $tags: ['wake'], text: 'wake up' })).statusCode, 200)
     const { json } = await waiting
-    t.same(json.signals.map((x: any) => x.payload.text), ['wake up'])
+    t.same(
+      json.signals.map((x: any) => x.payload.text),
+      ['wake up'],
+    )
     t.equal(json.nextCursor, first.nextCursor + 2, 'the cursor moved past the skipped signal too')
     t.ok(Date.now() - t0 < 2500, `answered in ${Date.now() - t0} ms, not at the deadline`)
   })
@@ -106,9 +119,24 @@ t.test('MCP at /mcp', async (t) => {
     t.same(one.json.replies, http.replies)
     t.equal(one.json.replies[0].id, reply.id)
     const compact = await call(anonymous, 'get_signal', { id: root.id })
-    t.same(compact.json.replies[0], { id: reply.id, origin: reply.origin, type: 'reply', payload: { text: 'an answer' }, ttl: reply.ttl, refId: root.id, createdAt: reply.createdAt })
+    t.same(compact.json.replies[0], {
+      id: reply.id,
+      origin: reply.origin,
+      type: 'reply',
+      payload: { text: 'an answer' },
+      ttl: reply.ttl,
+      refId: root.id,
+      createdAt: reply.createdAt,
+    })
     const thread = await call(anonymous, 'read_thread', { id: root.uri, fields: ['id', 'refId'] })
-    t.same(thread.json.signals, [{ id: root.id, refId: null }, { id: reply.id, refId: root.id }], 'fields picks fields of the HTTP form')
+    t.same(
+      thread.json.signals,
+      [
+        { id: root.id, refId: null },
+        { id: reply.id, refId: root.id },
+      ],
+      'fields picks fields of the HTTP form',
+    )
     const full = await call(anonymous, 'read_thread', { id: root.uri, fields: 'full' })
     t.same(full.json, (await s.app.inject({ url: `/sw/signals/${root.id}/thread` })).json())
   })
@@ -179,7 +207,11 @@ t.test('MCP at /mcp', async (t) => {
     const text = await post(`${url}/mcp`, '<hi/>', { ...MCP_HEADERS, 'content-type': 'application/xml' })
     t.equal(text.status, 415)
     t.equal(text.json.jsonrpc, '2.0')
-    const big = await post(`${url}/mcp`, JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'x', params: { pad: 'x'.repeat(70_000) } }), MCP_HEADERS)
+    const big = await post(
+      `${url}/mcp`,
+      JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'x', params: { pad: 'x'.repeat(70_000) } }),
+      MCP_HEADERS,
+    )
     t.equal(big.status, 413)
     t.equal(big.json.error.data.code, 'payload_too_large')
     const get = await fetch(`${url}/mcp`, { headers: MCP_HEADERS })

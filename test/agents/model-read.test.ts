@@ -22,7 +22,10 @@ t.test('model-facing reads', async (t) => {
   t.test('the default read: the newest 20, compact, without what the HTTP form restates', async (t) => {
     const { r, json } = await call('read_signals', {})
     t.equal(json.signals.length, 20)
-    t.same(json.signals.map((x: any) => x.id), http.signals.slice(-20).map((x: any) => x.id))
+    t.same(
+      json.signals.map((x: any) => x.id),
+      http.signals.slice(-20).map((x: any) => x.id),
+    )
     t.equal(json.nextCursor, http.nextCursor)
     const full = http.signals.at(-1)
     t.same(json.signals.at(-1), {
@@ -43,7 +46,10 @@ t.test('model-facing reads', async (t) => {
     const full = (await call('read_signals', { limit: 100, fields: 'full' })).json
     t.same(full.signals, http.signals)
     const picked = (await call('read_signals', { limit: 2, fields: 'id,uri' })).json
-    t.same(picked.signals, http.signals.slice(-2).map((x: any) => ({ id: x.id, uri: x.uri })))
+    t.same(
+      picked.signals,
+      http.signals.slice(-2).map((x: any) => ({ id: x.id, uri: x.uri })),
+    )
     const bad = await call('read_signals', { fields: ['id', 'secret'] })
     t.equal(bad.r.isError, true)
     t.equal(bad.json.error.code, 'invalid_request')

@@ -20,30 +20,45 @@ t.test('shared anonymous long-polls count against the client that opened them at
   const ctl = new AbortController()
   t.teardown(() => ctl.abort())
   // three distinct polls from one client: three shared upstream requests, each at the board's limit for one address
-  const held = ['a', 'b', 'c'].map((tag) => fetch(`${via}?cursor=${nextCursor}&wait=20&tag=${tag}`, { headers: from('203.0.113.7'), signal: ctl.signal }).catch(() => null))
+  const held = ['a', 'b', 'c'].map((tag) =>
+    fetch(`${via}?cursor=${nextCursor}&wait=20&tag=${tag}`, { headers: from('203.0.113.7'), signal: ctl.signal }).catch(() => null),
+  )
   const waiting = async () => Number(/^wire_waiting_pollers (\d+)$/m.exec(await (await fetch(`${board.url}/metrics`)).text())?.[1])
   t.ok(await eventually(async () => (await waiting()) === 3, 10_000), 'three polls wait at the board')
   const other = await fetch(`${via}?cursor=${nextCursor}&wait=1&tag=d`, { headers: from('203.0.113.8') })
-  t.equal(other.status, 200, 'another client\'s poll is answered: the board counted the three against their client, not the aggregator')
+  t.equal(other.status, 200, "another client's poll is answered: the board counted the three against their client, not the aggregator")
   const mine = await fetch(`${via}?cursor=${nextCursor}&wait=1&tag=e`, { headers: from('203.0.113.7') })
-  t.equal(mine.status, 429, 'and the client that holds three gets the board\'s own 429')
+  t.equal(mine.status, 429, "and the client that holds three gets the board's own 429")
   ctl.abort()
   await Promise.all(held)
 })
 
-t.test('a board that trickles its answers holds at most its client\'s slots and its own cap, each until the deadline', async (t) => {
+t.test("a board that trickles its answers holds at most its client's slots and its own cap, each until the deadline", async (t) => {
   const good = await startTestBoard(t)
   const slow = await startHostileBoard(t, 'trickle', { trickleMs: 300 })
   const agg = await startTestAggregator(
     t,
-    { TRUST_PROXY: '127.0.0.1', READER_MAX_WAITERS: '5', AGGREGATOR_PROXY_PER_ADDRESS_MAX: '2', AGGREGATOR_PROXY_PER_BOARD_MAX: '3', AGGREGATOR_PROXY_TIMEOUT_MS: '2000' },
+    {
+      TRUST_PROXY: '127.0.0.1',
+      READER_MAX_WAITERS: '5',
+      AGGREGATOR_PROXY_PER_ADDRESS_MAX: '2',
+      AGGREGATOR_PROXY_PER_BOARD_MAX: '3',
+      AGGREGATOR_PROXY_TIMEOUT_MS: '2000',
+    },
     { follow: false },
   )
   for (const b of [good, slow]) t.equal((await agg.register(b.url)).status, 201)
   const ends: Array<Promise<string>> = []
   const hold = (address: string) => {
     const r = fetch(`${agg.url}/sw/${slow.authority}/sw/stats`, { headers: from(address) })
-    ends.push(r.then((res) => res.text()).then(() => 'ended', () => 'cut'))
+    ends.push(
+      r
+        .then((res) => res.text())
+        .then(
+          () => 'ended',
+          () => 'cut',
+        ),
+    )
     return r
   }
   const [a1, a2] = [hold('198.51.100.1'), hold('198.51.100.1')]
@@ -53,7 +68,7 @@ t.test('a board that trickles its answers holds at most its client\'s slots and 
   t.match(((await a3.json()) as any).error.message, /2 proxied requests in flight from one address/)
   t.equal((await hold('198.51.100.2')).status, 200, 'another address still reaches the trickling board (its third request)')
   const busy = await fetch(`${agg.url}/sw/${slow.authority}/sw/stats`, { headers: from('198.51.100.3') })
-  t.equal(busy.status, 503, 'a fourth request to that board is refused: the board\'s own cap')
+  t.equal(busy.status, 503, "a fourth request to that board is refused: the board's own cap")
   t.match(((await busy.json()) as any).error.message, /limit of requests to 127\.0\.0\.1/)
   for (const address of ['198.51.100.3', '198.51.100.4']) {
     const ok = await fetch(`${agg.url}/sw/${good.authority}/sw/signals`, { headers: from(address) })
@@ -61,10 +76,16 @@ t.test('a board that trickles its answers holds at most its client\'s slots and 
   }
   t.same(await Promise.all(ends), ['cut', 'cut', 'cut'], 'every trickling answer is cut at the total deadline (it never ends by itself)')
   t.ok(await eventually(() => slow.open === 0 && agg.started().ctx.proxy.inFlight === 0), 'and its slots are given back')
-  t.equal((await fetch(`${agg.url}/sw/${slow.authority}/sw/stats`, { headers: from('198.51.100.1'), signal: AbortSignal.timeout(10_000) }).then((r) => r.status)), 200, 'the first address may ask again')
+  t.equal(
+    await fetch(`${agg.url}/sw/${slow.authority}/sw/stats`, { headers: from('198.51.100.1'), signal: AbortSignal.timeout(10_000) }).then(
+      (r) => r.status,
+    ),
+    200,
+    'the first address may ask again',
+  )
 })
 
-t.test('MCP search_signals waits take the address\'s long-poll slots, as GET /search/signals?wait= does', async (t) => {
+t.test("MCP search_signals waits take the address's long-poll slots, as GET /search/signals?wait= does", async (t) => {
   const agg = await startTestAggregator(t, { LONG_POLLS_PER_ADDRESS_MAX: '1' }, { follow: false })
   const { nextCursor } = (await (await fetch(`${agg.url}/search/signals`)).json()) as any
   const ctl = new AbortController()

@@ -24,27 +24,39 @@ t.test('dropped boards do not count toward AGGREGATOR_MAX_BOARDS and are forgott
   await db.query(`update "${s}".registered_boards set status = 'dropped' where authority = $1`, [a.authority])
   t.equal((await agg.register(b.url)).status, 201, 'a dropped board leaves its place')
   const ctx = agg.started().ctx
-  t.match(await recheckBoards(recheckDeps(ctx, ctx.log, 2000), new AbortController().signal), { forgotten: 0 }, 'listed as dropped for a while')
+  t.match(
+    await recheckBoards(recheckDeps(ctx, ctx.log, 2000), new AbortController().signal),
+    { forgotten: 0 },
+    'listed as dropped for a while',
+  )
   t.equal((await fetch(`${agg.url}/registry/boards/${a.authority}`)).status, 200)
   await db.query(`update "${s}".registered_boards set checked_at = now() - interval '2 hours' where authority = $1`, [a.authority])
   t.match(await recheckBoards(recheckDeps(ctx, ctx.log, 2000), new AbortController().signal), { forgotten: 1 }, 'then forgotten')
   t.equal((await fetch(`${agg.url}/registry/boards/${a.authority}`)).status, 404, 'gone from the registry')
 })
 
-t.test('an authority must be its URL\'s host, and not a reserved name', async (t) => {
+t.test("an authority must be its URL's host, and not a reserved name", async (t) => {
   const agg = await startTestAggregator(t, { AGGREGATOR_REGISTER_RATE_LIMIT_MAX: '0' }, { follow: false })
   const good = await startTestBoard(t)
   t.equal((await agg.register(good.url)).status, 201)
   const squatter = await startHostileBoard(t, 'html', { authority: 'bank.example' })
-  t.match(await agg.register(squatter.url), { status: 400, body: { error: { details: { reason: 'authority_mismatch' } } } }, 'another host\'s name')
-  t.equal((await fetch(`${agg.url}/registry/boards/bank.example`)).status, 404, 'not registered: a token sent to /sw/bank.example goes nowhere')
+  t.match(
+    await agg.register(squatter.url),
+    { status: 400, body: { error: { details: { reason: 'authority_mismatch' } } } },
+    "another host's name",
+  )
+  t.equal(
+    (await fetch(`${agg.url}/registry/boards/bank.example`)).status,
+    404,
+    'not registered: a token sent to /sw/bank.example goes nowhere',
+  )
   for (const name of ['..', 'sw', 'registry', 'a..b']) {
     const h = await startHostileBoard(t, 'html', { authority: name })
     t.match(await agg.register(h.url), { status: 400, body: { error: { details: { reason: 'invalid_authority' } } } }, `${name} is refused`)
   }
 })
 
-t.test('a proxied path cannot leave the board\'s registered base path', async (t) => {
+t.test("a proxied path cannot leave the board's registered base path", async (t) => {
   const h = await startHostileBoard(t, 'html')
   const agg = await startTestAggregator(t, {}, { follow: false })
   t.equal((await agg.register(`${h.url}/base`)).status, 201, 'registered at a base path')
@@ -57,12 +69,23 @@ t.test('a proxied path cannot leave the board\'s registered base path', async (t
       })
       req.on('error', reject).end()
     })
-  for (const path of ['/%2e%2e/secret', '/sw/%2e%2e/%2e%2e/secret', '/sw/%2E%2E/%2E%2E/secret', '/.%2e/secret', '/sw/%2e%2E/secret', '/sw/%2e/x', '/sw/../../secret']) {
+  for (const path of [
+    '/%2e%2e/secret',
+    '/sw/%2e%2e/%2e%2e/secret',
+    '/sw/%2E%2E/%2E%2E/secret',
+    '/.%2e/secret',
+    '/sw/%2e%2E/secret',
+    '/sw/%2e/x',
+    '/sw/../../secret',
+  ]) {
     const r = await raw(`/sw/${h.authority}${path}`)
     t.equal(r.status, 400, `${path} → 400`)
     t.equal(JSON.parse(r.body).error.code, 'invalid_request')
   }
-  t.notOk(h.paths.some((p) => !p.startsWith('/base/')), `the board was only asked under /base (${h.paths.join(', ')})`)
+  t.notOk(
+    h.paths.some((p) => !p.startsWith('/base/')),
+    `the board was only asked under /base (${h.paths.join(', ')})`,
+  )
   t.equal((await fetch(`${agg.url}/sw/${h.authority}/sw/page`)).status, 200, 'an ordinary path goes through')
   t.ok(h.paths.includes('/base/sw/page'))
 })

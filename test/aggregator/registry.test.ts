@@ -26,15 +26,30 @@ t.test('three boards register; the listing pages, filters and shows each', async
   for (const b of boards) {
     const r = await agg.register(`${b.url}/`)
     t.equal(r.status, 201, 'registered')
-    t.match(r.body.board, { authority: b.authority, uri: `sw://${b.authority}`, url: b.url, proxy: `${agg.url}/sw/${b.authority}`, status: 'up', name: 'main' })
+    t.match(r.body.board, {
+      authority: b.authority,
+      uri: `sw://${b.authority}`,
+      url: b.url,
+      proxy: `${agg.url}/sw/${b.authority}`,
+      status: 'up',
+      name: 'main',
+    })
     t.ok(r.body.board.features.includes('signals'), 'features recorded')
     t.equal(r.body.board.limits.maxLimit, 100, 'limits recorded')
   }
   t.equal((await agg.register(boards[0]!.url)).status, 200, 'registering the same board again refreshes it')
   const page1 = await json(fetch(`${agg.url}/registry/boards?limit=2`))
-  t.same(page1.boards.map((b: any) => b.authority), boards.slice(0, 2).map((b) => b.authority), 'first page, in registration order')
+  t.same(
+    page1.boards.map((b: any) => b.authority),
+    boards.slice(0, 2).map((b) => b.authority),
+    'first page, in registration order',
+  )
   const page2 = await json(fetch(`${agg.url}/registry/boards?limit=2&cursor=${page1.nextCursor}`))
-  t.same(page2.boards.map((b: any) => b.authority), [boards[2]!.authority], 'the cursor resumes')
+  t.same(
+    page2.boards.map((b: any) => b.authority),
+    [boards[2]!.authority],
+    'the cursor resumes',
+  )
   t.equal((await json(fetch(`${agg.url}/registry/boards?feature=mcp`))).boards.length, 3, 'filter by feature')
   t.equal((await json(fetch(`${agg.url}/registry/boards?feature=nothing`))).boards.length, 0)
   t.equal((await json(fetch(`${agg.url}/registry/boards?name=MAI`))).boards.length, 3, 'filter by name, any case')
@@ -47,7 +62,11 @@ t.test('three boards register; the listing pages, filters and shows each', async
 
 t.test('every bad registration is a 4xx with its reason, never a 5xx', async (t) => {
   const board = await startTestBoard(t)
-  const agg = await startTestAggregator(t, { AGGREGATOR_FETCH_TIMEOUT_MS: '300', AGGREGATOR_DISCOVERY_MAX_BYTES: '4096' }, { follow: false })
+  const agg = await startTestAggregator(
+    t,
+    { AGGREGATOR_FETCH_TIMEOUT_MS: '300', AGGREGATOR_DISCOVERY_MAX_BYTES: '4096' },
+    { follow: false },
+  )
   const serve = (body: (self: string) => { status?: number; headers?: Record<string, string>; body?: string; hang?: boolean }) => {
     let self = ''
     return httpServer(t, (_req, res) => {
@@ -67,7 +86,11 @@ t.test('every bad registration is a 4xx with its reason, never a 5xx', async (t)
     ['authority taken', `${await serve((u) => ({ body: JSON.stringify(discovery(new URL(u).host)) }))}/b`, 400],
   ]
   t.equal((await agg.register(board.url)).status, 201, 'the real board first')
-  t.equal((await agg.register(cases.at(-1)![1].replace(/\/b$/, '/a'))).status, 201, 'a board at one base path of a server; the same authority at another is taken')
+  t.equal(
+    (await agg.register(cases.at(-1)![1].replace(/\/b$/, '/a'))).status,
+    201,
+    'a board at one base path of a server; the same authority at another is taken',
+  )
   const reasons: Record<string, string> = {
     'not wire': 'not_wire',
     'not JSON': 'not_wire',
@@ -80,7 +103,11 @@ t.test('every bad registration is a 4xx with its reason, never a 5xx', async (t)
   for (const [what, url, status] of cases) {
     const r = await agg.register(url)
     t.equal(r.status, status, `${what}: ${status}`)
-    t.match(r.body, { error: { code: 'invalid_request', message: String, details: { reason: reasons[what] } } }, `${what}: ${reasons[what]}`)
+    t.match(
+      r.body,
+      { error: { code: 'invalid_request', message: String, details: { reason: reasons[what] } } },
+      `${what}: ${reasons[what]}`,
+    )
   }
   // a port nothing listens on
   const port = await freePort()
@@ -88,12 +115,17 @@ t.test('every bad registration is a 4xx with its reason, never a 5xx', async (t)
   t.match(unreachable, { status: 400, body: { error: { details: { reason: 'unreachable' } } } }, 'unreachable')
   t.match(await agg.register('ftp://example.com'), { status: 400, body: { error: { details: { reason: 'invalid_url' } } } }, 'not http(s)')
   t.match(await agg.register('not a url'), { status: 400, body: { error: { code: 'invalid_request' } } })
-  const noToken = await fetch(`${agg.url}/registry/boards`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ url: board.url }) })
+  const noToken = await fetch(`${agg.url}/registry/boards`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ url: board.url }),
+  })
   t.equal(noToken.status, 401, 'a bearer token is required')
   t.equal(((await noToken.json()) as any).error.code, 'unauthorized')
   t.equal((await fetch(`${agg.url}/registry/boards`, { method: 'POST', headers: auth(), body: 'x' })).status, 400, 'no JSON body')
   const metrics = await (await fetch(`${agg.url}/metrics`)).text()
-  for (const reason of ['not_wire', 'redirect_loop', 'too_slow', 'unreachable']) t.match(metrics, new RegExp(`wire_aggregator_registrations_total\\{outcome="${reason}"\\} [1-9]`), `counted: ${reason}`)
+  for (const reason of ['not_wire', 'redirect_loop', 'too_slow', 'unreachable'])
+    t.match(metrics, new RegExp(`wire_aggregator_registrations_total\\{outcome="${reason}"\\} [1-9]`), `counted: ${reason}`)
 })
 
 t.test('without AGGREGATOR_ALLOW_HOSTS a loopback board is refused, by address, by name and after a redirect', async (t) => {
@@ -123,7 +155,11 @@ t.test('an operator removes a board and blocks an authority; the registry refuse
   t.equal((await del(`/registry/boards/${board.authority}`, ADMIN)).status, 204, 'removed')
   t.equal((await fetch(`${agg.url}/registry/boards/${board.authority}`)).status, 404)
   t.equal((await agg.register(board.url)).status, 201, 'may register again')
-  const block = await fetch(`${agg.url}/registry/blocked`, { method: 'POST', headers: { 'content-type': 'application/json', ...auth(ADMIN) }, body: JSON.stringify({ authority: board.authority }) })
+  const block = await fetch(`${agg.url}/registry/blocked`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...auth(ADMIN) },
+    body: JSON.stringify({ authority: board.authority }),
+  })
   t.equal(block.status, 201)
   t.equal((await fetch(`${agg.url}/registry/boards/${board.authority}`)).status, 404, 'blocking removes the board')
   t.match(await agg.register(board.url), { status: 403, body: { error: { code: 'forbidden', details: { reason: 'blocked' } } } })
@@ -136,14 +172,22 @@ t.test('registration is budgeted per identity and per address', async (t) => {
   const agg = await startTestAggregator(t, { AGGREGATOR_REGISTER_RATE_LIMIT_MAX: '2' }, { follow: false })
   t.equal((await agg.register(board.url, 'identity-one-token')).status, 201)
   t.equal((await agg.register(board.url, 'identity-one-token')).status, 200)
-  const third = await fetch(`${agg.url}/registry/boards`, { method: 'POST', headers: { 'content-type': 'application/json', ...auth('identity-two-token') }, body: JSON.stringify({ url: board.url }) })
+  const third = await fetch(`${agg.url}/registry/boards`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...auth('identity-two-token') },
+    body: JSON.stringify({ url: board.url }),
+  })
   t.equal(third.status, 429, 'the address is over its budget, whatever the token')
   t.ok(Number(third.headers.get('retry-after')) >= 1, 'with Retry-After')
 })
 
 t.test('a board that stops answering is marked down after a while, then dropped; both show in the listing', async (t) => {
   const board = await startTestBoard(t)
-  const agg = await startTestAggregator(t, { AGGREGATOR_DOWN_AFTER_SECONDS: '60', AGGREGATOR_DROP_AFTER_SECONDS: '3600', AGGREGATOR_FETCH_TIMEOUT_MS: '500' }, { follow: false })
+  const agg = await startTestAggregator(
+    t,
+    { AGGREGATOR_DOWN_AFTER_SECONDS: '60', AGGREGATOR_DROP_AFTER_SECONDS: '3600', AGGREGATOR_FETCH_TIMEOUT_MS: '500' },
+    { follow: false },
+  )
   t.equal((await agg.register(board.url)).status, 201)
   const ctx = agg.started().ctx
   const recheck = () => recheckBoards(recheckDeps(ctx, ctx.log, 500), new AbortController().signal)
@@ -153,7 +197,8 @@ t.test('a board that stops answering is marked down after a while, then dropped;
   const db = new pg.Client({ connectionString: TEST_DATABASE_URL })
   await db.connect()
   t.teardown(() => db.end())
-  const backdate = (seconds: number) => db.query(`update "${agg.cfg.aggregator.schema}".registered_boards set last_ok_at = now() - $1::int * interval '1 second'`, [seconds])
+  const backdate = (seconds: number) =>
+    db.query(`update "${agg.cfg.aggregator.schema}".registered_boards set last_ok_at = now() - $1::int * interval '1 second'`, [seconds])
   await backdate(120)
   t.match(await recheck(), { down: 1 })
   const listed = await json(fetch(`${agg.url}/registry/boards`))
@@ -166,7 +211,11 @@ t.test('a board that stops answering is marked down after a while, then dropped;
   await board.stop()
   await backdate(7200)
   t.match(await recheck(), { dropped: 1 })
-  t.match((await json(fetch(`${agg.url}/registry/boards`))).boards, [{ authority: board.authority, status: 'dropped' }], 'dropped, in the listing')
+  t.match(
+    (await json(fetch(`${agg.url}/registry/boards`))).boards,
+    [{ authority: board.authority, status: 'dropped' }],
+    'dropped, in the listing',
+  )
   t.same((await json(fetch(`${agg.url}/registry/boards?status=up`))).boards, [], 'and not among the boards up')
   t.equal((await fetch(`${agg.url}/sw/${board.authority}/sw/signals`)).status, 404, 'no longer proxied')
   t.match(await recheck(), { up: 0, down: 0, dropped: 0 }, 'no longer checked')

@@ -10,10 +10,19 @@ import { until } from '../helpers/wait.js'
 
 t.test('a board killed and restarted, the aggregator killed and restarted: search misses nothing acknowledged', async (t) => {
   const unlimited = { PUBLISH_RATE_LIMIT_MAX: '0', PUBLISH_ADDRESS_RATE_LIMIT_MAX: '0' } // one token publishes hundreds a minute here
-  const [b0, b2, b1, agg] = await Promise.all([startTestBoard(t, unlimited), startTestBoard(t, unlimited), startBoardProcess(t, unlimited), startAggregatorProcess(t)])
+  const [b0, b2, b1, agg] = await Promise.all([
+    startTestBoard(t, unlimited),
+    startTestBoard(t, unlimited),
+    startBoardProcess(t, unlimited),
+    startAggregatorProcess(t),
+  ])
   const boards = [b0, b1, b2]
   for (const b of boards) {
-    const r = await fetch(`${agg.url}/registry/boards`, { method: 'POST', headers: { 'content-type': 'application/json', ...auth(TOKEN) }, body: JSON.stringify({ url: b.url }) })
+    const r = await fetch(`${agg.url}/registry/boards`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...auth(TOKEN) },
+      body: JSON.stringify({ url: b.url }),
+    })
     t.equal(r.status, 201, `registered ${b.authority}`)
   }
 
@@ -23,7 +32,11 @@ t.test('a board killed and restarted, the aggregator killed and restarted: searc
   const publisher = async (url: string, i: number) => {
     for (let n = 0; publishing; n++) {
       try {
-        const r = await fetch(`${url}/sw/signals`, { method: 'POST', headers: { 'content-type': 'application/json', ...auth() }, body: JSON.stringify({ $type: 'broadcast', text: `b${i} n${n}` }) })
+        const r = await fetch(`${url}/sw/signals`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...auth() },
+          body: JSON.stringify({ $type: 'broadcast', text: `b${i} n${n}` }),
+        })
         if (r.status === 200) acked.add(((await r.json()) as any).signal.id), ackedBy[i]!++
       } catch {
         // the board is down, or died with this request in flight: not acknowledged
@@ -50,7 +63,7 @@ t.test('a board killed and restarted, the aggregator killed and restarted: searc
       }
     }
   })()
-  await until(() => cursor !== null, 5000, 'the follower\'s first cursor')
+  await until(() => cursor !== null, 5000, "the follower's first cursor")
 
   const pubs = boards.map((b, i) => publisher(b.url, i))
   t.teardown(() => ((publishing = false), (following = false), Promise.all([...pubs, follower])))

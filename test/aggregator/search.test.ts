@@ -9,7 +9,11 @@ import { ADMIN, auth, startTestAggregator, startTestBoard, type TestBoard } from
 // Search across three real boards that the aggregator follows with the client library.
 
 const publish = async (b: TestBoard, body: object) => {
-  const r = await fetch(`${b.url}/sw/signals`, { method: 'POST', headers: { 'content-type': 'application/json', ...auth() }, body: JSON.stringify(body) })
+  const r = await fetch(`${b.url}/sw/signals`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...auth() },
+    body: JSON.stringify(body),
+  })
   if (r.status !== 200) throw new Error(`publish: ${r.status}`)
   return ((await r.json()) as any).signal as { id: string; uri: string }
 }
@@ -19,16 +23,36 @@ t.test('search finds a signal from each board, with its board; filters; a long-p
   const boards = await Promise.all([startTestBoard(t), startTestBoard(t), startTestBoard(t)])
   const agg = await startTestAggregator(t)
   for (const b of boards) t.equal((await agg.register(b.url)).status, 201)
-  const sent = await Promise.all(boards.map((b, i) => publish(b, { $type: i === 0 ? 'offer' : 'broadcast', $tags: [`board${i}`], text: `lighthouse keeper number ${i}` })))
+  const sent = await Promise.all(
+    boards.map((b, i) =>
+      publish(b, { $type: i === 0 ? 'offer' : 'broadcast', $tags: [`board${i}`], text: `lighthouse keeper number ${i}` }),
+    ),
+  )
   t.ok(await eventually(async () => (await search(agg.url, 'q=lighthouse')).signals.length === 3, 10_000), 'all three indexed')
   const all = await search(agg.url, 'q=lighthouse')
-  t.same(new Set(all.signals.map((s: any) => `${s.board} ${s.id}`)), new Set(boards.map((b, i) => `${b.authority} ${sent[i]!.id}`)), 'each signal with the board it came from')
-  t.equal(all.signals[0].uri, `sw://${all.signals[0].board}/signals/${all.signals[0].id}`, 'the board\'s own sw:// URI')
+  t.same(
+    new Set(all.signals.map((s: any) => `${s.board} ${s.id}`)),
+    new Set(boards.map((b, i) => `${b.authority} ${sent[i]!.id}`)),
+    'each signal with the board it came from',
+  )
+  t.equal(all.signals[0].uri, `sw://${all.signals[0].board}/signals/${all.signals[0].id}`, "the board's own sw:// URI")
   t.type(all.nextCursor, 'number')
   t.type(all.serverNow, 'string')
-  t.same((await search(agg.url, 'q=keeper&tag=board1')).signals.map((s: any) => s.id), [sent[1]!.id], 'tag')
-  t.same((await search(agg.url, 'type=offer')).signals.map((s: any) => s.id), [sent[0]!.id], 'type')
-  t.same((await search(agg.url, `board=${boards[2]!.authority}`)).signals.map((s: any) => s.id), [sent[2]!.id], 'board')
+  t.same(
+    (await search(agg.url, 'q=keeper&tag=board1')).signals.map((s: any) => s.id),
+    [sent[1]!.id],
+    'tag',
+  )
+  t.same(
+    (await search(agg.url, 'type=offer')).signals.map((s: any) => s.id),
+    [sent[0]!.id],
+    'type',
+  )
+  t.same(
+    (await search(agg.url, `board=${boards[2]!.authority}`)).signals.map((s: any) => s.id),
+    [sent[2]!.id],
+    'board',
+  )
   t.equal((await search(agg.url, 'q=submarine')).signals.length, 0, 'no match')
   t.equal((await search(agg.url, 'since=2h')).signals.length, 3, 'since')
   const bad = await fetch(`${agg.url}/search/signals?limit=x`)
@@ -53,7 +77,11 @@ t.test('search finds a signal from each board, with its board; filters; a long-p
   await publish(boards[1]!, { $type: 'broadcast', text: 'an unrelated signal' })
   const hit = await publish(boards[2]!, { $type: 'broadcast', text: 'the albatross lands' })
   const woke = await poll
-  t.same(woke.signals.map((s: any) => s.id), [hit.id], 'woken by the matching signal only')
+  t.same(
+    woke.signals.map((s: any) => s.id),
+    [hit.id],
+    'woken by the matching signal only',
+  )
   t.ok(Date.now() - t0 < 15_000, 'woken, not timed out')
 })
 
@@ -70,7 +98,9 @@ t.test('a signal that expires, or is removed on its board, leaves the search', a
   const db = new pg.Client({ connectionString: TEST_DATABASE_URL })
   await db.connect()
   t.teardown(() => db.end())
-  await db.query(`update "${agg.cfg.aggregator.schema}".indexed_signals set expires_at = now() - interval '2 minutes' where id = $1`, [expiring.id])
+  await db.query(`update "${agg.cfg.aggregator.schema}".indexed_signals set expires_at = now() - interval '2 minutes' where id = $1`, [
+    expiring.id,
+  ])
   t.same(await ids(), new Set([gone.id, stays.id]), 'expired: gone from search at once')
   const removed = await fetch(`${board.url}/sw/admin/signals/${gone.id}`, { method: 'DELETE', headers: auth(ADMIN) })
   t.ok(removed.status < 300, 'removed on the board')

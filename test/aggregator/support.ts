@@ -76,7 +76,11 @@ export interface TestAggregator {
 }
 
 /** The aggregator in this process on its own schema, listening on 127.0.0.1 (a fixed port, so it can restart there). */
-export async function startTestAggregator(t: Test, env: Record<string, string> = {}, opts: AggregatorOptions = {}): Promise<TestAggregator> {
+export async function startTestAggregator(
+  t: Test,
+  env: Record<string, string> = {},
+  opts: AggregatorOptions = {},
+): Promise<TestAggregator> {
   await assertServicesUp()
   const port = await freePort()
   const schema = uniqueSchema('agg')
@@ -108,7 +112,11 @@ export async function startTestAggregator(t: Test, env: Record<string, string> =
     await dropSchema(schema)
   })
   const register = async (boardUrl: string, token = TOKEN) => {
-    const r = await fetch(`${url}/registry/boards`, { method: 'POST', headers: { 'content-type': 'application/json', ...auth(token) }, body: JSON.stringify({ url: boardUrl }) })
+    const r = await fetch(`${url}/registry/boards`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...auth(token) },
+      body: JSON.stringify({ url: boardUrl }),
+    })
     return { status: r.status, body: await r.json() }
   }
   return { url, cfg, logs, started: () => agg!, stop, start, register }

@@ -145,7 +145,11 @@ t.test('peek stays quiet while the network is down', async (t) => {
   resolver.peek(bearer('tok-after-pause'))
   await until(() => fake.verifyCalls() > 0, 2000, 'the background verify after the pause')
   // those peeked during the pause would have started their verifies first, and arrived first
-  t.same(fake.verifies.map((v) => v.token), ['tok-after-pause'], 'no background verifies during the pause after a failure')
+  t.same(
+    fake.verifies.map((v) => v.token),
+    ['tok-after-pause'],
+    'no background verifies during the pause after a failure',
+  )
 })
 
 t.test('register creates an identity on the network that verify then accepts', async (t) => {

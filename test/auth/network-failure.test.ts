@@ -47,7 +47,12 @@ t.test('with the identity network down, publishes fail closed and everything els
   t.equal((await s.app.inject({ url: '/.well-known/wire' })).json().identityMode, 'network')
   t.equal((await s.app.inject({ url: '/readyz' })).statusCode, 200, 'still ready: reads need no identity network')
   t.equal((await s.app.inject({ url: '/sw/admin/wire', headers: ADMIN })).statusCode, 200)
-  const rule = await s.app.inject({ method: 'POST', url: '/sw/admin/rules', headers: ADMIN, payload: { ruleType: 'deny', identityId: 'id_x' } })
+  const rule = await s.app.inject({
+    method: 'POST',
+    url: '/sw/admin/rules',
+    headers: ADMIN,
+    payload: { ruleType: 'deny', identityId: 'id_x' },
+  })
   t.equal(rule.statusCode, 201, 'admin writes work')
 
   await fake.start()
@@ -79,7 +84,10 @@ t.test('a slow identity network: publishes answer 503 within ~3 s, reads are not
   t.ok(Date.now() - t0 < 1000, `a read with an unverified token took ${Date.now() - t0} ms`)
   const results = await pubs
   const ms = Date.now() - t0
-  t.same(results.map((r) => r.statusCode), [503, 503, 503])
+  t.same(
+    results.map((r) => r.statusCode),
+    [503, 503, 503],
+  )
   t.ok(ms >= 2500 && ms < 4500, `answered after ${ms} ms (timeout 3 s)`)
   t.equal(fake.verifyCalls('tok-rich'), 1, 'concurrent publishes shared one verify')
 })

@@ -109,7 +109,10 @@ t.test('verify results are cached: sequential and concurrent publishes cost one 
   const { s, fake } = await networkStack(t)
   fake.delayMs = 150 // every concurrent publish arrives while the first verify is still out
   const results = await Promise.all(Array.from({ length: 20 }, (_, i) => s.publish(thread(`c${i}`), 'tok-rich')))
-  t.same(results.map((r) => r.statusCode), Array(20).fill(200))
+  t.same(
+    results.map((r) => r.statusCode),
+    Array(20).fill(200),
+  )
   t.equal(fake.verifyCalls('tok-rich'), 1, 'twenty concurrent publishes, one verify')
   fake.delayMs = 0
   for (let i = 0; i < 3; i++) await s.publish(thread(`s${i}`), 'tok-rich')

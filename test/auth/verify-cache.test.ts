@@ -40,7 +40,12 @@ t.test('concurrent lookups of one key share one load; a failure reaches them all
 
   let fail!: (err: Error) => void
   const failing = () => (loads++, new Promise<Verdict<string>>((_, reject) => (fail = reject)))
-  const waiting = [cache.resolve('f', failing), cache.resolve('f', failing)].map((p) => p.then(() => 'ok', (e: Error) => e.message))
+  const waiting = [cache.resolve('f', failing), cache.resolve('f', failing)].map((p) =>
+    p.then(
+      () => 'ok',
+      (e: Error) => e.message,
+    ),
+  )
   fail(new Error('network down'))
   t.same(await Promise.all(waiting), ['network down', 'network down'], 'every waiter got the failure')
   t.equal(cache.get('f'), undefined, 'nothing cached')
@@ -53,5 +58,9 @@ t.test('the cache is bounded: the least recently used key goes first', async (t)
   for (const k of ['a', 'b', 'c']) await cache.resolve(k, async () => accepted(k))
   cache.get('a') // a is now the most recent
   await cache.resolve('d', async () => accepted('d'))
-  t.same(['a', 'b', 'c', 'd'].map((k) => cache.get(k)?.ok ?? null), [true, null, true, true], 'b was dropped')
+  t.same(
+    ['a', 'b', 'c', 'd'].map((k) => cache.get(k)?.ok ?? null),
+    [true, null, true, true],
+    'b was dropped',
+  )
 })

@@ -19,7 +19,11 @@ t.test('a stalled Redis link: budgets go on locally, the connection is made agai
   t.teardown(() => proxy.close())
   const lines: Array<{ level: number; msg: string }> = []
   const sink = new Writable({ write: (chunk, _e, done) => (lines.push(JSON.parse(String(chunk))), done()) })
-  const redis = redisClient(`redis://127.0.0.1:${proxy.port}`, createLogger('server', 'info', sink), { connectTimeoutMs: 500, keepAliveMs: 1000, commandTimeoutMs: 300 })
+  const redis = redisClient(`redis://127.0.0.1:${proxy.port}`, createLogger('server', 'info', sink), {
+    connectTimeoutMs: 500,
+    keepAliveMs: 1000,
+    commandTimeoutMs: 300,
+  })
   t.teardown(() => redis.disconnect())
   await until(() => redis.status === 'ready', 5000, 'redis to be ready')
   // a limit of one per window in a key of its own: the second consume is refused wherever it is counted
@@ -29,7 +33,13 @@ t.test('a stalled Redis link: budgets go on locally, the connection is made agai
 
   proxy.stall()
   const t0 = Date.now()
-  const answered = await Promise.race([limiter.consume('b').then(() => 'granted', () => 'refused'), new Promise((r) => setTimeout(() => r('hung'), 10_000).unref())])
+  const answered = await Promise.race([
+    limiter.consume('b').then(
+      () => 'granted',
+      () => 'refused',
+    ),
+    new Promise((r) => setTimeout(() => r('hung'), 10_000).unref()),
+  ])
   t.equal(answered, 'granted', 'a budget Redis does not answer is counted in this process, not left waiting')
   t.comment(`answered after ${Date.now() - t0} ms (deadline 300 ms)`)
   await until(() => redis.status !== 'ready', 10_000, 'the silent connection to be dropped')

@@ -25,11 +25,21 @@ async function singleProcess(t: Test, env: Record<string, string>) {
     t,
     NODE,
     ['--import', REPORT, projectPath('dist/apps/server/main.js')],
-    { PATH: process.env.PATH, DATABASE_URL: TEST_DATABASE_URL, WIRE_PG_SCHEMA: schema, WIRE_CONFIG: '/nonexistent/board.json', SERVER_PORT: String(port), LOG_LEVEL: 'warn', ...env },
+    {
+      PATH: process.env.PATH,
+      DATABASE_URL: TEST_DATABASE_URL,
+      WIRE_PG_SCHEMA: schema,
+      WIRE_CONFIG: '/nonexistent/board.json',
+      SERVER_PORT: String(port),
+      LOG_LEVEL: 'warn',
+      ...env,
+    },
     /Or with the wire command line/,
     60_000,
   )
-  const redisUp = env.REDIS_URL !== undefined && await eventually(async () => /^wire_redis_up 1$/m.test(await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()))
+  const redisUp =
+    env.REDIS_URL !== undefined &&
+    (await eventually(async () => /^wire_redis_up 1$/m.test(await (await fetch(`http://127.0.0.1:${port}/metrics`)).text())))
   server.signal('SIGTERM')
   await server.exited
   return { redisUp, loaded: /ioredis loaded: (true|false)/.exec(server.output())?.[1] }

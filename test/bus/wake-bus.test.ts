@@ -22,11 +22,19 @@ const received = async () => {
   return out
 }
 const delta = (after: Record<string, number>, before: Record<string, number>) =>
-  Object.fromEntries(Object.entries(after).map(([k, v]) => [k, v - (before[k] ?? 0)]).filter(([, v]) => v !== 0))
+  Object.fromEntries(
+    Object.entries(after)
+      .map(([k, v]) => [k, v - (before[k] ?? 0)])
+      .filter(([, v]) => v !== 0),
+  )
 const total = (d: Record<string, number>) => Object.values(d).reduce((a, b) => a + b, 0)
 
 /** One process's connections to the board in `schema` (the first one migrates it). */
-async function processOf(t: Test, schema: string, env: Record<string, string> = {}): Promise<Infra & { heads: number[]; invalidations: Invalidation[] }> {
+async function processOf(
+  t: Test,
+  schema: string,
+  env: Record<string, string> = {},
+): Promise<Infra & { heads: number[]; invalidations: Invalidation[] }> {
   const cfg = loadConfig({ DATABASE_URL: TEST_DATABASE_URL, WIRE_PG_SCHEMA: schema, ...env })
   const infra = await openInfra(cfg, quiet, { migrate: true })
   t.teardown(() => infra.close())

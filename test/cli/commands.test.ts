@@ -19,9 +19,14 @@ t.test('publish, get, thread, board and admin against a board', async (t) => {
     return JSON.parse(r.out)
   }
 
-  const root = (await json(['publish', '-t', 'request', '--tag', 'gpu', '--tag', 'Ask,now', '-f', 'n=3', '-f', 'who=me', 'who has a GPU?'])).signal
+  const root = (await json(['publish', '-t', 'request', '--tag', 'gpu', '--tag', 'Ask,now', '-f', 'n=3', '-f', 'who=me', 'who has a GPU?']))
+    .signal
   t.same(root.tags, ['gpu', 'ask', 'now'], 'repeated and comma-separated tags')
-  t.same(root.payload, { $type: 'request', $tags: ['gpu', 'ask', 'now'], text: 'who has a GPU?', n: 3, who: 'me' }, 'fields: JSON when it parses, else text')
+  t.same(
+    root.payload,
+    { $type: 'request', $tags: ['gpu', 'ask', 'now'], text: 'who has a GPU?', n: 3, who: 'me' },
+    'fields: JSON when it parses, else text',
+  )
   const offer = (await json(['publish', '--ttl', '60', '-'], `{"$type":"offer","$refId":"${root.id}","price":3}`)).signal
   t.equal(offer.ttl, 60, 'a JSON body from stdin, flags on top')
   t.equal(offer.refId, root.id)
@@ -29,7 +34,10 @@ t.test('publish, get, thread, board and admin against a board', async (t) => {
   t.equal(reply.refId, offer.id, '--ref takes a sw:// URI')
 
   const got = await json(['get', root.id])
-  t.same(got.replies.map((s: { id: string }) => s.id), [offer.id])
+  t.same(
+    got.replies.map((s: { id: string }) => s.id),
+    [offer.id],
+  )
   const tree = await wire(['thread', root.id], env)
   const lines = tree.out.trimEnd().split('\n')
   t.equal(lines.length, 3)
@@ -44,7 +52,10 @@ t.test('publish, get, thread, board and admin against a board', async (t) => {
   t.match(board.out, /active signals: 3/)
   t.same((await json(['board', '--json'])).allowedSignalTypes, ['broadcast', 'request', 'offer', 'reply'])
   const rule = (await json(['admin', 'rules', 'add', 'deny', 'fp_00000000000000000000'])).rule
-  t.same((await json(['admin', 'rules'])).rules.map((r: { id: string }) => r.id), [rule.id])
+  t.same(
+    (await json(['admin', 'rules'])).rules.map((r: { id: string }) => r.id),
+    [rule.id],
+  )
   t.same(await json(['admin', 'rules', 'remove', rule.id]), { ok: true })
   t.equal((await json(['admin', 'pin', reply.id])).signal.pinned, true)
   t.equal((await json(['admin', 'unpin', reply.id])).signal.pinned, false)
@@ -70,7 +81,27 @@ t.test('publish, get, thread, board and admin against a board', async (t) => {
 })
 
 t.test('--help on every command', async (t) => {
-  const commands = [[], ['publish'], ['follow'], ['get'], ['thread'], ['board'], ['admin'], ['admin', 'metadata'], ['admin', 'rules'], ['admin', 'rules', 'add'], ['admin', 'rules', 'remove'], ['admin', 'pin'], ['admin', 'unpin'], ['admin', 'remove'], ['migrate'], ['check-config'], ['backup'], ['restore'], ['move']]
+  const commands = [
+    [],
+    ['publish'],
+    ['follow'],
+    ['get'],
+    ['thread'],
+    ['board'],
+    ['admin'],
+    ['admin', 'metadata'],
+    ['admin', 'rules'],
+    ['admin', 'rules', 'add'],
+    ['admin', 'rules', 'remove'],
+    ['admin', 'pin'],
+    ['admin', 'unpin'],
+    ['admin', 'remove'],
+    ['migrate'],
+    ['check-config'],
+    ['backup'],
+    ['restore'],
+    ['move'],
+  ]
   const results = await Promise.all(commands.map((c) => wire([...c, '--help'])))
   commands.forEach((c, i) => {
     t.equal(results[i]!.code, 0, `wire ${c.join(' ')} --help`)
@@ -99,7 +130,11 @@ t.test('migrate applies the migrations to the configured database and exits', as
   t.equal(again.out.trim(), `schema ${schema} is up to date`)
   const down = await wire(['migrate'], { DATABASE_URL: 'postgres://root@127.0.0.1:1/test', WIRE_PG_SCHEMA: schema })
   t.equal(down.code, 1, 'an unreachable database exits 1')
-  t.match(down.err, new RegExp(`^wire: cannot migrate schema ${schema} of 127\\.0\\.0\\.1:1/test: .*ECONNREFUSED`), 'one clear line naming the database')
+  t.match(
+    down.err,
+    new RegExp(`^wire: cannot migrate schema ${schema} of 127\\.0\\.0\\.1:1/test: .*ECONNREFUSED`),
+    'one clear line naming the database',
+  )
   t.notMatch(down.err, /\n\s+at /, 'no stack trace')
   t.equal(down.err.trim().split('\n').length, 1)
 })

@@ -17,7 +17,11 @@ const COMMAND =
 
 function setup() {
   const dir = mkdtempSync(join(tmpdir(), 'wire-exec-'))
-  const seen = () => (existsSync(join(dir, 'seen')) ? readFileSync(join(dir, 'seen'), 'utf8') : '').split('\n').filter((l) => l.startsWith('{')).map((l) => (JSON.parse(l) as { id: string }).id)
+  const seen = () =>
+    (existsSync(join(dir, 'seen')) ? readFileSync(join(dir, 'seen'), 'utf8') : '')
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => (JSON.parse(l) as { id: string }).id)
   const cursor = () => Number(readFileSync(join(dir, 'cursor'), 'utf8'))
   const flag = (name: string, on: boolean) => (on ? writeFileSync(join(dir, name), '') : rmSync(join(dir, name), { force: true }))
   return { dir, seen, cursor, flag, cursorFile: join(dir, 'cursor') }
@@ -28,7 +32,14 @@ t.test('a command that fails keeps the cursor: the signal is offered again until
   const { dir, seen, cursor, flag, cursorFile } = setup()
   const env = { ...process.env, WIRE_URL: client.urls[0]!, WIRE_TOKEN: TOKEN, DIR: dir }
   await client.publish({ $type: 'broadcast', text: 'before the start' }) // --exec starts at the head: never run
-  const follow = await startProcess(t, NODE, [CLI, 'follow', '--cursor-file', cursorFile, '--exec', COMMAND], env, /wire: following .* after cursor/, 20_000)
+  const follow = await startProcess(
+    t,
+    NODE,
+    [CLI, 'follow', '--cursor-file', cursorFile, '--exec', COMMAND],
+    env,
+    /wire: following .* after cursor/,
+    20_000,
+  )
   await until(() => existsSync(cursorFile), 20_000, 'the head in the cursor file')
   const head = cursor()
 
@@ -54,7 +65,8 @@ t.test('SIGKILL mid-command loses nothing and repeats at most that one signal', 
   const { wire: client } = await listeningBoard(t)
   const { dir, seen, cursor, flag, cursorFile } = setup()
   const env = { ...process.env, WIRE_URL: client.urls[0]!, WIRE_TOKEN: TOKEN, DIR: dir }
-  const follow = () => startProcess(t, NODE, [CLI, 'follow', '--cursor-file', cursorFile, '--exec', COMMAND], env, /wire: following .* after cursor/, 20_000)
+  const follow = () =>
+    startProcess(t, NODE, [CLI, 'follow', '--cursor-file', cursorFile, '--exec', COMMAND], env, /wire: following .* after cursor/, 20_000)
   const first = await follow()
   await until(() => existsSync(cursorFile), 20_000, 'the head in the cursor file')
   const ids: string[] = []

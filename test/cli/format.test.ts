@@ -6,9 +6,23 @@ import type { EmittedSignal } from '../../client/src/index.js'
 
 const at = Date.parse('2030-01-01T12:00:00.000Z')
 const sig = (id: string, o: Partial<EmittedSignal> = {}): EmittedSignal => ({
-  id, uri: `sw://b/signals/${id}`, origin: 'fp_1', originName: null, originUri: 'sw://b/identities/fp_1', originVerified: true,
-  type: 'broadcast', tags: ['ops'], payload: { $type: 'broadcast', $tags: ['ops'], text: 'hi' }, ttl: 60, boostBits: 0,
-  pinned: false, refId: null, refUri: null, createdAt: new Date(at - 90_000).toISOString(), expiresAt: new Date(at).toISOString(), ...o,
+  id,
+  uri: `sw://b/signals/${id}`,
+  origin: 'fp_1',
+  originName: null,
+  originUri: 'sw://b/identities/fp_1',
+  originVerified: true,
+  type: 'broadcast',
+  tags: ['ops'],
+  payload: { $type: 'broadcast', $tags: ['ops'], text: 'hi' },
+  ttl: 60,
+  boostBits: 0,
+  pinned: false,
+  refId: null,
+  refUri: null,
+  createdAt: new Date(at - 90_000).toISOString(),
+  expiresAt: new Date(at).toISOString(),
+  ...o,
 })
 
 t.test('relative times', async (t) => {
@@ -26,9 +40,12 @@ t.test('a terminal line has colour and a relative time; a pinned signal says so'
 })
 
 t.test('a thread is a tree, replies under what they answer, in order', async (t) => {
-  const lines = threadTree(
-    [sig('R'), sig('A', { refId: 'R' }), sig('B', { refId: 'R' }), sig('A1', { refId: 'A' })],
-    { colour: false, relative: false },
+  const lines = threadTree([sig('R'), sig('A', { refId: 'R' }), sig('B', { refId: 'R' }), sig('A1', { refId: 'A' })], {
+    colour: false,
+    relative: false,
+  })
+  t.same(
+    lines.map((l) => /^( *)\S.*? {2}(\w+)(?: ↩ \w+)?$/.exec(l)!.slice(1).join('')),
+    ['R', '  A', '    A1', '  B'],
   )
-  t.same(lines.map((l) => /^( *)\S.*? {2}(\w+)(?: ↩ \w+)?$/.exec(l)!.slice(1).join('')), ['R', '  A', '    A1', '  B'])
 })

@@ -27,7 +27,13 @@ t.teardown(async () => {
   await dropSchema(copy)
 })
 // no shedding on event-loop delay: this file is not about it, and PGlite on a busy machine passes 1 s
-const embeddedEnv = { WIRE_DATA_DIR: join(dir, 'data'), WIRE_CONFIG: '/nonexistent/subwire.config.json', SERVER_ADMIN_TOKEN: ADMIN, LOG_LEVEL: 'silent', SHED_EVENT_LOOP_DELAY_MS: '0' }
+const embeddedEnv = {
+  WIRE_DATA_DIR: join(dir, 'data'),
+  WIRE_CONFIG: '/nonexistent/subwire.config.json',
+  SERVER_ADMIN_TOKEN: ADMIN,
+  LOG_LEVEL: 'silent',
+  SHED_EVENT_LOOP_DELAY_MS: '0',
+}
 const pgEnv = (s: string) => ({ ...embeddedEnv, DATABASE_URL: TEST_DATABASE_URL, WIRE_PG_SCHEMA: s })
 const noStack = (t: Test, err: string) => t.notMatch(err, /^\s+at /m, 'one clear message, no stack trace')
 
@@ -64,7 +70,11 @@ t.test('a trial board moves to PostgreSQL: cursors, identities, pins, metadata, 
   t.ok(one && two && reply && pinned && gone && fromC, 'published on the embedded board')
   await admin('POST', `/sw/admin/signals/${pinned.id}/pin`)
   await admin('DELETE', `/sw/admin/signals/${gone.id}`)
-  await admin('PATCH', '/sw/admin/wire', { name: 'trial', description: 'a board that moved', allowedSignalTypes: ['broadcast', 'reply', 'notice'] })
+  await admin('PATCH', '/sw/admin/wire', {
+    name: 'trial',
+    description: 'a board that moved',
+    allowedSignalTypes: ['broadcast', 'reply', 'notice'],
+  })
   const rule = (await admin('POST', '/sw/admin/rules', { ruleType: 'deny', identityId: fromC.origin })).rule
   // some signals counted into the stats history, the rest still past the rollup's cursor
   await statsWriter(board.root.infra.primary, ident('public')).rollUp(3)
@@ -73,7 +83,11 @@ t.test('a trial board moves to PostgreSQL: cursors, identities, pins, metadata, 
     return { buckets: r.buckets, activeSignals: r.current.activeSignals, activeIdentities: r.current.activeIdentities }
   }
   const statsBefore = await stats(app.inject.bind(app))
-  t.equal(statsBefore.buckets.reduce((n: number, b: { signals: number }) => n + b.signals, 0), 6, 'every signal counted')
+  t.equal(
+    statsBefore.buckets.reduce((n: number, b: { signals: number }) => n + b.signals, 0),
+    6,
+    'every signal counted',
+  )
 
   // two followers: one at the head, one part of the way
   const head = (await app.inject({ url: '/sw/signals' })).json().nextCursor as number
@@ -88,7 +102,10 @@ t.test('a trial board moves to PostgreSQL: cursors, identities, pins, metadata, 
 
   const moved = await wire(['move'], pgEnv(schema))
   t.equal(moved.code, 0, moved.err)
-  t.match(moved.out, /moved from the embedded database in .*data \(schema public\): 6 signals \(1 pinned\), 1 rule, \d+ stats minutes?.* to PostgreSQL \(schema mv_.*\); feed head 6/)
+  t.match(
+    moved.out,
+    /moved from the embedded database in .*data \(schema public\): 6 signals \(1 pinned\), 1 rule, \d+ stats minutes?.* to PostgreSQL \(schema mv_.*\); feed head 6/,
+  )
 
   const again = await wire(['move'], pgEnv(schema))
   t.equal(again.code, 1, 'a second move into the same schema is refused')
@@ -105,21 +122,40 @@ t.test('a trial board moves to PostgreSQL: cursors, identities, pins, metadata, 
   const pin = (await s.app.inject({ url: `/sw/signals/${pinned.id}` })).json()
   t.match(pin, { signal: { id: pinned.id, pinned: true } }, 'the pinned signal, still pinned')
   t.equal((await s.app.inject({ url: `/sw/signals/${gone.id}` })).statusCode, 404, 'the removed signal stays removed')
-  t.same((await read('tag=x&cursor=0')).signals.map((x: { id: string }) => x.id), [one.id], 'a tag filter finds the moved signal (its tag rows were rebuilt)')
-  t.same((await read(`cursor=${midway}`)).signals.map((x: { id: string }) => x.id), [two.id, reply.id, pinned.id, fromC.id], 'a follower part of the way reads on from its cursor')
+  t.same(
+    (await read('tag=x&cursor=0')).signals.map((x: { id: string }) => x.id),
+    [one.id],
+    'a tag filter finds the moved signal (its tag rows were rebuilt)',
+  )
+  t.same(
+    (await read(`cursor=${midway}`)).signals.map((x: { id: string }) => x.id),
+    [two.id, reply.id, pinned.id, fromC.id],
+    'a follower part of the way reads on from its cursor',
+  )
   const idle = await read(`cursor=${head}`)
   t.same(idle.signals, [], 'the follower at the head sees nothing old again')
   t.equal(idle.nextCursor, head, 'and keeps its cursor')
 
   // after the move: the same tokens are the same identities, and the follower sees each new signal once
-  const after = [(await s.publish({ $type: 'broadcast', text: 'after 1' }, A)).json(), (await s.publish({ $type: 'broadcast', text: 'after 2' }, B)).json()]
+  const after = [
+    (await s.publish({ $type: 'broadcast', text: 'after 1' }, A)).json(),
+    (await s.publish({ $type: 'broadcast', text: 'after 2' }, B)).json(),
+  ]
   t.equal(after[0].signal.origin, one.origin, 'the same token, the same origin')
   t.equal(after[1].signal.origin, two.origin)
-  t.same(after.map((x) => x.cursor), [head + 1, head + 2], 'new signals continue the feed')
+  t.same(
+    after.map((x) => x.cursor),
+    [head + 1, head + 2],
+    'new signals continue the feed',
+  )
   const denied = await s.publish({ $type: 'broadcast', text: 'after the rule' }, C)
   t.equal(denied.statusCode, 403, 'the deny rule still stops the same identity')
   const next = await read(`cursor=${head}`)
-  t.same(next.signals.map((x: { id: string }) => x.id), after.map((x) => x.signal.id), 'every new signal, once')
+  t.same(
+    next.signals.map((x: { id: string }) => x.id),
+    after.map((x) => x.signal.id),
+    'every new signal, once',
+  )
   t.same((await read(`cursor=${next.nextCursor}`)).signals, [], 'nothing twice')
 
   // a backup file of the moved board restores
@@ -141,7 +177,9 @@ t.test('a trial board moves to PostgreSQL: cursors, identities, pins, metadata, 
   t.equal(restored.code, 0, restored.err)
   t.match(restored.out, /restored 8 signals \(1 pinned\).* feed head 8/)
   const snapshot = async (x: string) => ({
-    signals: await q(`select seq, id, origin, type, tags, payload, ref_id, created_at, expires_at, pinned, removed_at, changed from "${x}".signals order by seq`),
+    signals: await q(
+      `select seq, id, origin, type, tags, payload, ref_id, created_at, expires_at, pinned, removed_at, changed from "${x}".signals order by seq`,
+    ),
     head: await q(`select seq, changes from "${x}".feed_head`),
     board: await q(`select name, description, allowed_signal_types, seeded_at, updated_at, fingerprint_key from "${x}".board`),
     rules: await q(`select * from "${x}".rules order by id`),
@@ -167,7 +205,11 @@ t.test('a trial board moves to PostgreSQL: cursors, identities, pins, metadata, 
   t.same(await snapshot(copy), original)
   const secret = await wire(['restore', '--replace', '--from', file], { ...pgEnv(copy), FINGERPRINT_SECRET: 'another-key-entirely' })
   t.equal(secret.code, 0, secret.err)
-  t.match(secret.err, /warning: FINGERPRINT_SECRET is set here and is not the board's key/, 'a secret that would change every identity is pointed out')
+  t.match(
+    secret.err,
+    /warning: FINGERPRINT_SECRET is set here and is not the board's key/,
+    'a secret that would change every identity is pointed out',
+  )
 
   // a board far along its feed: the target makes range partitions up to the head, so no row waits in the default one
   const far = (line: string) => {
@@ -198,7 +240,11 @@ t.test('a trial board moves to PostgreSQL: cursors, identities, pins, metadata, 
       original.signals.map((r) => ({ seq: String(r.seq), id: r.id, origin: r.origin, payload: r.payload, pinned: r.pinned })),
       'the embedded board holds the same signals',
     )
-    t.same(await row(`select fingerprint_key from public.board`), [{ fingerprint_key: original.board[0].fingerprint_key }], 'and the same key')
+    t.same(
+      await row(`select fingerprint_key from public.board`),
+      [{ fingerprint_key: original.board[0].fingerprint_key }],
+      'and the same key',
+    )
   } finally {
     await local.close()
   }
@@ -210,11 +256,19 @@ t.test('what cannot be moved or restored says why in one line', async (t) => {
   const cases: Array<[string[], Record<string, string>, RegExp]> = [
     [['move'], embeddedEnv, /wire move needs DATABASE_URL/],
     [['move'], { ...pgEnv(copy), WIRE_DATA_DIR: join(dir, 'nothing-here') }, /no embedded board in .*nothing-here \(WIRE_DATA_DIR\)/],
-    [['backup', '--to', join(dir, 'x.ndjson')], { ...embeddedEnv, WIRE_DATA_DIR: join(dir, 'nothing-here') }, /no embedded board in .*nothing-here/],
+    [
+      ['backup', '--to', join(dir, 'x.ndjson')],
+      { ...embeddedEnv, WIRE_DATA_DIR: join(dir, 'nothing-here') },
+      /no embedded board in .*nothing-here/,
+    ],
     [['restore', '--from', join(dir, 'absent.ndjson')], pgEnv(copy), /ENOENT: no such file or directory/],
     [['restore', '--from', notBackup], pgEnv(copy), /not a Wire board backup/],
     [['restore', '--from', notBackup], { ...pgEnv(copy), DATABASE_URL: 'postgres://root@127.0.0.1:1/test' }, /not a Wire board backup/],
-    [['backup', '--to', join(dir, 'x.ndjson')], { ...pgEnv(copy), DATABASE_URL: 'postgres://root@127.0.0.1:1/test' }, /cannot reach the database: .*ECONNREFUSED/],
+    [
+      ['backup', '--to', join(dir, 'x.ndjson')],
+      { ...pgEnv(copy), DATABASE_URL: 'postgres://root@127.0.0.1:1/test' },
+      /cannot reach the database: .*ECONNREFUSED/,
+    ],
   ]
   for (const [args, env, message] of cases) {
     const r = await wire(args, env)
@@ -222,5 +276,9 @@ t.test('what cannot be moved or restored says why in one line', async (t) => {
     t.match(r.err, message)
     noStack(t, r.err)
   }
-  t.same(readdirSync(dir).filter((f) => f.startsWith('x.ndjson')), [], 'a failed backup leaves no file behind')
+  t.same(
+    readdirSync(dir).filter((f) => f.startsWith('x.ndjson')),
+    [],
+    'a failed backup leaves no file behind',
+  )
 })

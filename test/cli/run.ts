@@ -5,7 +5,12 @@ export const CLI = projectPath('dist/apps/cli/main.js')
 export const NODE = projectPath('node_modules/.bin/node')
 
 /** Runs the built `wire` command line as a child process to its end. */
-export function wire(args: string[], env: Record<string, string> = {}, input?: string, script = CLI): Promise<{ code: number | null; out: string; err: string }> {
+export function wire(
+  args: string[],
+  env: Record<string, string> = {},
+  input?: string,
+  script = CLI,
+): Promise<{ code: number | null; out: string; err: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(NODE, [script, ...args], {
       env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },

@@ -60,7 +60,7 @@ t.test('the ten-line follower follows, stops on Ctrl-C, and resumes from its cur
   t.equal(await second.exited, 0)
 })
 
-t.test('the asking agent gets the answering agent\'s reply', async (t) => {
+t.test("the asking agent gets the answering agent's reply", async (t) => {
   const { url, wire } = await listeningBoard(t)
   const dir = mkdtempSync(join(tmpdir(), 'wire-doc-'))
   const ask = script(dir, 'ask.mjs', blocks[1]!)

@@ -15,7 +15,14 @@ async function readerOn(t: Parameters<typeof startRole>[0], port: number, env: R
     t,
     projectPath('node_modules/.bin/node'),
     [projectPath('dist/apps/reader/main.js')],
-    { ...process.env, LOG_LEVEL: 'info', SERVER_HOST: '127.0.0.1', WIRE_CONFIG: '/nonexistent/board.json', ...env, SERVER_PORT: String(port) },
+    {
+      ...process.env,
+      LOG_LEVEL: 'info',
+      SERVER_HOST: '127.0.0.1',
+      WIRE_CONFIG: '/nonexistent/board.json',
+      ...env,
+      SERVER_PORT: String(port),
+    },
     /Server listening/,
     30_000,
   )
@@ -36,7 +43,10 @@ t.test('follow across a reader killed, a reader restarted and a reader stopped: 
   }
   const retries: string[] = []
   const ctl = new AbortController()
-  const follower = wire.follow({}, { cursor: 0, signal: ctl.signal, backoff: { baseMs: 100, maxMs: 1000 }, onRetry: (r) => void retries.push(r.url) })
+  const follower = wire.follow(
+    {},
+    { cursor: 0, signal: ctl.signal, backoff: { baseMs: 100, maxMs: 1000 }, onRetry: (r) => void retries.push(r.url) },
+  )
   const c = collect(follower)
 
   await publish(5)
@@ -56,7 +66,11 @@ t.test('follow across a reader killed, a reader restarted and a reader stopped: 
   await c.done
   await aAgain.stop()
 
-  t.same(c.got.map((s) => s.id), acked, 'every acknowledged signal, once, in order')
+  t.same(
+    c.got.map((s) => s.id),
+    acked,
+    'every acknowledged signal, once, in order',
+  )
   t.same(rec.pages.flat(), acked, 'the readers sent each signal once: the cursor carried over exactly, dedupe had nothing to hide')
   t.ok(retries.length >= 2, `it retried through the failures (${retries.length} retries)`)
 })
@@ -84,6 +98,10 @@ t.test('follow through a Redis outage: nothing lost, nothing repeated', async (t
   await c.until(9)
   ctl.abort()
   await c.done
-  t.same(c.got.map((s) => s.id), acked, 'every acknowledged signal, once, in order, before, during and after')
+  t.same(
+    c.got.map((s) => s.id),
+    acked,
+    'every acknowledged signal, once, in order, before, during and after',
+  )
   t.same(rec.pages.flat(), acked, 'and the reader sent each once')
 })

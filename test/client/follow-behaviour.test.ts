@@ -8,9 +8,23 @@ import { collect, failingProxy, httpServer, listeningBoard, TOKEN } from './supp
 // answer as a misbehaving network or server would, and a real board behind a failing proxy.
 
 const sig = (id: string, o: Partial<EmittedSignal> = {}): EmittedSignal => ({
-  id, uri: `sw://test/signals/${id}`, origin: 'fp_x', originName: null, originUri: 'sw://test/identities/fp_x', originVerified: true,
-  type: 'broadcast', tags: [], payload: { $type: 'broadcast' }, ttl: 60, boostBits: 0, pinned: false, refId: null, refUri: null,
-  createdAt: new Date().toISOString(), expiresAt: new Date(Date.now() + 60_000).toISOString(), ...o,
+  id,
+  uri: `sw://test/signals/${id}`,
+  origin: 'fp_x',
+  originName: null,
+  originUri: 'sw://test/identities/fp_x',
+  originVerified: true,
+  type: 'broadcast',
+  tags: [],
+  payload: { $type: 'broadcast' },
+  ttl: 60,
+  boostBits: 0,
+  pinned: false,
+  refId: null,
+  refUri: null,
+  createdAt: new Date().toISOString(),
+  expiresAt: new Date(Date.now() + 60_000).toISOString(),
+  ...o,
 })
 const page = (res: ServerResponse, signals: EmittedSignal[], nextCursor: number, serverNow = new Date()) => {
   res.writeHead(200, { 'content-type': 'application/json' })
@@ -32,10 +46,13 @@ t.test('a signal sent twice (overlapping pages, another reader) is yielded once'
   await c.until(2)
   ctl.abort()
   await c.done
-  t.same(c.got.map((s) => s.id), [a.id, b.id])
+  t.same(
+    c.got.map((s) => s.id),
+    [a.id, b.id],
+  )
 })
 
-t.test('a signal that expired in flight is dropped, by the server\'s clock; a pinned one is kept', async (t) => {
+t.test("a signal that expired in flight is dropped, by the server's clock; a pinned one is kept", async (t) => {
   const serverNow = new Date(Date.now() + 3_600_000) // the server's clock is an hour ahead of ours
   const stale = sig('CCCCCCCCCCCCCCCCCCCC', { expiresAt: new Date(Date.now() + 60_000).toISOString() })
   const pinned = sig('DDDDDDDDDDDDDDDDDDDD', { expiresAt: new Date(Date.now() + 60_000).toISOString(), pinned: true })
@@ -50,7 +67,10 @@ t.test('a signal that expired in flight is dropped, by the server\'s clock; a pi
   await c.until(2)
   ctl.abort()
   await c.done
-  t.same(c.got.map((s) => s.id), [pinned.id, fresh.id])
+  t.same(
+    c.got.map((s) => s.id),
+    [pinned.id, fresh.id],
+  )
   t.equal(cursors[0], 3, 'the cursor still moves past the dropped one')
 })
 
@@ -62,7 +82,10 @@ t.test('a server that answers at once with nothing is not hammered', async (t) =
   ctl.abort()
   await c.done
   // measured at the server, so a first request's connection set-up may shave a little off one gap
-  t.ok(gaps(srv.times.slice(0, 5)).every((g) => g >= 250), `polls about 300 ms apart, not back to back: ${gaps(srv.times.slice(0, 5))}`)
+  t.ok(
+    gaps(srv.times.slice(0, 5)).every((g) => g >= 250),
+    `polls about 300 ms apart, not back to back: ${gaps(srv.times.slice(0, 5))}`,
+  )
 })
 
 t.test('5xx and no answer: exponential backoff, then the next reader with the same cursor', async (t) => {
@@ -81,13 +104,31 @@ t.test('5xx and no answer: exponential backoff, then the next reader with the sa
   const ctl = new AbortController()
   const wire = new WireClient({ url: [broken.url, 'http://127.0.0.1:1', healthy.url] })
   const c = collect(
-    wire.follow({}, { cursor: 7, signal: ctl.signal, backoff: { baseMs: 100 }, onRetry: (r) => void retries.push({ code: r.error.code, delayMs: r.delayMs, url: r.url }) }),
+    wire.follow(
+      {},
+      {
+        cursor: 7,
+        signal: ctl.signal,
+        backoff: { baseMs: 100 },
+        onRetry: (r) => void retries.push({ code: r.error.code, delayMs: r.delayMs, url: r.url }),
+      },
+    ),
   )
   await c.until(1)
   ctl.abort()
   await c.done
-  t.same(c.got.map((s) => s.id), [s1.id])
-  t.same(retries.map((r) => [r.url, r.code]), [[broken.url, 'internal'], ['http://127.0.0.1:1', 'unavailable']], 'one failure on each bad reader')
+  t.same(
+    c.got.map((s) => s.id),
+    [s1.id],
+  )
+  t.same(
+    retries.map((r) => [r.url, r.code]),
+    [
+      [broken.url, 'internal'],
+      ['http://127.0.0.1:1', 'unavailable'],
+    ],
+    'one failure on each bad reader',
+  )
   t.ok(retries[0]!.delayMs >= 50 && retries[1]!.delayMs >= 100, `never immediate, growing: ${retries.map((r) => r.delayMs)}`)
   t.equal(cursorsAsked[0], 7, 'the next reader is asked from the same cursor')
 })
@@ -108,15 +149,30 @@ for (const status of [429, 503])
     const published = (await wire.publish({ $type: 'broadcast', text: `through ${status}` })).signal
     const retries: number[] = []
     const ctl = new AbortController()
-    const c = collect(new WireClient({ url: proxy.url, token: TOKEN }).follow({}, { cursor: 0, signal: ctl.signal, onRetry: (r) => void retries.push(r.delayMs) }))
+    const c = collect(
+      new WireClient({ url: proxy.url, token: TOKEN }).follow(
+        {},
+        { cursor: 0, signal: ctl.signal, onRetry: (r) => void retries.push(r.delayMs) },
+      ),
+    )
     await c.until(1)
     ctl.abort()
     await c.done
-    t.same(c.got.map((s) => s.id), [published.id], 'the signal arrives once the proxy forwards')
+    t.same(
+      c.got.map((s) => s.id),
+      [published.id],
+      'the signal arrives once the proxy forwards',
+    )
     t.equal(proxy.failed(), 2)
-    t.ok(retries.length === 2 && retries.every((d) => d >= 1000 && d <= 1100), `each wait is Retry-After (1 s) plus at most 10 %: ${retries}`)
+    t.ok(
+      retries.length === 2 && retries.every((d) => d >= 1000 && d <= 1100),
+      `each wait is Retry-After (1 s) plus at most 10 %: ${retries}`,
+    )
     const g = gaps(proxy.feedTimes.slice(0, 3))
-    t.ok(g.every((x) => x >= 1000), `the next request came no sooner than told: ${g} ms`)
+    t.ok(
+      g.every((x) => x >= 1000),
+      `the next request came no sooner than told: ${g} ms`,
+    )
   })
 
 t.test('backoff and retry delays', async (t) => {
@@ -125,14 +181,33 @@ t.test('backoff and retry delays', async (t) => {
     const step = Math.min(5000, 100 * 2 ** i)
     t.ok(d >= step / 2 && d <= step, `attempt ${i}: ${d} within [${step / 2}, ${step}]`)
   }
-  t.equal(backoffDelay(3, {}, () => 0), 1000, 'the jitter never goes below half the step')
-  t.equal(retryDelay(new WireError('rate_limited', 429, 'x', undefined, { retryAfter: 7 }), 0, undefined, () => 0), 7000)
-  t.equal(retryDelay(new WireError('rate_limited', 429, 'x', undefined, { retryAfter: 86400 }), 0, undefined, () => 0), 15 * 60_000, 'capped')
-  t.equal(retryDelay(new WireError('internal', 500), 0, { baseMs: 100 }, () => 0), 50, 'no Retry-After: backoff')
+  t.equal(
+    backoffDelay(3, {}, () => 0),
+    1000,
+    'the jitter never goes below half the step',
+  )
+  t.equal(
+    retryDelay(new WireError('rate_limited', 429, 'x', undefined, { retryAfter: 7 }), 0, undefined, () => 0),
+    7000,
+  )
+  t.equal(
+    retryDelay(new WireError('rate_limited', 429, 'x', undefined, { retryAfter: 86400 }), 0, undefined, () => 0),
+    15 * 60_000,
+    'capped',
+  )
+  t.equal(
+    retryDelay(new WireError('internal', 500), 0, { baseMs: 100 }, () => 0),
+    50,
+    'no Retry-After: backoff',
+  )
 })
 
 t.test('the seen-id set is bounded', async (t) => {
   const seen = new SeenIds(3)
-  t.same(['a', 'b', 'a', 'c', 'd', 'a'].map((id) => seen.add(id)), [true, true, false, true, true, true], 'a forgotten once three newer ones came')
+  t.same(
+    ['a', 'b', 'a', 'c', 'd', 'a'].map((id) => seen.add(id)),
+    [true, true, false, true, true, true],
+    'a forgotten once three newer ones came',
+  )
   t.equal(seen.size, 3)
 })

@@ -1,5 +1,12 @@
 import t from 'tap'
-import { newIdempotencyKey, publishRetryDelay, PUBLISH_RETRY_DEFAULTS, WireClient, WireError, type FetchLike } from '../../client/src/index.js'
+import {
+  newIdempotencyKey,
+  publishRetryDelay,
+  PUBLISH_RETRY_DEFAULTS,
+  WireClient,
+  WireError,
+  type FetchLike,
+} from '../../client/src/index.js'
 import { startListening } from '../agents/listen.js'
 import { until } from '../helpers/wait.js'
 
@@ -21,7 +28,10 @@ function recordingFetch() {
 }
 
 t.test('a publish refused 429 with Retry-After is tried again then, with the same key, and stored once', async (t) => {
-  const { s, url } = await startListening(t, { noRedis: true, env: { PUBLISH_RATE_LIMIT_MAX: '1', PUBLISH_RATE_LIMIT_WINDOW_MS: '1000', SHED_EVENT_LOOP_DELAY_MS: '0' } })
+  const { s, url } = await startListening(t, {
+    noRedis: true,
+    env: { PUBLISH_RATE_LIMIT_MAX: '1', PUBLISH_RATE_LIMIT_WINDOW_MS: '1000', SHED_EVENT_LOOP_DELAY_MS: '0' },
+  })
   const { f, tries } = recordingFetch()
   const wire = new WireClient({ url, token: TOKEN, fetch: f })
   await wire.publish({ $type: 'broadcast', n: 1 })
@@ -36,8 +46,11 @@ t.test('a publish refused 429 with Retry-After is tried again then, with the sam
   t.same(feed, [1, 2], 'each stored once')
 })
 
-t.test('a caller\'s own Idempotency-Key is the one every try carries', async (t) => {
-  const { url } = await startListening(t, { noRedis: true, env: { PUBLISH_RATE_LIMIT_MAX: '1', PUBLISH_RATE_LIMIT_WINDOW_MS: '1000', SHED_EVENT_LOOP_DELAY_MS: '0' } })
+t.test("a caller's own Idempotency-Key is the one every try carries", async (t) => {
+  const { url } = await startListening(t, {
+    noRedis: true,
+    env: { PUBLISH_RATE_LIMIT_MAX: '1', PUBLISH_RATE_LIMIT_WINDOW_MS: '1000', SHED_EVENT_LOOP_DELAY_MS: '0' },
+  })
   const { f, tries } = recordingFetch()
   const wire = new WireClient({ url, token: TOKEN, fetch: f })
   await wire.publish({ $type: 'broadcast' })
@@ -49,7 +62,11 @@ t.test('a caller\'s own Idempotency-Key is the one every try carries', async (t)
 t.test('a board that keeps shedding: the publish gives up within its bounds, with the 503, and nothing is stored', async (t) => {
   // shedding on heap use: every publish is refused 503 with Retry-After, the process otherwise well
   const { s, url } = await startListening(t, { noRedis: true, env: { SHED_HEAP_USED_RATIO: '0.000001', SHED_EVENT_LOOP_DELAY_MS: '0' } })
-  await until(async () => (await s.app.inject({ url: '/sw/signals' })).statusCode === 503, 30_000, 'the board to shed (its first heap sample)')
+  await until(
+    async () => (await s.app.inject({ url: '/sw/signals' })).statusCode === 503,
+    30_000,
+    'the board to shed (its first heap sample)',
+  )
   const { f, tries } = recordingFetch()
   const wire = new WireClient({ url, token: TOKEN, fetch: f, publishRetry: { maxAttempts: 3, maxTotalMs: 60_000 } })
   const err = await wire.publish({ $type: 'broadcast' }).catch((e: unknown) => e)
@@ -75,17 +92,34 @@ t.test('a board that keeps shedding: the publish gives up within its bounds, wit
 
 t.test('what is tried again, and for how long', async (t) => {
   const o = PUBLISH_RETRY_DEFAULTS
-  const e = (status: number, retryAfter?: number) => new WireError(status === 429 ? 'rate_limited' : 'unavailable', status, 'x', undefined, retryAfter === undefined ? undefined : { retryAfter })
+  const e = (status: number, retryAfter?: number) =>
+    new WireError(
+      status === 429 ? 'rate_limited' : 'unavailable',
+      status,
+      'x',
+      undefined,
+      retryAfter === undefined ? undefined : { retryAfter },
+    )
   const mid = () => 0.5
   t.equal(publishRetryDelay(e(503, 2), 1, o, 0, 0, mid), 2100, 'Retry-After plus up to 10 %')
-  t.equal(publishRetryDelay(e(429, 1), 1, o, 0, 0, () => 0), 1000)
+  t.equal(
+    publishRetryDelay(e(429, 1), 1, o, 0, 0, () => 0),
+    1000,
+  )
   t.equal(publishRetryDelay(e(503), 1, o, 0, 0), undefined, 'no Retry-After: the board did not say when')
   t.equal(publishRetryDelay(e(500, 1), 1, o, 0, 0), undefined, 'a 500 is not a refusal to come back from')
   t.equal(publishRetryDelay(e(400, 1), 1, o, 0, 0), undefined)
   t.equal(publishRetryDelay(new Error('x'), 1, o, 0, 0), undefined)
   t.equal(publishRetryDelay(e(503, 1), o.maxAttempts, o, 0, 0), undefined, 'no try past maxAttempts')
-  t.equal(publishRetryDelay(e(503, 5), 1, o, 0, o.maxTotalMs - 4000, () => 0), undefined, 'no wait ending past maxTotalMs')
-  t.equal(publishRetryDelay(e(503, 5), 1, o, 0, o.maxTotalMs - 5000, () => 0), 5000)
+  t.equal(
+    publishRetryDelay(e(503, 5), 1, o, 0, o.maxTotalMs - 4000, () => 0),
+    undefined,
+    'no wait ending past maxTotalMs',
+  )
+  t.equal(
+    publishRetryDelay(e(503, 5), 1, o, 0, o.maxTotalMs - 5000, () => 0),
+    5000,
+  )
   t.match(newIdempotencyKey(), /^[0-9a-f]{32}$/)
   t.not(newIdempotencyKey(), newIdempotencyKey())
 })

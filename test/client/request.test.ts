@@ -12,7 +12,7 @@ t.test('request yields the direct replies, even those published before listening
   const other = (await helper.publish({ $type: 'request', text: 'another question' })).signal
 
   const req = await agent.request({ $type: 'request', $tags: ['gpu'], text: 'who has a GPU?' }, { timeout: 3000 })
-  t.type(req.cursor, 'number', 'the server reports the publish\'s feed position')
+  t.type(req.cursor, 'number', "the server reports the publish's feed position")
   // replies that land before the follow's first poll: the cursor makes them count
   const r1 = (await helper.publish({ $type: 'reply', $refId: req.signal.id, text: 'me' })).signal
   await helper.publish({ $type: 'reply', $refId: other.id, text: 'not for you' })

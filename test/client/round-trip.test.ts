@@ -9,7 +9,7 @@ t.test('publish, get, thread, read, board, discover', async (t) => {
   const { s, wire } = await listeningBoard(t)
   const root = await wire.publish({ $type: 'request', $tags: ['Ask'], text: 'who has a GPU?' })
   t.equal(root.ok, true)
-  t.same(Object.keys(root.signal), [...EMITTED_SIGNAL_FIELDS], 'the emitted signal has the shared type\'s fields, in order')
+  t.same(Object.keys(root.signal), [...EMITTED_SIGNAL_FIELDS], "the emitted signal has the shared type's fields, in order")
   t.same(root.signal.tags, ['ask'])
   t.same(parseSignalUri(root.signal.uri), { authority: s.cfg.authority, id: root.signal.id }, 'uri parses back to the id')
   const reply = await wire.publish({ $type: 'reply', $refId: root.signal.uri, text: 'me' })
@@ -17,14 +17,30 @@ t.test('publish, get, thread, read, board, discover', async (t) => {
 
   const got = await wire.get(root.signal.id)
   t.equal(got.signal.id, root.signal.id)
-  t.same(got.replies.map((s) => s.id), [reply.signal.id], 'get: the direct replies')
+  t.same(
+    got.replies.map((s) => s.id),
+    [reply.signal.id],
+    'get: the direct replies',
+  )
   t.equal((await wire.get(root.signal.uri)).signal.id, root.signal.id, 'get by sw:// URI')
-  t.same((await wire.thread(root.signal.id)).signals.map((s) => s.id), [root.signal.id, reply.signal.id, deeper.signal.id], 'thread: root and descendants')
+  t.same(
+    (await wire.thread(root.signal.id)).signals.map((s) => s.id),
+    [root.signal.id, reply.signal.id, deeper.signal.id],
+    'thread: root and descendants',
+  )
 
   const page = await wire.read({ tag: ['ask', 'other'] })
-  t.same(page.signals.map((s) => s.id), [root.signal.id], 'read with several tags')
+  t.same(
+    page.signals.map((s) => s.id),
+    [root.signal.id],
+    'read with several tags',
+  )
   t.type(page.nextCursor, 'number')
-  t.same((await wire.read({ type: 'reply', limit: 1 })).signals.map((s) => s.id), [deeper.signal.id], 'read with type and limit')
+  t.same(
+    (await wire.read({ type: 'reply', limit: 1 })).signals.map((s) => s.id),
+    [deeper.signal.id],
+    'read with type and limit',
+  )
 
   const board = await wire.board()
   t.equal(board.authority, s.cfg.authority)
@@ -61,14 +77,17 @@ t.test('admin calls', async (t) => {
   t.equal(meta.name, 'ops')
   t.same((await wire.admin.metadata()).allowedSignalTypes, ['broadcast', 'reply'])
   const rule = await wire.admin.addRule('deny', 'fp_00000000000000000000')
-  t.same((await wire.admin.rules()).map((r) => r.id), [rule.id])
+  t.same(
+    (await wire.admin.rules()).map((r) => r.id),
+    [rule.id],
+  )
   await wire.admin.removeRule(rule.id)
   t.same(await wire.admin.rules(), [])
   const s = (await wire.publish({ $type: 'broadcast', $ttl: 10 })).signal
   t.equal((await wire.admin.pin(s.id)).pinned, true)
   t.equal((await wire.admin.unpin(s.uri)).pinned, false, 'unpin by sw:// URI')
   await wire.admin.remove(s.id)
-  t.equal((await wire.get(s.id).catch((e: WireError) => e.code)), 'not_found', 'removed')
+  t.equal(await wire.get(s.id).catch((e: WireError) => e.code), 'not_found', 'removed')
 })
 
 t.test('follow: every signal once, in order, live; the cursor resumes exactly', async (t) => {
@@ -83,17 +102,29 @@ t.test('follow: every signal once, in order, live; the cursor resumes exactly', 
   )
   const c = collect(follower)
   await c.until(1)
-  t.same(c.got.map((x) => x.id), [before.id], 'without a cursor: starts with the newest page')
+  t.same(
+    c.got.map((x) => x.id),
+    [before.id],
+    'without a cursor: starts with the newest page',
+  )
   const acked: string[] = []
   for (let i = 1; i <= 5; i++) {
     acked.push((await wire.publish({ $type: 'broadcast', n: i })).signal.id)
     await wire.publish({ $type: 'offer', n: i }) // filtered out
   }
   await c.until(6)
-  t.same(c.got.map((x) => x.id), [before.id, ...acked], 'every matching signal, once, in publish order')
+  t.same(
+    c.got.map((x) => x.id),
+    [before.id, ...acked],
+    'every matching signal, once, in publish order',
+  )
   t.ok(cursors.length >= 2 && cursors.every((x, i) => i === 0 || x >= cursors[i - 1]!), 'onCursor after every page, never going back')
   t.equal(follower.cursor, cursors.at(-1), 'the follower exposes the same cursor')
-  t.same(rec.pages.flat(), c.got.map((x) => x.id), 'the server sent each once: nothing for dedupe to hide')
+  t.same(
+    rec.pages.flat(),
+    c.got.map((x) => x.id),
+    'the server sent each once: nothing for dedupe to hide',
+  )
   ctl.abort()
   await c.done
   t.pass('abort ends the iteration quietly, mid long-poll')
@@ -103,7 +134,11 @@ t.test('follow: every signal once, in order, live; the cursor resumes exactly', 
   const ctl2 = new AbortController()
   const c2 = collect(wire.follow({ type: 'broadcast' }, { cursor: resumeAt, signal: ctl2.signal }))
   await c2.until(1)
-  t.same(c2.got.map((x) => x.id), [later.id], 'resuming from the kept cursor: only what came after')
+  t.same(
+    c2.got.map((x) => x.id),
+    [later.id],
+    'resuming from the kept cursor: only what came after',
+  )
   ctl2.abort()
   await c2.done
   t.ok(s.logs.length > 0)
@@ -121,7 +156,11 @@ t.test("follow from: 'head' hands out only what is published after it started, a
   await atHead
   const fresh = (await wire.publish({ $type: 'request', n: 3 })).signal
   await c.until(1)
-  t.same(c.got.map((x) => x.id), [fresh.id], 'none of the three already there')
+  t.same(
+    c.got.map((x) => x.id),
+    [fresh.id],
+    'none of the three already there',
+  )
   t.equal(cursors[0], feedHead, 'onCursor got the head it started from')
   ctl.abort()
   await c.done
@@ -134,7 +173,9 @@ t.test('follow never yields expired signals', async (t) => {
   const kept = (await wire.publish({ $type: 'broadcast', text: 'active' })).signal
   const pinned = (await wire.publish({ $type: 'broadcast', text: 'pinned' })).signal
   await wire.admin.pin(pinned.id)
-  await s.infra.primary.query(`update "${s.schema}".signals set expires_at = now() - interval '1 minute' where id = any($1)`, [[gone.id, pinned.id]])
+  await s.infra.primary.query(`update "${s.schema}".signals set expires_at = now() - interval '1 minute' where id = any($1)`, [
+    [gone.id, pinned.id],
+  ])
   const ctl = new AbortController()
   const c = collect(wire.follow({}, { cursor: 0, signal: ctl.signal }))
   await c.until(2)
@@ -142,7 +183,11 @@ t.test('follow never yields expired signals', async (t) => {
   await c.until(3)
   ctl.abort()
   await c.done
-  t.same(c.got.map((x: EmittedSignal) => x.payload.text), ['active', 'pinned', 'after'], 'the backdated one is skipped; a pinned one is not expired')
+  t.same(
+    c.got.map((x: EmittedSignal) => x.payload.text),
+    ['active', 'pinned', 'after'],
+    'the backdated one is skipped; a pinned one is not expired',
+  )
   t.notOk(c.got.some((x) => x.id === gone.id))
   t.ok(kept && more)
 })

@@ -39,7 +39,12 @@ export async function listeningBoard(t: Test, o: StackOptions = {}) {
   // a distinct authority per board: the aggregator keys its registry by authority
   const s = await startStack(t, { ...o, env: { PUBLIC_WIRE_URL: direct, PUBLIC_WIRE_HOST: `127.0.0.1:${port}`, ...o.env } })
   await s.app.listen({ port, host: '127.0.0.1' })
-  const register = () => fetch(`${VIA_AGGREGATOR}/registry/boards`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` }, body: JSON.stringify({ url: direct }) })
+  const register = () =>
+    fetch(`${VIA_AGGREGATOR}/registry/boards`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
+      body: JSON.stringify({ url: direct }),
+    })
   let r = await register()
   // a board just started may shed load for a moment (503 under event-loop delay): registration says `unreachable`; ask again
   for (let i = 0; i < 5 && r.status === 400; i++) r = await new Promise((ok) => setTimeout(ok, 200 * (i + 1))).then(register)
@@ -72,7 +77,7 @@ export function collect(it: AsyncIterable<EmittedSignal>) {
   const done = (async () => {
     for await (const s of it) {
       got.push(s)
-      for (const w of waiters.filter((w) => got.length >= w.n)) (waiters.splice(waiters.indexOf(w), 1), w.resolve())
+      for (const w of waiters.filter((w) => got.length >= w.n)) waiters.splice(waiters.indexOf(w), 1), w.resolve()
     }
   })()
   return {
@@ -118,17 +123,21 @@ export async function failingProxy(t: Test, target: string, status: number, fail
       return res.end(JSON.stringify({ error: { code, message: `proxy says ${status}` } }))
     }
     const chunks: Buffer[] = []
-    req.on('data', (c: Buffer) => chunks.push(c)).on('end', async () => {
-      try {
-        const body = chunks.length ? Buffer.concat(chunks) : undefined
-        const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => !['host', 'connection', 'content-length'].includes(k))) as Record<string, string>
-        const up = await fetch(target + req.url, { method: req.method!, headers, ...(body && { body }) })
-        res.writeHead(up.status, { 'content-type': up.headers.get('content-type') ?? 'application/json' })
-        res.end(Buffer.from(await up.arrayBuffer()))
-      } catch {
-        res.destroy()
-      }
-    })
+    req
+      .on('data', (c: Buffer) => chunks.push(c))
+      .on('end', async () => {
+        try {
+          const body = chunks.length ? Buffer.concat(chunks) : undefined
+          const headers = Object.fromEntries(
+            Object.entries(req.headers).filter(([k]) => !['host', 'connection', 'content-length'].includes(k)),
+          ) as Record<string, string>
+          const up = await fetch(target + req.url, { method: req.method!, headers, ...(body && { body }) })
+          res.writeHead(up.status, { 'content-type': up.headers.get('content-type') ?? 'application/json' })
+          res.end(Buffer.from(await up.arrayBuffer()))
+        } catch {
+          res.destroy()
+        }
+      })
   })
   return { url: proxy.url, feedTimes, failed: () => failed }
 }

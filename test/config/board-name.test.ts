@@ -14,13 +14,31 @@ import { dropSchema, TEST_DATABASE_URL, uniqueSchema } from '../helpers/services
 
 const ADMIN = 'board-name-admin-token-0123'
 
-async function boardName(t: Test, schema: string, extra: Record<string, string>, patch?: string): Promise<{ wire: string; discovery: string }> {
+async function boardName(
+  t: Test,
+  schema: string,
+  extra: Record<string, string>,
+  patch?: string,
+): Promise<{ wire: string; discovery: string }> {
   const port = await freePort()
-  const env = { ...process.env, DATABASE_URL: TEST_DATABASE_URL, WIRE_PG_SCHEMA: schema, SERVER_PORT: String(port), SERVER_ADMIN_TOKEN: ADMIN, WIRE_CONFIG: '/nonexistent/board.json', LOG_LEVEL: 'warn', ...extra }
+  const env = {
+    ...process.env,
+    DATABASE_URL: TEST_DATABASE_URL,
+    WIRE_PG_SCHEMA: schema,
+    SERVER_PORT: String(port),
+    SERVER_ADMIN_TOKEN: ADMIN,
+    WIRE_CONFIG: '/nonexistent/board.json',
+    LOG_LEVEL: 'warn',
+    ...extra,
+  }
   const p = await startProcess(t, NODE, [projectPath('dist/apps/server/main.js')], env, /is live at/, 60_000)
   const url = `http://127.0.0.1:${port}`
   if (patch) {
-    const r = await fetch(`${url}/sw/admin/wire`, { method: 'PATCH', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: patch }) })
+    const r = await fetch(`${url}/sw/admin/wire`, {
+      method: 'PATCH',
+      headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: patch }),
+    })
     t.equal(r.status, 200, `the admin names it ${patch}`)
   }
   const wire = ((await (await fetch(`${url}/sw/wire`)).json()) as { name: string }).name
@@ -42,17 +60,33 @@ t.test('WIRE_BOARD_NAME names a new board; a board file’s name wins; the admin
   const b = uniqueSchema('bname')
   t.teardown(async () => Promise.all([dropSchema(a), dropSchema(b)]))
   t.same(await boardName(t, a, {}), { wire: 'main', discovery: 'main' }, 'unset: "main", as before')
-  t.same(await boardName(t, a, { WIRE_BOARD_NAME: 'gpu-lab' }), { wire: 'gpu-lab', discovery: 'gpu-lab' }, 'a board never named takes the setting')
-  t.same(await boardName(t, a, { WIRE_BOARD_NAME: 'renamed' }), { wire: 'gpu-lab', discovery: 'gpu-lab' }, 'once: a later value does not rename it')
+  t.same(
+    await boardName(t, a, { WIRE_BOARD_NAME: 'gpu-lab' }),
+    { wire: 'gpu-lab', discovery: 'gpu-lab' },
+    'a board never named takes the setting',
+  )
+  t.same(
+    await boardName(t, a, { WIRE_BOARD_NAME: 'renamed' }),
+    { wire: 'gpu-lab', discovery: 'gpu-lab' },
+    'once: a later value does not rename it',
+  )
 
   const dir = mkdtempSync(join(tmpdir(), 'wire-board-name-'))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
   const file = join(dir, 'board.json')
   writeFileSync(file, JSON.stringify({ name: 'from-the-file', description: 'd' }))
-  t.same(await boardName(t, b, { WIRE_BOARD_NAME: 'from-the-setting', WIRE_CONFIG: file }), { wire: 'from-the-file', discovery: 'from-the-file' }, 'the file names it')
+  t.same(
+    await boardName(t, b, { WIRE_BOARD_NAME: 'from-the-setting', WIRE_CONFIG: file }),
+    { wire: 'from-the-file', discovery: 'from-the-file' },
+    'the file names it',
+  )
 
   const c = uniqueSchema('bname')
   t.teardown(() => dropSchema(c))
   t.same(await boardName(t, c, {}, 'the-admins'), { wire: 'the-admins', discovery: 'the-admins' })
-  t.same(await boardName(t, c, { WIRE_BOARD_NAME: 'from-the-setting' }), { wire: 'the-admins', discovery: 'the-admins' }, 'never over the admin’s name')
+  t.same(
+    await boardName(t, c, { WIRE_BOARD_NAME: 'from-the-setting' }),
+    { wire: 'the-admins', discovery: 'the-admins' },
+    'never over the admin’s name',
+  )
 })

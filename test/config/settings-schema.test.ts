@@ -15,16 +15,28 @@ const all: [string, Setting][] = [...server, ...Object.entries(CLI_SETTINGS.sett
 t.test('the committed settings tables are the ones the declarations make', async (t) => {
   for (const table of SETTINGS_TABLES) {
     const committed = readFileSync(projectPath(table.file), 'utf8')
-    t.equal(withSettingsTable(committed, table), committed, `${table.file}'s settings table is generated: edit libs/shared/config/settings/, then npm run settings:readme`)
+    t.equal(
+      withSettingsTable(committed, table),
+      committed,
+      `${table.file}'s settings table is generated: edit libs/shared/config/settings/, then npm run settings:readme`,
+    )
   }
   const readme = readFileSync(projectPath('README.md'), 'utf8')
   const rows = [...readme.matchAll(/^\| `([A-Z][A-Z0-9_]+)` \|/gm)].map((m) => m[1])
-  t.same(rows.filter((n) => n && SETTING_NAMES.includes(n)), SETTING_NAMES, "the README's table lists every server setting, once, in order")
+  t.same(
+    rows.filter((n) => n && SETTING_NAMES.includes(n)),
+    SETTING_NAMES,
+    "the README's table lists every server setting, once, in order",
+  )
 })
 
 t.test('each setting is declared once, with one short sentence and a default the table tells truly', async (t) => {
   const names = all.map(([n]) => n)
-  t.same(names.filter((n, i) => names.indexOf(n) !== i), [], 'no name in two places (the later would win silently)')
+  t.same(
+    names.filter((n, i) => names.indexOf(n) !== i),
+    [],
+    'no name in two places (the later would win silently)',
+  )
   t.ok(server.length >= 90, `${server.length} server settings, ${all.length - server.length} of the command line`)
   const wrong: string[] = []
   for (const [name, s] of all) {
@@ -33,19 +45,27 @@ t.test('each setting is declared once, with one short sentence and a default the
     if (visible.length > 200 || /\.\s+[A-Z`]/.test(s.about) || !/[.)]$/.test(s.about))
       wrong.push(`${name}: not one short sentence (${visible.length} characters; details belong in docs/)`)
     if (s.default === undefined) continue
-    if (JSON.stringify(s.schema.parse(s.default)) !== JSON.stringify(s.schema.parse(undefined))) wrong.push(`${name}: ${s.default} does not read as unset does`)
-    if (s.shown !== undefined && !s.shown.includes(`\`${s.default}\``)) wrong.push(`${name}: the table's default (${s.shown}) does not name ${s.default}`)
+    if (JSON.stringify(s.schema.parse(s.default)) !== JSON.stringify(s.schema.parse(undefined)))
+      wrong.push(`${name}: ${s.default} does not read as unset does`)
+    if (s.shown !== undefined && !s.shown.includes(`\`${s.default}\``))
+      wrong.push(`${name}: the table's default (${s.shown}) does not name ${s.default}`)
   }
   t.same(wrong, [], `${all.length} settings: names, sentences, defaults`)
 })
 
 t.test('★ marks every setting the start banner and wire check-config can name', async (t) => {
   const starred = server.filter(([, s]) => s.star).map(([n]) => n)
-  const named = new Set([
-    ...unsetForPublicHost(loadConfig({ PUBLIC_WIRE_HOST: 'board.example.com', DATABASE_URL: 'postgres://db/wire' })),
-    ...unsetForPublicHost(loadConfig({ PUBLIC_WIRE_HOST: 'board.example.com' })),
-  ].map((u) => u.setting))
-  t.same([...named].filter((n) => !starred.includes(n)), [], `named: ${[...named].join(', ')}`)
+  const named = new Set(
+    [
+      ...unsetForPublicHost(loadConfig({ PUBLIC_WIRE_HOST: 'board.example.com', DATABASE_URL: 'postgres://db/wire' })),
+      ...unsetForPublicHost(loadConfig({ PUBLIC_WIRE_HOST: 'board.example.com' })),
+    ].map((u) => u.setting),
+  )
+  t.same(
+    [...named].filter((n) => !starred.includes(n)),
+    [],
+    `named: ${[...named].join(', ')}`,
+  )
   t.ok(starred.includes('PUBLIC_WIRE_HOST'), 'and the public host itself')
 })
 
@@ -68,7 +88,10 @@ t.test('a bad value is one line: the setting and what it expects, in plain words
         message = (err as Error).message
       }
       refused++
-      if (!new RegExp(`^invalid configuration:\\n  ${name}: must [^\\n]+$`).test(message) || /expected|received|Invalid|Too (small|big)|z\.|\.default\(/.test(message))
+      if (
+        !new RegExp(`^invalid configuration:\\n  ${name}: must [^\\n]+$`).test(message) ||
+        /expected|received|Invalid|Too (small|big)|z\.|\.default\(/.test(message)
+      )
         wrong.push(`${name}=${JSON.stringify(value.slice(0, 20))}: ${message}`)
     }
     if (!refused) lenient.push(name)
@@ -97,16 +120,28 @@ t.test('a bad value is one line: the setting and what it expects, in plain words
 
 /** `process.env.X`, `process.env['X']`, `env.X`, `env['X']`: the names a source reads one by one. */
 function namesRead(source: string): string[] {
-  return [...source.matchAll(/\b(?:process\.env|env)(?:\.([A-Z][A-Z0-9_]*)\b|\[\s*['"]([A-Z][A-Z0-9_]*)['"]\s*\])/g)].map((m) => (m[1] ?? m[2])!)
+  return [...source.matchAll(/\b(?:process\.env|env)(?:\.([A-Z][A-Z0-9_]*)\b|\[\s*['"]([A-Z][A-Z0-9_]*)['"]\s*\])/g)].map(
+    (m) => (m[1] ?? m[2])!,
+  )
 }
 
 // The platform's own variables, read to respect them (libs/shared/runtime/run-again.ts): not Wire's settings.
 const PLATFORM = ['NODE_OPTIONS', 'MALLOC_ARENA_MAX']
 // Where the whole environment is handed on: to the parsers, or to the process a process runs again as.
-const WHOLE_ENV = ['apps/cli/main.ts', 'apps/server/first-start.ts', 'apps/server/network-config.ts', 'libs/shared/config/index.ts', 'libs/shared/runtime/run-again.ts']
+const WHOLE_ENV = [
+  'apps/cli/main.ts',
+  'apps/server/first-start.ts',
+  'apps/server/network-config.ts',
+  'libs/shared/config/index.ts',
+  'libs/shared/runtime/run-again.ts',
+]
 
 t.test('the code reads no environment variable the schema does not declare', async (t) => {
-  t.same(namesRead("a(process.env.WIRE_NEW_THING, env['OTHER_ONE'], env.lower, process.env)"), ['WIRE_NEW_THING', 'OTHER_ONE'], 'the scan sees reads')
+  t.same(
+    namesRead("a(process.env.WIRE_NEW_THING, env['OTHER_ONE'], env.lower, process.env)"),
+    ['WIRE_NEW_THING', 'OTHER_ONE'],
+    'the scan sees reads',
+  )
   const files = (dir: string): string[] =>
     readdirSync(dir).flatMap((f) => (statSync(join(dir, f)).isDirectory() ? files(join(dir, f)) : f.endsWith('.ts') ? [join(dir, f)] : []))
   const sources = ['apps', 'libs'].flatMap((d) => files(projectPath(d)))
@@ -119,7 +154,7 @@ t.test('the code reads no environment variable the schema does not declare', asy
     for (const name of namesRead(text)) if (!declared.has(name)) undeclared.push(`${rel}: ${name}`)
     if (/process\.env(?![.[\w])/.test(text)) whole.push(rel)
   }
-  t.same(undeclared, [], 'every variable read by name is a declared setting (or the platform\'s own)')
+  t.same(undeclared, [], "every variable read by name is a declared setting (or the platform's own)")
   t.same(whole.sort(), WHOLE_ENV, 'the whole environment goes only to the parsers and to a process run again')
   t.ok(sources.length > 100, `scanned ${sources.length} files`)
 })

@@ -30,7 +30,11 @@ t.test('PUBLIC_WIRE_HOST on a loopback name or an IP address links with http://;
   t.equal(loadConfig({ PUBLIC_WIRE_HOST: 'localhost:4600' }).baseUrl, 'http://localhost:4600')
   t.equal(loadConfig({ PUBLIC_WIRE_HOST: 'board.localhost' }).baseUrl, 'http://board.localhost')
   t.equal(loadConfig({ PUBLIC_WIRE_HOST: 'Board.Example:8443' }).baseUrl, 'https://board.example:8443')
-  t.equal(loadConfig({ PUBLIC_WIRE_HOST: '127.0.0.1:4000', PUBLIC_WIRE_URL: 'https://wire.example/' }).baseUrl, 'https://wire.example', 'PUBLIC_WIRE_URL wins')
+  t.equal(
+    loadConfig({ PUBLIC_WIRE_HOST: '127.0.0.1:4000', PUBLIC_WIRE_URL: 'https://wire.example/' }).baseUrl,
+    'https://wire.example',
+    'PUBLIC_WIRE_URL wins',
+  )
   t.equal(loadConfig({ SERVER_PORT: '4100' }).baseUrl, 'http://localhost:4100')
 })
 
@@ -52,6 +56,13 @@ t.test('501 admin_disabled is not logged as an error', async (t) => {
   t.equal(r.json().error.code, 'admin_disabled')
   const lines = s.logs.map((l) => JSON.parse(l) as { level: number; msg: string; err?: unknown })
   t.ok(lines.length > 0, 'the stack logs (at debug)')
-  t.same(lines.filter((l) => l.level >= 50), [], 'nothing at error level or above')
-  t.notOk(lines.some((l) => l.err), 'no stack trace')
+  t.same(
+    lines.filter((l) => l.level >= 50),
+    [],
+    'nothing at error level or above',
+  )
+  t.notOk(
+    lines.some((l) => l.err),
+    'no stack trace',
+  )
 })

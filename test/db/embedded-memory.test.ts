@@ -18,7 +18,8 @@ import { dropSchema, TEST_DATABASE_URL, uniqueSchema } from '../helpers/services
 // real first starts (initdb) of the embedded database: minutes on a loaded machine
 t.setTimeout(900_000)
 
-const sharedBuffers = async (q: { query: (sql: string) => Promise<{ rows: unknown[] }> }) => ((await q.query('show shared_buffers')).rows[0] as { shared_buffers: string }).shared_buffers
+const sharedBuffers = async (q: { query: (sql: string) => Promise<{ rows: unknown[] }> }) =>
+  ((await q.query('show shared_buffers')).rows[0] as { shared_buffers: string }).shared_buffers
 
 t.test('shared_buffers: pgliteDb’s default is the setting’s, and the setting reaches the board’s database', async (t) => {
   const db = await pgliteDb('memory://')
@@ -40,7 +41,14 @@ t.test('shared_buffers: pgliteDb’s default is the setting’s, and the setting
 async function readOfLiveServer(t: Test, extra: Record<string, string>, file: 'environ' | 'cmdline'): Promise<string[]> {
   const dir = mkdtempSync(join(tmpdir(), 'wire-run-again-'))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
-  const env: Record<string, string | undefined> = { ...process.env, LOG_LEVEL: 'info', WIRE_CONFIG: '/nonexistent/board.json', WIRE_DATA_DIR: dir, SERVER_PORT: String(await freePort()), ...extra }
+  const env: Record<string, string | undefined> = {
+    ...process.env,
+    LOG_LEVEL: 'info',
+    WIRE_CONFIG: '/nonexistent/board.json',
+    WIRE_DATA_DIR: dir,
+    SERVER_PORT: String(await freePort()),
+    ...extra,
+  }
   for (const k of ['DATABASE_URL', 'REDIS_URL', 'MALLOC_ARENA_MAX']) if (!(k in extra)) delete env[k]
   const p = await startProcess(t, process.execPath, [projectPath('dist/apps/server/main.js')], env, /is live at/, 240_000)
   const seen = readFileSync(`/proc/${p.child.pid!}/${file}`, 'utf8').split('\0')
@@ -50,7 +58,8 @@ async function readOfLiveServer(t: Test, extra: Record<string, string>, file: 'e
 }
 
 t.test('the embedded single process runs itself with MALLOC_ARENA_MAX, same pid; the operator’s own or 0 is kept', async (t) => {
-  const run = async (extra: Record<string, string>) => (await readOfLiveServer(t, extra, 'environ')).filter((v) => v.startsWith('MALLOC_ARENA_MAX='))
+  const run = async (extra: Record<string, string>) =>
+    (await readOfLiveServer(t, extra, 'environ')).filter((v) => v.startsWith('MALLOC_ARENA_MAX='))
   t.same(await run({}), ['MALLOC_ARENA_MAX=1'], 'the default: one arena')
   t.same(await run({ WIRE_EMBEDDED_MALLOC_ARENAS: '3' }), ['MALLOC_ARENA_MAX=3'], 'the setting')
   t.same(await run({ MALLOC_ARENA_MAX: '4' }), ['MALLOC_ARENA_MAX=4'], 'the operator’s own')
@@ -60,14 +69,18 @@ t.test('the embedded single process runs itself with MALLOC_ARENA_MAX, same pid;
   t.same(await run({ DATABASE_URL: TEST_DATABASE_URL, WIRE_PG_SCHEMA: schema }), [], 'on PostgreSQL: not asked')
 })
 
-t.test('the embedded single process runs with V8’s baseline WebAssembly compiler only unless WIRE_EMBEDDED_WASM_OPTIMIZE=1, same pid', async (t) => {
-  const flags = async (extra: Record<string, string>) => (await readOfLiveServer(t, extra, 'cmdline')).filter((a) => a === '--liftoff-only')
-  t.same(await flags({}), ['--liftoff-only'], 'the default: the baseline compiler only')
-  t.same(await flags({ WIRE_EMBEDDED_WASM_OPTIMIZE: '1' }), [], '1: V8 optimizes the database’s hottest functions')
-  const schema = uniqueSchema()
-  t.teardown(() => dropSchema(schema))
-  t.same(await flags({ DATABASE_URL: TEST_DATABASE_URL, WIRE_PG_SCHEMA: schema }), [], 'on PostgreSQL: not asked')
-})
+t.test(
+  'the embedded single process runs with V8’s baseline WebAssembly compiler only unless WIRE_EMBEDDED_WASM_OPTIMIZE=1, same pid',
+  async (t) => {
+    const flags = async (extra: Record<string, string>) =>
+      (await readOfLiveServer(t, extra, 'cmdline')).filter((a) => a === '--liftoff-only')
+    t.same(await flags({}), ['--liftoff-only'], 'the default: the baseline compiler only')
+    t.same(await flags({ WIRE_EMBEDDED_WASM_OPTIMIZE: '1' }), [], '1: V8 optimizes the database’s hottest functions')
+    const schema = uniqueSchema()
+    t.teardown(() => dropSchema(schema))
+    t.same(await flags({ DATABASE_URL: TEST_DATABASE_URL, WIRE_PG_SCHEMA: schema }), [], 'on PostgreSQL: not asked')
+  },
+)
 
 const MIB = 2 ** 20
 /** VmHWM of a live process: the most RSS it has had since it last ran itself again. */
@@ -77,7 +90,13 @@ t.test('the default starts within 512 MiB: the first start creates the database 
   const dir = mkdtempSync(join(tmpdir(), 'wire-first-start-'))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
   const start = async () => {
-    const env: Record<string, string | undefined> = { ...process.env, LOG_LEVEL: 'info', WIRE_CONFIG: '/nonexistent/board.json', WIRE_DATA_DIR: dir, SERVER_PORT: String(await freePort()) }
+    const env: Record<string, string | undefined> = {
+      ...process.env,
+      LOG_LEVEL: 'info',
+      WIRE_CONFIG: '/nonexistent/board.json',
+      WIRE_DATA_DIR: dir,
+      SERVER_PORT: String(await freePort()),
+    }
     for (const k of ['DATABASE_URL', 'REDIS_URL', 'MALLOC_ARENA_MAX', 'WIRE_EMBEDDED_WASM_OPTIMIZE', 'NODE_OPTIONS']) delete env[k]
     const p = await startProcess(t, process.execPath, [projectPath('dist/apps/server/main.js')], env, /is live at/, 240_000)
     const peak = peakOf(p.child.pid!)
@@ -86,7 +105,11 @@ t.test('the default starts within 512 MiB: the first start creates the database 
     return { out: p.output(), peak }
   }
   const first = await start()
-  t.match(first.out, `wire: first start: creating the embedded database in ${dir} (from its template, once; 2-10 s)…\n`, 'says what it is doing and for how long')
+  t.match(
+    first.out,
+    `wire: first start: creating the embedded database in ${dir} (from its template, once; 2-10 s)…\n`,
+    'says what it is doing and for how long',
+  )
   const created = /wire: created in [\d.]+ s \(peak RSS (\d+) MiB\); starting the board on it\n/.exec(first.out)
   t.ok(created, 'and when it is done, with its peak')
   // @NOTE loading the template (db/pglite-template.ts) measured ~240-270 MiB; PGlite's initdb, which

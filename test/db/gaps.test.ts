@@ -11,17 +11,23 @@ const DAY = 86_400
 const HOUR = 3600
 
 const boards: Array<[string, () => Promise<{ db: Db; s: string; done: () => Promise<void> }>]> = [
-  ['PostgreSQL', async () => {
-    const s = uniqueSchema()
-    const db = postgresDb(TEST_DATABASE_URL, { max: 2 })
-    await migrate(TEST_DATABASE_URL, s)
-    return { db, s, done: async () => (await db.close(), await dropSchema(s)) }
-  }],
-  ['PGlite', async () => {
-    const db = await pgliteDb('memory://')
-    await migrate(db, 'wire')
-    return { db, s: 'wire', done: () => db.close() }
-  }],
+  [
+    'PostgreSQL',
+    async () => {
+      const s = uniqueSchema()
+      const db = postgresDb(TEST_DATABASE_URL, { max: 2 })
+      await migrate(TEST_DATABASE_URL, s)
+      return { db, s, done: async () => (await db.close(), await dropSchema(s)) }
+    },
+  ],
+  [
+    'PGlite',
+    async () => {
+      const db = await pgliteDb('memory://')
+      await migrate(db, 'wire')
+      return { db, s: 'wire', done: () => db.close() }
+    },
+  ],
 ]
 
 /** The database, counting the statements run through it. */
@@ -53,7 +59,7 @@ for (const [name, open] of boards)
     t.equal(rec.ran(), 2, '…the probe, then the count')
     t.equal(await reader.keepsAll(4, 9), true, 'an old cursor past them: everything after it is kept (the count says so)')
     t.equal(await reader.keepsAll(4, 6), true)
-    t.equal(await reader.keepsAll(4, 9 + 50), true, 'a page cursor beyond this database\'s head counts only to the head (a replica behind)')
+    t.equal(await reader.keepsAll(4, 9 + 50), true, "a page cursor beyond this database's head counts only to the head (a replica behind)")
 
     await db.query(`delete from "${s}".signals where seq = 5`) // a purged row (the one other kind of hole)
     t.equal(await reader.keepsAll(4, 9), false, 'a number with no row is a purged signal')

@@ -30,16 +30,50 @@ t.test('a batch comes back numbered as it was stored, in order, its tag rows und
   const writer = signalWriter(db, ident(schema))
 
   const stored = async () =>
-    (await db.query<{ seq: string; id: string; tags: string[] }>(`select seq, id, tags from ${ident(schema)}.signals order by seq`)).rows.map((r) => [Number(r.seq), r.id])
+    (
+      await db.query<{ seq: string; id: string; tags: string[] }>(`select seq, id, tags from ${ident(schema)}.signals order by seq`)
+    ).rows.map((r) => [Number(r.seq), r.id])
   const tagRows = async () =>
-    (await db.query<{ tag: string; seq: string }>(`select tag, seq from ${ident(schema)}.signal_tags order by seq, tag`)).rows.map((r) => [Number(r.seq), r.tag])
+    (await db.query<{ tag: string; seq: string }>(`select tag, seq from ${ident(schema)}.signal_tags order by seq, tag`)).rows.map((r) => [
+      Number(r.seq),
+      r.tag,
+    ])
 
-  const first = await writer.insertBatch([signal('AAAAAAAAAAAAAAAAAAA1', ['x']), signal('AAAAAAAAAAAAAAAAAAA2', []), signal('AAAAAAAAAAAAAAAAAAA3', ['y', 'z'])])
+  const first = await writer.insertBatch([
+    signal('AAAAAAAAAAAAAAAAAAA1', ['x']),
+    signal('AAAAAAAAAAAAAAAAAAA2', []),
+    signal('AAAAAAAAAAAAAAAAAAA3', ['y', 'z']),
+  ])
   const second = await writer.insertBatch([signal('AAAAAAAAAAAAAAAAAAA4', ['x']), signal('AAAAAAAAAAAAAAAAAAA5', ['z'])])
   const all = [...first, ...second]
-  t.same(all.map((s) => s.id), ['AAAAAAAAAAAAAAAAAAA1', 'AAAAAAAAAAAAAAAAAAA2', 'AAAAAAAAAAAAAAAAAAA3', 'AAAAAAAAAAAAAAAAAAA4', 'AAAAAAAAAAAAAAAAAAA5'], 'in the order given')
-  t.same(all.map((s) => s.seq), [1, 2, 3, 4, 5], 'consecutive from the head, batch after batch')
-  t.same(await stored(), all.map((s) => [s.seq, s.id]), 'each seq is the one its row was stored with')
-  t.same(await tagRows(), [[1, 'x'], [3, 'y'], [3, 'z'], [4, 'x'], [5, 'z']], 'the tag rows were written under the same seqs')
-  t.ok(all.every((s) => s.pinned === false), 'not pinned')
+  t.same(
+    all.map((s) => s.id),
+    ['AAAAAAAAAAAAAAAAAAA1', 'AAAAAAAAAAAAAAAAAAA2', 'AAAAAAAAAAAAAAAAAAA3', 'AAAAAAAAAAAAAAAAAAA4', 'AAAAAAAAAAAAAAAAAAA5'],
+    'in the order given',
+  )
+  t.same(
+    all.map((s) => s.seq),
+    [1, 2, 3, 4, 5],
+    'consecutive from the head, batch after batch',
+  )
+  t.same(
+    await stored(),
+    all.map((s) => [s.seq, s.id]),
+    'each seq is the one its row was stored with',
+  )
+  t.same(
+    await tagRows(),
+    [
+      [1, 'x'],
+      [3, 'y'],
+      [3, 'z'],
+      [4, 'x'],
+      [5, 'z'],
+    ],
+    'the tag rows were written under the same seqs',
+  )
+  t.ok(
+    all.every((s) => s.pinned === false),
+    'not pinned',
+  )
 })

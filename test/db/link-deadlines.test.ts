@@ -13,7 +13,13 @@ const HUNG = 20_000 // far past every deadline here: an answer later than this i
 async function withinHung<T>(p: Promise<T>): Promise<{ v: T } | { err: unknown } | 'hung'> {
   let timer: NodeJS.Timeout | undefined
   const hung = new Promise<'hung'>((r) => (timer = setTimeout(() => r('hung'), HUNG)))
-  return Promise.race([p.then((v) => ({ v }), (err: unknown) => ({ err })), hung]).finally(() => clearTimeout(timer))
+  return Promise.race([
+    p.then(
+      (v) => ({ v }),
+      (err: unknown) => ({ err }),
+    ),
+    hung,
+  ]).finally(() => clearTimeout(timer))
 }
 
 async function stalledPool(t: Test, o: { queryTimeoutMs?: number; idleInTransactionMs?: number }) {
@@ -46,7 +52,9 @@ t.test('a transaction stalled at its commit gives its locks back: PostgreSQL end
   const direct = new pg.Client({ connectionString: TEST_DATABASE_URL })
   await direct.connect()
   t.teardown(() => direct.end())
-  await direct.query(`create schema "${schema}"; create table "${schema}".head (id int primary key, v int); insert into "${schema}".head values (1, 0)`)
+  await direct.query(
+    `create schema "${schema}"; create table "${schema}".head (id int primary key, v int); insert into "${schema}".head values (1, 0)`,
+  )
   const { proxy, db } = await stalledPool(t, { queryTimeoutMs: 1000, idleInTransactionMs: 500 })
   proxy.stallAt(pgQuery('commit'))
   // the row lock is taken, then the link stalls as the commit is sent (the writer's thread transaction)
@@ -55,7 +63,14 @@ t.test('a transaction stalled at its commit gives its locks back: PostgreSQL end
   t.not(other, 'hung', 'another session takes the lock once PostgreSQL has ended the stalled one')
   const r = await stalled
   t.not(r, 'hung', 'the stalled transaction is answered')
-  t.ok(r !== 'hung' && 'err' in r && r.err instanceof DatabaseUnavailable && r.err.outcomeUnknown, 'as unavailable, outcome unknown (its commit was sent)')
+  t.ok(
+    r !== 'hung' && 'err' in r && r.err instanceof DatabaseUnavailable && r.err.outcomeUnknown,
+    'as unavailable, outcome unknown (its commit was sent)',
+  )
   proxy.pass() // the held commit reaches a session that is gone
-  t.same((await direct.query(`select v from "${schema}".head`)).rows, [{ v: 2 }], 'the stalled transaction rolled back; the other committed')
+  t.same(
+    (await direct.query(`select v from "${schema}".head`)).rows,
+    [{ v: 2 }],
+    'the stalled transaction rolled back; the other committed',
+  )
 })

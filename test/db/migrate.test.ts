@@ -10,7 +10,6 @@ import { eventually } from '../helpers/wait.js'
 // The migration runner against the machine's PostgreSQL (and PGlite), with migration files of the
 // test's own in a temporary directory.
 
-
 function migrationsDir(t: Test, files: Record<string, string>) {
   const dir = mkdtempSync(join(tmpdir(), 'wire-migrations-'))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
@@ -66,14 +65,20 @@ t.test('a file whose first line is -- no-transaction runs outside a transaction'
   const schema = boardSchema(t)
   const files = {
     '0001_things.sql': 'create table things (x int);\ninsert into things values (1);',
-    '0002_things_idx.sql': '-- no-transaction\n-- PostgreSQL refuses this inside a transaction\ncreate index concurrently things_x_idx on things (x);\n',
+    '0002_things_idx.sql':
+      '-- no-transaction\n-- PostgreSQL refuses this inside a transaction\ncreate index concurrently things_x_idx on things (x);\n',
   }
   t.same(
     listMigrations(migrationsDir(t, files)).map((m) => [m.name, m.noTransaction]),
-    [['0001_things.sql', false], ['0002_things_idx.sql', true]],
+    [
+      ['0001_things.sql', false],
+      ['0002_things_idx.sql', true],
+    ],
     'the marker is read from the first line only',
   )
-  t.same(await migrate(TEST_DATABASE_URL, schema, { dir: migrationsDir(t, files) }), { applied: ['0001_things.sql', '0002_things_idx.sql'] })
+  t.same(await migrate(TEST_DATABASE_URL, schema, { dir: migrationsDir(t, files) }), {
+    applied: ['0001_things.sql', '0002_things_idx.sql'],
+  })
   const c = await client(t)
   const idx = await c.query(
     `select i.indisvalid from pg_index i join pg_class c on c.oid = i.indexrelid join pg_namespace n on n.oid = c.relnamespace where n.nspname = $1 and c.relname = 'things_x_idx'`,

@@ -28,7 +28,10 @@ const shapes: Array<[string, Record<string, unknown>]> = [
   ['one-tag', { tag: 'ops' }],
   ['tags', { tag: 'ops,review' }],
   ['text', { q: 'review', since: '2030-06-15T11:00:00Z' }],
-  ['every-filter', { type: 'reply', tag: 'ops', origin: 'fp_0123456789abcdef0123', q: 'review', since: '2030-06-15T11:00:00Z', includeExpired: 'true' }],
+  [
+    'every-filter',
+    { type: 'reply', tag: 'ops', origin: 'fp_0123456789abcdef0123', q: 'review', since: '2030-06-15T11:00:00Z', includeExpired: 'true' },
+  ],
 ]
 
 t.test('the page statements match their checked-in .sql files', async (t) => {
@@ -37,10 +40,20 @@ t.test('the page statements match their checked-in .sql files', async (t) => {
   for (const [name, raw] of shapes) {
     const f = parseReadQuery(raw, NOW, 'board.example')
     const oneTag = f.tags.length === 1
-    for (const [dir, fromHead] of [['after', false], ['before', true]] as const) {
+    for (const [dir, fromHead] of [
+      ['after', false],
+      ['before', true],
+    ] as const) {
       const file = `${name}.${dir === 'after' ? 'after-cursor' : 'newest'}.sql`
       expected.add(file)
-      const sql = pageSql(ident('wire'), { drive: driveOf(f), dir, fromHead, oneTag }, signalJsonSql('x', P.authority), checksOf(f), 100, 400)
+      const sql = pageSql(
+        ident('wire'),
+        { drive: driveOf(f), dir, fromHead, oneTag },
+        signalJsonSql('x', P.authority),
+        checksOf(f),
+        100,
+        400,
+      )
       const text = `${HEADER}-- ${name}: ${JSON.stringify(raw)}, ${dir === 'after' ? 'the page after a cursor' : 'the newest page'} (drive: ${driveOf(f)})\n${sql.trim()};\n`
       const path = `${DIR}/${file}`
       if (update) writeFileSync(path, text)
@@ -57,7 +70,20 @@ t.test('each parameter is sent at its number, and a statement is sent as many as
   const cutoff = new Date(NOW)
   const at = (params: unknown[], name: (typeof PAGE_PARAMS)[number]) => params[Number(P[name].slice(1)) - 1]
   const json = pageParams({ from: 42, limit: 100, batch: 400, cutoff, filter: f, authority: 'board.example' })
-  const want = { from: 42, limit: 100, batch: 400, cutoff, authority: 'board.example', type: 'reply', tags: ['ops'], origin: 'fp_0123456789abcdef0123', q: 'review', sinceMs: new Date('2030-06-15T11:00:00Z'), includeExpired: true, refId: null }
+  const want = {
+    from: 42,
+    limit: 100,
+    batch: 400,
+    cutoff,
+    authority: 'board.example',
+    type: 'reply',
+    tags: ['ops'],
+    origin: 'fp_0123456789abcdef0123',
+    q: 'review',
+    sinceMs: new Date('2030-06-15T11:00:00Z'),
+    includeExpired: true,
+    refId: null,
+  }
   for (const name of PAGE_PARAMS) t.same(at(json, name), want[name], `${P[name]} is ${name}`)
   const rows = pageParams({ from: 42, limit: 100, batch: 400, cutoff, filter: f, authority: null })
   t.same(rows, json.slice(0, -1), 'without the JSON select list, the same values less the authority')
@@ -65,7 +91,15 @@ t.test('each parameter is sent at its number, and a statement is sent as many as
   for (const [name, raw] of shapes) {
     const g = parseReadQuery(raw, NOW, 'board.example')
     const shape = { drive: driveOf(g), dir: 'after' as const, fromHead: false, oneTag: g.tags.length === 1 }
-    t.equal(highest(pageSql(ident('wire'), shape, signalJsonSql('x', P.authority), checksOf(g), 100, 400)), json.length, `${name}: the JSON statement refers to as many as are sent`)
-    t.equal(highest(pageSql(ident('wire'), shape, signalColumns('x'), checksOf(g), 100, 400)), rows.length, `${name}: the rows statement too`)
+    t.equal(
+      highest(pageSql(ident('wire'), shape, signalJsonSql('x', P.authority), checksOf(g), 100, 400)),
+      json.length,
+      `${name}: the JSON statement refers to as many as are sent`,
+    )
+    t.equal(
+      highest(pageSql(ident('wire'), shape, signalColumns('x'), checksOf(g), 100, 400)),
+      rows.length,
+      `${name}: the rows statement too`,
+    )
   }
 })

@@ -22,9 +22,13 @@ async function shapeOf(db: Awaited<ReturnType<typeof pgliteDb>>) {
   return {
     version: await q('show server_version'),
     databases: await q('select datname, pg_encoding_to_char(encoding) as encoding, datcollate, datctype from pg_database order by datname'),
-    relations: await q("select c.relkind, count(*)::int as n from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname in ('pg_catalog', 'information_schema') group by 1 order by 1"),
+    relations: await q(
+      "select c.relkind, count(*)::int as n from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname in ('pg_catalog', 'information_schema') group by 1 order by 1",
+    ),
     roles: await q('select rolname, rolsuper from pg_roles order by rolname'),
-    settings: await q("select name, setting from pg_settings where name in ('shared_buffers', 'max_connections', 'lc_messages', 'timezone', 'datestyle') order by name"),
+    settings: await q(
+      "select name, setting from pg_settings where name in ('shared_buffers', 'max_connections', 'lc_messages', 'timezone', 'datestyle') order by name",
+    ),
     extensions: await q('select extname from pg_extension order by extname'),
     schemas: await q('select nspname from pg_namespace order by nspname'),
   }

@@ -13,7 +13,12 @@ async function backupLines(t: Test): Promise<string[]> {
   t.equal((await s.publish({ $type: 'reply', $refId: first.id, text: 'two' })).statusCode, 200)
   t.equal((await s.publish({ $type: 'offer', text: 'three' })).statusCode, 200)
   const lines: string[] = []
-  await writeBoardBackup(s.infra.primary, s.schema, { fingerprintKey: 'k'.repeat(64), graceSeconds: 86_400 }, async (l) => void lines.push(l))
+  await writeBoardBackup(
+    s.infra.primary,
+    s.schema,
+    { fingerprintKey: 'k'.repeat(64), graceSeconds: 86_400 },
+    async (l) => void lines.push(l),
+  )
   return lines
 }
 
@@ -26,12 +31,19 @@ async function restoreInto(t: Test, lines: string[]) {
     await dropSchema(schema)
   })
   const tables = async () =>
-    (await db.query<{ n: number }>(`select count(*)::int as n from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname = $1`, [schema])).rows[0]!.n
+    (
+      await db.query<{ n: number }>(
+        `select count(*)::int as n from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname = $1`,
+        [schema],
+      )
+    ).rows[0]!.n
   const signals = async () => (await db.query<{ n: number }>(`select count(*)::int as n from "${schema}".signals`)).rows[0]!.n
   const run = async function* () {
     yield* lines
   }
-  const result = await restoreBoardBackup(db, schema, run(), { migrateWith: TEST_DATABASE_URL, replace: false }).catch((err: unknown) => err)
+  const result = await restoreBoardBackup(db, schema, run(), { migrateWith: TEST_DATABASE_URL, replace: false }).catch(
+    (err: unknown) => err,
+  )
   return { result, tables, signals, db, schema }
 }
 
@@ -58,27 +70,42 @@ t.test('a signal row above the header feed head is refused, and nothing is resto
   t.ok(r.result instanceof BackupError)
   t.match((r.result as Error).message, /line \d+ of the backup: signal seq \d+ is above the header's feed head \d+: nothing was restored/)
   t.equal(await r.signals(), 0, 'no signal restored')
-  t.same((await r.db.query(`select seq from "${r.schema}".feed_head`)).rows.map((x: any) => Number(x.seq)), [0], 'the feed head untouched')
+  t.same(
+    (await r.db.query(`select seq from "${r.schema}".feed_head`)).rows.map((x: any) => Number(x.seq)),
+    [0],
+    'the feed head untouched',
+  )
 })
 
 t.test('a huge feed head is refused before any DDL (not even the migrations run)', async (t) => {
   const lines = await backupLines(t)
   for (const seq of [2 ** 53 - 1, 2 ** 48 + 1, -1]) {
-    const r = await restoreInto(t, edit(lines, (x) => x.t === 'header' && (x.feedHead.seq = seq)))
+    const r = await restoreInto(
+      t,
+      edit(lines, (x) => x.t === 'header' && (x.feedHead.seq = seq)),
+    )
     t.ok(r.result instanceof BackupError, `feedHead.seq ${seq}`)
     t.match((r.result as Error).message, /feedHead\.seq .* is not a whole number from 0 to 281474976710656/)
     t.equal(await r.tables(), 0, 'no table, no partition made')
   }
-  const r = await restoreInto(t, edit(lines, (x) => x.t === 'header' && (x.feedHead.changes = 2 ** 48 + 1)))
+  const r = await restoreInto(
+    t,
+    edit(lines, (x) => x.t === 'header' && (x.feedHead.changes = 2 ** 48 + 1)),
+  )
   t.match((r.result as Error).message, /feedHead\.changes/)
 })
 
 t.test('a head far above its rows makes one range at the head, not one per million seq values below it', async (t) => {
   const lines = await backupLines(t)
   const far = 2 ** 40
-  const r = await restoreInto(t, edit(lines, (x) => x.t === 'header' && (x.feedHead.seq = far)))
+  const r = await restoreInto(
+    t,
+    edit(lines, (x) => x.t === 'header' && (x.feedHead.seq = far)),
+  )
   t.notOk(r.result instanceof Error, String(r.result))
-  const parts = (await r.db.query<{ n: number }>(`select count(*)::int as n from pg_inherits where inhparent = to_regclass('"${r.schema}".signals')`)).rows[0]!.n
+  const parts = (
+    await r.db.query<{ n: number }>(`select count(*)::int as n from pg_inherits where inhparent = to_regclass('"${r.schema}".signals')`)
+  ).rows[0]!.n
   t.ok(parts <= 4, `${parts} partitions`)
   t.equal(await r.signals(), 3)
 })
@@ -88,14 +115,37 @@ t.test('rows that break the protocol are refused, each with its line', async (t)
   const broadcastId = lines.map((l) => JSON.parse(l)).find((x) => x.t === 'signals' && x.row.type === 'broadcast').row.id
   const cases: Array<[string, (x: any) => void, RegExp]> = [
     ['a repeated seq', (x) => x.t === 'signals' && x.row.type === 'offer' && (x.row.seq = x.row.seq - 1), /does not follow/],
-    ['a type that is not its payload\'s', (x) => x.t === 'signals' && x.row.type === 'offer' && (x.row.type = 'broadcast'), /type is not its payload's \$type/],
-    ['an invisible character in the type', (x) => x.t === 'signals' && x.row.type === 'offer' && ((x.row.type = 'of\u200bfer'), (x.row.payload = x.row.payload.replace('"offer"', '"of\\u200bfer"'))), /invisible character/],
+    [
+      "a type that is not its payload's",
+      (x) => x.t === 'signals' && x.row.type === 'offer' && (x.row.type = 'broadcast'),
+      /type is not its payload's \$type/,
+    ],
+    [
+      'an invisible character in the type',
+      (x) =>
+        x.t === 'signals' &&
+        x.row.type === 'offer' &&
+        ((x.row.type = 'of\u200bfer'), (x.row.payload = x.row.payload.replace('"offer"', '"of\\u200bfer"'))),
+      /invisible character/,
+    ],
     ['tags not normalised', (x) => x.t === 'signals' && x.row.tags.length && (x.row.tags = ['Ops']), /tags are not its payload's \$tags/],
-    ['a payload that is not an object', (x) => x.t === 'signals' && x.row.type === 'offer' && (x.row.payload = '[1]'), /payload is not a signal/],
-    ['an oversized payload', (x) => x.t === 'signals' && x.row.type === 'offer' && (x.row.payload = JSON.stringify({ $type: 'offer', text: 'x'.repeat(17_000) })), /payload is not a signal.*16384/],
+    [
+      'a payload that is not an object',
+      (x) => x.t === 'signals' && x.row.type === 'offer' && (x.row.payload = '[1]'),
+      /payload is not a signal/,
+    ],
+    [
+      'an oversized payload',
+      (x) => x.t === 'signals' && x.row.type === 'offer' && (x.row.payload = JSON.stringify({ $type: 'offer', text: 'x'.repeat(17_000) })),
+      /payload is not a signal.*16384/,
+    ],
     ['a bad id', (x) => x.t === 'signals' && x.row.type === 'offer' && (x.row.id = 'nope'), /id is not 20 letters and digits/],
     ['a ttl out of range', (x) => x.t === 'signals' && x.row.type === 'offer' && (x.row.ttl_seconds = 10 ** 9), /ttl_seconds/],
-    ['an id twice', (x) => x.t === 'signals' && x.row.type === 'offer' && (x.row.id = broadcastId), /is in the backup twice|the database refused a row of signals.*duplicate key/],
+    [
+      'an id twice',
+      (x) => x.t === 'signals' && x.row.type === 'offer' && (x.row.id = broadcastId),
+      /is in the backup twice|the database refused a row of signals.*duplicate key/,
+    ],
   ]
   for (const [what, f, message] of cases) {
     const r = await restoreInto(t, edit(lines, f))

@@ -23,7 +23,8 @@ t.test('selectors, ports, settings, probes and security line up', async (t) => {
   t.equal(c.ports[0].containerPort, cfg.port, 'containerPort = SERVER_PORT')
   t.equal(d.spec.template.metadata.annotations['prometheus.io/port'], String(cfg.port))
   t.same(cfg.aggregator.allowHosts, { hosts: [], cidrs: ['10.0.0.0/8'] }, 'the cluster network opened deliberately')
-  for (const probe of ['startupProbe', 'livenessProbe', 'readinessProbe']) t.equal(c[probe].httpGet.port, 'http', `${probe} on the named port`)
+  for (const probe of ['startupProbe', 'livenessProbe', 'readinessProbe'])
+    t.equal(c[probe].httpGet.port, 'http', `${probe} on the named port`)
   t.ok(d.spec.template.spec.terminationGracePeriodSeconds > 5 + 30, 'Kubernetes waits longer than Wire does')
   t.match(c.securityContext, { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } })
   t.equal(d.spec.template.spec.automountServiceAccountToken, false)
@@ -39,6 +40,13 @@ t.test('the aggregator started with that environment answers its probes and metr
   for (const path of ['/healthz', '/readyz']) t.equal((await started.app.inject({ url: path })).statusCode, 200, path)
   const metrics = await started.app.inject({ url: '/metrics' })
   t.match(metrics.body, /process_cpu_seconds_total/, '/metrics')
-  const tables = await started.ctx.db.query<{ table_name: string }>(`select table_name from information_schema.tables where table_schema = $1 order by 1`, [schema])
-  t.same(tables.rows.map((r) => r.table_name), ['blocked_authorities', 'indexed_signals', 'registered_boards', 'schema_migrations'], 'its own tables, in its own schema, from migrations/aggregator')
+  const tables = await started.ctx.db.query<{ table_name: string }>(
+    `select table_name from information_schema.tables where table_schema = $1 order by 1`,
+    [schema],
+  )
+  t.same(
+    tables.rows.map((r) => r.table_name),
+    ['blocked_authorities', 'indexed_signals', 'registered_boards', 'schema_migrations'],
+    'its own tables, in its own schema, from migrations/aggregator',
+  )
 })

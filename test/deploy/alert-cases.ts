@@ -47,7 +47,12 @@ export const FIRING: AlertCase[] = [
     at: '10m',
     labels: podLabels,
   },
-  { alert: 'WireEventLoopLag', series: [{ series: `nodejs_eventloop_lag_p99_seconds{${pod}}`, values: '0.5x20' }], at: '10m', labels: podLabels },
+  {
+    alert: 'WireEventLoopLag',
+    series: [{ series: `nodejs_eventloop_lag_p99_seconds{${pod}}`, values: '0.5x20' }],
+    at: '10m',
+    labels: podLabels,
+  },
   { alert: 'WireLongPollWakeSlow', series: slowHistogram('wire_wake_to_response_seconds', 0.1, 0.25), at: '20m' },
   { alert: 'WireReplicaLagging', series: [{ series: `wire_replica_lag_signals{${pod}}`, values: '40x20' }], at: '10m', labels: podLabels },
   { alert: 'WireRedisDown', series: [{ series: `wire_redis_up{${pod}}`, values: '1 0x10' }], at: '6m' },
@@ -86,8 +91,16 @@ export const FIRING: AlertCase[] = [
     ],
     at: '25m',
   },
-  { alert: 'WireSweeperStalled', series: [{ series: 'wire_sweep_last_success_timestamp_seconds{sweep="purge-expired"}', values: '0x60' }], at: '35m' },
-  { alert: 'WireSweepFailing', series: [{ series: 'wire_sweep_runs_total{sweep="purge-expired", outcome="failed"}', values: '0 1 2 3 4 5' }], at: '5m' },
+  {
+    alert: 'WireSweeperStalled',
+    series: [{ series: 'wire_sweep_last_success_timestamp_seconds{sweep="purge-expired"}', values: '0x60' }],
+    at: '35m',
+  },
+  {
+    alert: 'WireSweepFailing',
+    series: [{ series: 'wire_sweep_runs_total{sweep="purge-expired", outcome="failed"}', values: '0 1 2 3 4 5' }],
+    at: '5m',
+  },
 ]
 
 /** A busy, healthy board for 60 minutes: the sweeper's last success keeps up with the clock (60 s per step). */

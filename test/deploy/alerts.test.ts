@@ -22,7 +22,11 @@ function unitTests(cases: AlertCase[]) {
     rule_files: ['rules.yaml'],
     evaluation_interval: '1m',
     tests: [
-      ...cases.map((c) => ({ interval: '1m', input_series: c.series, alert_rule_test: [{ eval_time: c.at, alertname: c.alert, exp_alerts: [expected(c)] }] })),
+      ...cases.map((c) => ({
+        interval: '1m',
+        input_series: c.series,
+        alert_rule_test: [{ eval_time: c.at, alertname: c.alert, exp_alerts: [expected(c)] }],
+      })),
       {
         interval: '1m',
         input_series: HEALTHY,
@@ -41,8 +45,21 @@ t.test('promtool check rules: the PrometheusRule groups are valid rules', async 
 })
 
 t.test('promtool test rules: every alert fires on its series, and none on a healthy board', async (t) => {
-  t.same(alerts.map((r) => r.alert).filter((a) => !FIRING.some((c) => c.alert === a)), [], 'every alert has a firing case')
-  for (const a of ['WireReadersSaturated', 'WireEventLoopLag', 'WireLongPollWakeSlow', 'WireReplicaLagging', 'WireShedding', 'WirePublishErrors', 'WireSweeperStalled', 'WireBudgetsRefusingHeavily'])
+  t.same(
+    alerts.map((r) => r.alert).filter((a) => !FIRING.some((c) => c.alert === a)),
+    [],
+    'every alert has a firing case',
+  )
+  for (const a of [
+    'WireReadersSaturated',
+    'WireEventLoopLag',
+    'WireLongPollWakeSlow',
+    'WireReplicaLagging',
+    'WireShedding',
+    'WirePublishErrors',
+    'WireSweeperStalled',
+    'WireBudgetsRefusingHeavily',
+  ])
     t.ok(byName.has(a), `the rule alerts on ${a}`)
   const dir = tempFiles(t, { 'rules.yaml': { groups }, 'tests.yaml': unitTests(FIRING) })
   const r = promtool(['test', 'rules', 'tests.yaml'], dir)

@@ -44,7 +44,13 @@ export function route(spec: RouteSpec, method: string, path: string): Routed | n
       const value = m.path?.value ?? '/'
       if (!pathMatches(type, value, path)) return
       if (m.method && m.method !== method) return
-      hits.push({ rule: ruleIndex, order, exact: type === 'Exact', prefixLength: type === 'PathPrefix' ? value.length : 0, hasMethod: !!m.method })
+      hits.push({
+        rule: ruleIndex,
+        order,
+        exact: type === 'Exact',
+        prefixLength: type === 'PathPrefix' ? value.length : 0,
+        hasMethod: !!m.method,
+      })
     })
   })
   hits.sort(

@@ -19,12 +19,20 @@ const linesUp = standaloneRoleLinesUp(t, rs, DEPLOYMENT, 'identity')
 
 t.test('selectors, ports, settings, probes, secrets and security line up', async (t) => {
   const { d, c, env } = linesUp(t)
-  const secrets = (c.env ?? []).filter((e: { valueFrom?: unknown }) => e.valueFrom).map((e: { name: string }) => e.name).sort()
-  t.same(secrets, ['DATABASE_URL', 'IDENTITY_SECRET', 'SERVER_ADMIN_TOKEN'], 'the server key comes from a Secret, the same in every replica')
+  const secrets = (c.env ?? [])
+    .filter((e: { valueFrom?: unknown }) => e.valueFrom)
+    .map((e: { name: string }) => e.name)
+    .sort()
+  t.same(
+    secrets,
+    ['DATABASE_URL', 'IDENTITY_SECRET', 'SERVER_ADMIN_TOKEN'],
+    'the server key comes from a Secret, the same in every replica',
+  )
   const cfg = loadConfig(env)
   t.equal(c.ports[0].containerPort, cfg.port, 'containerPort = SERVER_PORT')
   t.equal(d.spec.template.metadata.annotations['prometheus.io/port'], String(cfg.port))
-  for (const probe of ['startupProbe', 'livenessProbe', 'readinessProbe']) t.equal(c[probe].httpGet.port, 'http', `${probe} on the named port`)
+  for (const probe of ['startupProbe', 'livenessProbe', 'readinessProbe'])
+    t.equal(c[probe].httpGet.port, 'http', `${probe} on the named port`)
   t.ok(d.spec.template.spec.terminationGracePeriodSeconds > 5 + 30, 'Kubernetes waits longer than Wire does')
   t.match(c.securityContext, { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } })
   t.equal(d.spec.template.spec.automountServiceAccountToken, false)
@@ -40,9 +48,20 @@ t.test('the identity network started with that environment answers its probes an
   for (const path of ['/healthz', '/readyz']) t.equal((await started.app.inject({ url: path })).statusCode, 200, path)
   const metrics = await started.app.inject({ url: '/metrics' })
   t.match(metrics.body, /process_cpu_seconds_total/, '/metrics')
-  const tables = await started.ctx.db.query<{ table_name: string }>(`select table_name from information_schema.tables where table_schema = $1 order by 1`, [schema])
-  t.same(tables.rows.map((r) => r.table_name), ['accounts', 'identities', 'ledger', 'schema_migrations', 'server_key', 'transfers'], 'its own tables, in its own schema, from migrations/identity')
+  const tables = await started.ctx.db.query<{ table_name: string }>(
+    `select table_name from information_schema.tables where table_schema = $1 order by 1`,
+    [schema],
+  )
+  t.same(
+    tables.rows.map((r) => r.table_name),
+    ['accounts', 'identities', 'ledger', 'schema_migrations', 'server_key', 'transfers'],
+    'its own tables, in its own schema, from migrations/identity',
+  )
   const reg = await started.app.inject({ method: 'POST', url: '/identity/register', payload: {} })
   t.equal(reg.statusCode, 201, 'registers')
-  t.equal((await started.ctx.db.query(`select 1 from "${schema}".server_key`)).rowCount, 0, 'IDENTITY_SECRET set: no key kept in the database')
+  t.equal(
+    (await started.ctx.db.query(`select 1 from "${schema}".server_key`)).rowCount,
+    0,
+    'IDENTITY_SECRET set: no key kept in the database',
+  )
 })

@@ -49,7 +49,8 @@ t.test('wire_open_connections counts the open client connections; nothing walks 
   for (const c of sockets) c.destroy()
   t.ok(await eventually(async () => (await value('wire_open_connections')) === open0), 'back once they closed')
   const body = await scrape()
-  for (const name of PER_HANDLE_METRICS) t.notOk(body.includes(`\n${name} `) || body.includes(`\n${name}{`), `no ${name}: it walks every handle on each scrape`)
+  for (const name of PER_HANDLE_METRICS)
+    t.notOk(body.includes(`\n${name} `) || body.includes(`\n${name}{`), `no ${name}: it walks every handle on each scrape`)
   t.ok(sample(body, 'process_max_fds') !== undefined, 'process_max_fds stays, to compare with')
 })
 
@@ -135,7 +136,9 @@ t.test('sweeper runs are counted by outcome, with the rows they purged and rolle
   t.equal(await value('wire_purged_signals_total', { kind: 'removed' }), before.removed + 4, 'removed rows purged')
   t.equal(await runs('purge-expired', 'complete'), before.purgeOk + 1, 'a complete run')
   t.ok((await value('wire_sweep_last_success_timestamp_seconds', { sweep: 'purge-expired' })) >= Math.floor(t0), 'its time recorded')
-  const hist = parseMetrics(await scrape()).find((m) => m.name === 'wire_sweep_duration_seconds_count' && m.labels.sweep === 'purge-expired')
+  const hist = parseMetrics(await scrape()).find(
+    (m) => m.name === 'wire_sweep_duration_seconds_count' && m.labels.sweep === 'purge-expired',
+  )
   t.ok(hist && hist.value >= 1, 'and its duration')
 
   await purgeExpired(signalPurger(db, s.infra.schema), quiet, { graceSeconds: HOUR, batchSize: 10, budgetMs: 0, pauseMs: 0 })

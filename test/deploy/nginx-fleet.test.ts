@@ -70,7 +70,8 @@ t.test('the fleet behind the shipped nginx configuration', async (t) => {
     if (e.length !== 1) throw new Error(`${e.length} log lines for ${method} ${uri}`)
     return { ...e[0]!, roles: [...new Set(e[0]!.upstreams.map((u) => roleAt.get(u) ?? `unknown ${u}`))] }
   }
-  const metric = async (r: Role, name: string, labels?: Record<string, string>) => sample(await (await fetch(`${r.url}/metrics`)).text(), name, labels) ?? 0
+  const metric = async (r: Role, name: string, labels?: Record<string, string>) =>
+    sample(await (await fetch(`${r.url}/metrics`)).text(), name, labels) ?? 0
 
   // the two long-polls first, on a tag nothing carries, so they wait their full 25 s while the rest runs
   const head = ((await (await fetch(`${base}/sw/signals?limit=1`)).json()) as { nextCursor: number }).nextCursor
@@ -78,23 +79,55 @@ t.test('the fleet behind the shipped nginx configuration', async (t) => {
   const t0 = Date.now()
   const httpPoll = fetch(`${base}${pollUri}`).then(async (r) => ({ status: r.status, body: (await r.json()) as any, ms: Date.now() - t0 }))
   const mcp = new Client({ name: 'nginx-test', version: '1.0.0' })
-  await mcp.connect(new StreamableHTTPClientTransport(new URL('/mcp', base), { requestInit: { headers: { authorization: `Bearer ${TOKEN}` } } }))
+  await mcp.connect(
+    new StreamableHTTPClientTransport(new URL('/mcp', base), { requestInit: { headers: { authorization: `Bearer ${TOKEN}` } } }),
+  )
   t.teardown(() => mcp.close())
   const t1 = Date.now()
   const mcpPoll = mcp
     .callTool({ name: 'read_signals', arguments: { cursor: head, wait: LIMITS.maxWaitSeconds, tag: NEVER } })
     .then((r) => ({ body: JSON.parse((r.content as Array<{ text: string }>)[0]!.text), isError: r.isError === true, ms: Date.now() - t1 }))
-  await until(async () => (await metric(readerA, 'wire_waiting_pollers')) + (await metric(readerB, 'wire_waiting_pollers')) === 1, 10_000, 'the HTTP long-poll to wait on a reader')
-  await until(async () => (await metric(agents, 'wire_waiting_pollers')) === 1, 10_000, 'the MCP read_signals to wait on the agents process')
+  await until(
+    async () => (await metric(readerA, 'wire_waiting_pollers')) + (await metric(readerB, 'wire_waiting_pollers')) === 1,
+    10_000,
+    'the HTTP long-poll to wait on a reader',
+  )
+  await until(
+    async () => (await metric(agents, 'wire_waiting_pollers')) === 1,
+    10_000,
+    'the MCP read_signals to wait on the agents process',
+  )
 
   await t.test('each method and path reaches the role the HTTPRoute names', async (t) => {
     const cases: Array<[string, string]> = [
-      ['GET', '/sw/signals'], ['HEAD', '/sw/signals'], ['OPTIONS', '/sw/signals'], ['GET', '/'], ['GET', '/view'],
-      ['GET', '/.well-known/wire'], ['GET', '/sw/v1/signals/abc/thread'], ['GET', '/healthz'], ['GET', '/readyz'],
-      ['POST', '/sw/signals'], ['POST', '/sw/v1/signals'], ['PATCH', '/sw/v1/admin/wire'], ['DELETE', '/sw/admin/signals/abc'],
-      ['GET', '/sw/admin/wire'], ['GET', '/sw/v1/admin/rules'], ['GET', '/sw/admin'], ['GET', '/sw/adminx'],
-      ['POST', '/mcp'], ['GET', '/mcp'], ['OPTIONS', '/a2a'], ['POST', '/a2a'], ['GET', '/a2a/x'], ['GET', '/mcpx'],
-      ['GET', '/.well-known/agent-card.json'], ['POST', '/.well-known/agent-card.json'], ['PUT', '/sw/signals'], ['PATCH', '/sw/signals/abc'], ['DELETE', '/sw/signals/abc'],
+      ['GET', '/sw/signals'],
+      ['HEAD', '/sw/signals'],
+      ['OPTIONS', '/sw/signals'],
+      ['GET', '/'],
+      ['GET', '/view'],
+      ['GET', '/.well-known/wire'],
+      ['GET', '/sw/v1/signals/abc/thread'],
+      ['GET', '/healthz'],
+      ['GET', '/readyz'],
+      ['POST', '/sw/signals'],
+      ['POST', '/sw/v1/signals'],
+      ['PATCH', '/sw/v1/admin/wire'],
+      ['DELETE', '/sw/admin/signals/abc'],
+      ['GET', '/sw/admin/wire'],
+      ['GET', '/sw/v1/admin/rules'],
+      ['GET', '/sw/admin'],
+      ['GET', '/sw/adminx'],
+      ['POST', '/mcp'],
+      ['GET', '/mcp'],
+      ['OPTIONS', '/a2a'],
+      ['POST', '/a2a'],
+      ['GET', '/a2a/x'],
+      ['GET', '/mcpx'],
+      ['GET', '/.well-known/agent-card.json'],
+      ['POST', '/.well-known/agent-card.json'],
+      ['PUT', '/sw/signals'],
+      ['PATCH', '/sw/signals/abc'],
+      ['DELETE', '/sw/signals/abc'],
     ]
     let n = 0
     for (const [method, path] of cases) {
@@ -110,39 +143,59 @@ t.test('the fleet behind the shipped nginx configuration', async (t) => {
     const before = await metric(writer, 'wire_publishes_total', { code: '200' })
     const ids: string[] = []
     for (let i = 0; i < 3; i++) {
-      const res = await fetch(`${base}/sw/signals?n=${i}`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ $type: 'broadcast', text: `via nginx ${i}` }) })
+      const res = await fetch(`${base}/sw/signals?n=${i}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ $type: 'broadcast', text: `via nginx ${i}` }),
+      })
       t.equal(res.status, 200, `publish ${i}`)
       ids.push(((await res.json()) as any).signal.id)
       t.same((await rolesFor('POST', `/sw/signals?n=${i}`)).roles, ['writer'])
     }
     t.equal((await metric(writer, 'wire_publishes_total', { code: '200' })) - before, 3, "the writer's own count saw the 3 publishes")
     const page = (await (await fetch(`${base}/sw/signals?cursor=${head}&limit=10&r=1`)).json()) as any
-    t.same(page.signals.map((s: any) => s.id), ids, 'a reader on the replica serves them')
+    t.same(
+      page.signals.map((s: any) => s.id),
+      ids,
+      'a reader on the replica serves them',
+    )
     t.same((await rolesFor('GET', `/sw/signals?cursor=${head}&limit=10&r=1`)).roles, ['reader'])
 
     const published = await mcp.callTool({ name: 'publish_signal', arguments: { signal: { $type: 'broadcast', text: 'via mcp' } } })
     const id = JSON.parse((published.content as Array<{ text: string }>)[0]!.text).signal.id
-    t.ok(await eventually(async () => (await fetch(`${base}/sw/signals/${id}`)).status === 200), 'published through MCP, read through a reader (once the replica has it)')
+    t.ok(
+      await eventually(async () => (await fetch(`${base}/sw/signals/${id}`)).status === 200),
+      'published through MCP, read through a reader (once the replica has it)',
+    )
     const mcpLines = nginx.log().filter((e) => e.uri === '/mcp')
-    t.ok(mcpLines.length >= 2 && mcpLines.every((e) => e.upstreams.every((u) => roleAt.get(u) === 'agents')), `${mcpLines.length} MCP requests, all to agents`)
+    t.ok(
+      mcpLines.length >= 2 && mcpLines.every((e) => e.upstreams.every((u) => roleAt.get(u) === 'agents')),
+      `${mcpLines.length} MCP requests, all to agents`,
+    )
     const card = await fetch(`${base}/.well-known/agent-card.json`)
     t.equal(card.status, 200)
     t.match(await card.json(), { name: String, skills: Array })
     const admin = await fetch(`${base}/sw/admin/wire?a=1`, { headers: { authorization: 'Bearer admin-secret-token' } })
     t.equal(admin.status, 200, 'the admin API answers with the admin token')
     t.same((await rolesFor('GET', '/sw/admin/wire?a=1')).roles, ['writer'])
-    t.notOk(nginx.log().some((e) => e.upstreams.some((u) => roleAt.get(u) === 'sweeper')), 'nothing is routed to the sweeper')
+    t.notOk(
+      nginx.log().some((e) => e.upstreams.some((u) => roleAt.get(u) === 'sweeper')),
+      'nothing is routed to the sweeper',
+    )
   })
 
   await t.test("the feed's polls stay on the readers' fast path after other reads", async (t) => {
     // Any other request on a connection to a reader moves that connection to the reader's general HTTP
     // server for good, and nginx reuses the connection it freed last. So each poll here follows other
     // reads: with one pool for both, the polls would ride the connections those reads moved.
-    const served = async () => (await metric(readerA, 'wire_fast_path_requests_total', { outcome: 'served' })) + (await metric(readerB, 'wire_fast_path_requests_total', { outcome: 'served' }))
+    const served = async () =>
+      (await metric(readerA, 'wire_fast_path_requests_total', { outcome: 'served' })) +
+      (await metric(readerB, 'wire_fast_path_requests_total', { outcome: 'served' }))
     const before = await served()
     const polls = 8
     for (let i = 0; i < polls; i++) {
-      for (const path of ['/sw/stats', '/.well-known/wire', `/sw/signals/none-${i}`]) await (await fetch(`${base}${path}?other=${i}`)).arrayBuffer()
+      for (const path of ['/sw/stats', '/.well-known/wire', `/sw/signals/none-${i}`])
+        await (await fetch(`${base}${path}?other=${i}`)).arrayBuffer()
       const res = await fetch(`${base}/sw/signals?limit=1&fast=${i}`)
       t.equal(res.status, 200)
       await res.arrayBuffer()
@@ -152,18 +205,29 @@ t.test('the fleet behind the shipped nginx configuration', async (t) => {
   })
 
   await t.test('/metrics is refused on the public side, served on each role port', async (t) => {
-    for (const [method, path] of ([['GET', '/metrics'], ['GET', '/metrics/'], ['GET', '//metrics'], ['GET', '/metrics?x=1'], ['GET', '/%6detrics'], ['POST', '/metrics']] as Array<[string, string]>)) {
+    for (const [method, path] of [
+      ['GET', '/metrics'],
+      ['GET', '/metrics/'],
+      ['GET', '//metrics'],
+      ['GET', '/metrics?x=1'],
+      ['GET', '/%6detrics'],
+      ['POST', '/metrics'],
+    ] as Array<[string, string]>) {
       const res = await fetch(`${base}${path}`, { method })
       const body = await res.text()
       t.equal(res.status, 404, `${method} ${path}: 404`)
       t.match(JSON.parse(body), { error: { code: 'not_found' } }, 'a JSON error')
       t.same((await rolesFor(method, path)).upstreams, [], 'answered by nginx itself')
     }
-    for (const r of [writer, readerA, agents, sweeper]) t.equal((await fetch(`${r.url}/metrics`)).status, 200, 'a scrape of the role port works')
+    for (const r of [writer, readerA, agents, sweeper])
+      t.equal((await fetch(`${r.url}/metrics`)).status, 200, 'a scrape of the role port works')
   })
 
   await t.test('nginx keeps connections to the roles alive', async (t) => {
-    const held = (p: number) => execFileSync('ss', ['-Htnp', 'state', 'established', `( dport = :${p} )`], { encoding: 'utf8' }).split('\n').filter((l) => l.includes('"nginx"')).length
+    const held = (p: number) =>
+      execFileSync('ss', ['-Htnp', 'state', 'established', `( dport = :${p} )`], { encoding: 'utf8' })
+        .split('\n')
+        .filter((l) => l.includes('"nginx"')).length
     t.ok(held(portOf(writer)) >= 1, 'an idle keep-alive connection to the writer stays open')
     t.ok(held(portOf(readerA)) + held(portOf(readerB)) >= 1, 'and to the readers')
   })
@@ -197,5 +261,10 @@ t.test('the fleet behind the shipped nginx configuration', async (t) => {
   t.notOk(viaMcp.isError, 'the MCP read_signals is answered')
   t.same(viaMcp.body.signals, [])
   t.ok(viaMcp.ms >= mcpFull, `after its full (clamped) wait: ${viaMcp.ms} ms`)
-  t.ok(nginx.log().some((e) => e.uri === '/mcp' && e.seconds >= mcpFull / 1000 && e.status === 200 && roleAt.get(e.upstreams[0]!) === 'agents'), 'nginx logged it: 200, from the agents')
+  t.ok(
+    nginx
+      .log()
+      .some((e) => e.uri === '/mcp' && e.seconds >= mcpFull / 1000 && e.status === 200 && roleAt.get(e.upstreams[0]!) === 'agents'),
+    'nginx logged it: 200, from the agents',
+  )
 })

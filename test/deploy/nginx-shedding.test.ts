@@ -24,7 +24,8 @@ t.test('overloaded readers behind nginx: catch-up is refused, followers at the h
   const [readerA, readerB] = await Promise.all([startRole(t, 'reader', overloaded), startRole(t, 'reader', overloaded)])
   const portOf = (r: Role) => Number(new URL(r.url).port)
   let head = 0
-  for (let i = 0; i < 20; i++) head = ((await (await publish(writer, { $type: 'broadcast', text: `signal ${i}` })).json()) as { cursor: number }).cursor
+  for (let i = 0; i < 20; i++)
+    head = ((await (await publish(writer, { $type: 'broadcast', text: `signal ${i}` })).json()) as { cursor: number }).cursor
 
   const port = await freePort()
   const upstreams = fillUpstreams(readNginx('wire-fleet-upstreams.conf'), {
@@ -39,8 +40,16 @@ t.test('overloaded readers behind nginx: catch-up is refused, followers at the h
 
   // each reader itself: at the head served from its tail, from cursor 0 refused (once it samples its heap)
   for (const r of [readerA, readerB]) {
-    await until(async () => (await fetch(`${r.url}/sw/signals?cursor=0&limit=5`)).status === 503, 10_000, 'the reader to shed a catch-up read')
-    await until(async () => ((await (await fetch(`${r.url}/sw/signals?limit=1`)).json()) as { nextCursor?: number }).nextCursor === head, 10_000, 'the reader to hold the head in its tail')
+    await until(
+      async () => (await fetch(`${r.url}/sw/signals?cursor=0&limit=5`)).status === 503,
+      10_000,
+      'the reader to shed a catch-up read',
+    )
+    await until(
+      async () => ((await (await fetch(`${r.url}/sw/signals?limit=1`)).json()) as { nextCursor?: number }).nextCursor === head,
+      10_000,
+      'the reader to hold the head in its tail',
+    )
   }
 
   // a far-behind follower through nginx: refused by both readers (nginx tried one, then the other)

@@ -16,7 +16,8 @@ export const readNginx = (file: string) => readFileSync(join(NGINX_DIR, file), '
 
 /** nginx on the PATH or in /usr/sbin; .ci/run installs Debian's package when it is missing. */
 export function nginxBinary(): string {
-  for (const dir of [...(process.env.PATH ?? '').split(':'), '/usr/sbin']) if (dir && existsSync(join(dir, 'nginx'))) return join(dir, 'nginx')
+  for (const dir of [...(process.env.PATH ?? '').split(':'), '/usr/sbin'])
+    if (dir && existsSync(join(dir, 'nginx'))) return join(dir, 'nginx')
   throw new Error('nginx is not installed: `apt-get install -y nginx` (.ci/run does this)')
 }
 
@@ -65,7 +66,27 @@ export function fillUpstreams(text: string, ports: Record<string, number[]>): st
 export function selfSigned(dir: string): { cert: string; key: string } {
   const cert = join(dir, 'cert.pem')
   const key = join(dir, 'key.pem')
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1', '-keyout', key, '-out', cert], { stdio: 'ignore' })
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-days',
+      '1',
+      '-subj',
+      '/CN=localhost',
+      '-addext',
+      'subjectAltName=DNS:localhost,IP:127.0.0.1',
+      '-keyout',
+      key,
+      '-out',
+      cert,
+    ],
+    { stdio: 'ignore' },
+  )
   return { cert, key }
 }
 
@@ -103,7 +124,20 @@ function writeConf(t: Test, files: string[]): { dir: string; args: string[]; acc
   const access = join(dir, 'access.log')
   writeFileSync(
     conf,
-    ['daemon off;', 'worker_processes 1;', `pid ${join(dir, 'nginx.pid')};`, 'error_log stderr notice;', 'events {}', 'http {', `  ${LOG_FORMAT}`, `  access_log ${access} wire_test;`, ...temp, ...includes, '}', ''].join('\n'),
+    [
+      'daemon off;',
+      'worker_processes 1;',
+      `pid ${join(dir, 'nginx.pid')};`,
+      'error_log stderr notice;',
+      'events {}',
+      'http {',
+      `  ${LOG_FORMAT}`,
+      `  access_log ${access} wire_test;`,
+      ...temp,
+      ...includes,
+      '}',
+      '',
+    ].join('\n'),
   )
   return { dir, args: ['-p', dir, '-c', conf], access }
 }
@@ -133,20 +167,47 @@ export async function startNginx(t: Test, files: string[], port: number): Promis
             .filter(Boolean)
             .map((l) => {
               const e = JSON.parse(l)
-              return { method: e.method, uri: e.uri, status: e.status, upstreams: e.up ? e.up.split(/, | : /) : [], seconds: e.seconds, client: e.client }
+              return {
+                method: e.method,
+                uri: e.uri,
+                status: e.status,
+                upstreams: e.up ? e.up.split(/, | : /) : [],
+                seconds: e.seconds,
+                client: e.client,
+              }
             })
         : [],
   }
 }
 
-
 /** An HTTP request from a chosen loopback address (127.0.0.2, …), so nginx sees another client. */
-export function requestFrom(localAddress: string, port: number, method: string, path: string, body: string, headers: Record<string, string>): Promise<{ status: number; body: string }> {
+export function requestFrom(
+  localAddress: string,
+  port: number,
+  method: string,
+  path: string,
+  body: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, method, path, localAddress, headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) }, agent: false }, (res) => {
-      let text = ''
-      res.setEncoding('utf8').on('data', (d) => (text += d)).on('end', () => resolve({ status: res.statusCode!, body: text }))
-    })
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        method,
+        path,
+        localAddress,
+        headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+        agent: false,
+      },
+      (res) => {
+        let text = ''
+        res
+          .setEncoding('utf8')
+          .on('data', (d) => (text += d))
+          .on('end', () => resolve({ status: res.statusCode!, body: text }))
+      },
+    )
     req.setTimeout(10_000, () => req.destroy(new Error(`${method} ${path}: no answer in 10 s`)))
     req.on('error', reject).end(body)
   })

@@ -4,7 +4,9 @@ import { parseMetrics } from './support.js'
 
 /** PromQL's functions, aggregations and keywords that the dashboard and alerts use (anything else is a metric). */
 const WORDS = new Set(
-  'sum max min avg count rate irate increase delta histogram_quantile clamp_min clamp_max time vector scalar absent min_over_time max_over_time avg_over_time topk bottomk by without and or unless on ignoring group_left group_right bool offset inf nan'.split(' '),
+  'sum max min avg count rate irate increase delta histogram_quantile clamp_min clamp_max time vector scalar absent min_over_time max_over_time avg_over_time topk bottomk by without and or unless on ignoring group_left group_right bool offset inf nan'.split(
+    ' ',
+  ),
 )
 
 /** The metric names an expression reads, in order of first use. */

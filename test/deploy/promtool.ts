@@ -23,8 +23,10 @@ export function promtool(args: string[], cwd?: string) {
 }
 
 /** The alert rules of examples/prometheusrule.yaml, as Prometheus loads a rule file. */
-export const ruleGroups = (): Array<{ name: string; rules: Array<{ alert: string; expr: string; labels?: Record<string, string>; annotations?: Record<string, string> }> }> =>
-  (loadYaml(join(EXAMPLES_DIR, 'prometheusrule.yaml'))[0] as any).spec.groups
+export const ruleGroups = (): Array<{
+  name: string
+  rules: Array<{ alert: string; expr: string; labels?: Record<string, string>; annotations?: Record<string, string> }>
+}> => (loadYaml(join(EXAMPLES_DIR, 'prometheusrule.yaml'))[0] as any).spec.groups
 
 /** A temporary directory holding `files` (name → YAML-able value), removed at the end of `t`. */
 export function tempFiles(t: Test, files: Record<string, unknown>): string {

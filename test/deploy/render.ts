@@ -13,7 +13,9 @@ export function render(dir: string): Resource[] {
   } catch (err) {
     const e = err as NodeJS.ErrnoException & { stderr?: string }
     if (e.code === 'ENOENT')
-      throw new Error('kubectl is not installed: the deploy tests render deploy/k8s with `kubectl kustomize` (kubectl ≥ 1.14; https://kubernetes.io/docs/tasks/tools/)')
+      throw new Error(
+        'kubectl is not installed: the deploy tests render deploy/k8s with `kubectl kustomize` (kubectl ≥ 1.14; https://kubernetes.io/docs/tasks/tools/)',
+      )
     throw new Error(`kubectl kustomize ${dir} failed: ${e.stderr?.trim() || e.message}`)
   }
   return parseAllDocuments(out).flatMap((d) => {

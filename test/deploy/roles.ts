@@ -38,7 +38,8 @@ export function containerEnv(rs: Resource[], deployment: string): Record<string,
   }
   for (const e of c.env ?? []) {
     if (e.value !== undefined) env[e.name] = e.value
-    else if (e.valueFrom?.secretKeyRef) env[e.name] = SECRET_STAND_INS[e.valueFrom.secretKeyRef.key] ?? `unknown secret key ${e.valueFrom.secretKeyRef.key}`
+    else if (e.valueFrom?.secretKeyRef)
+      env[e.name] = SECRET_STAND_INS[e.valueFrom.secretKeyRef.key] ?? `unknown secret key ${e.valueFrom.secretKeyRef.key}`
     else throw new Error(`${deployment}: env ${e.name}: only value and secretKeyRef are modelled`)
   }
   return env
@@ -47,7 +48,10 @@ export function containerEnv(rs: Resource[], deployment: string): Record<string,
 /** The role a container runs: node dist/apps/<role>/main.js. */
 export function roleOf(container: { command?: string[]; args?: string[] }): Role {
   const argv = [...(container.command ?? []), ...(container.args ?? [])]
-  const m = argv.length === 2 && argv[0] === 'node' ? /^dist\/apps\/(writer|reader|agents|sweeper|aggregator|identity)\/main\.js$/.exec(argv[1]!) : null
+  const m =
+    argv.length === 2 && argv[0] === 'node'
+      ? /^dist\/apps\/(writer|reader|agents|sweeper|aggregator|identity)\/main\.js$/.exec(argv[1]!)
+      : null
   if (!m) throw new Error(`not a Wire role command: ${argv.join(' ')}`)
   return m[1] as Role
 }
@@ -56,7 +60,12 @@ export function roleOf(container: { command?: string[]; args?: string[] }): Role
  * A role's fastify app, composed as apps/<role>/main.ts composes it (without listen), on this
  * machine's PostgreSQL (a fresh schema) and Redis, with the settings the manifests give it.
  */
-export async function startRoleApp(t: Test, role: Role, env: Record<string, string>, schema: string): Promise<{ app: FastifyInstance; cfg: Config }> {
+export async function startRoleApp(
+  t: Test,
+  role: Role,
+  env: Record<string, string>,
+  schema: string,
+): Promise<{ app: FastifyInstance; cfg: Config }> {
   const cfg = loadConfig({ ...env, WIRE_PG_SCHEMA: schema, WIRE_CONFIG: '/nonexistent/subwire.config.json', LOG_LEVEL: 'silent' })
   const log = createLogger(role, cfg.logLevel)
   const started = await START[role](cfg, log)
@@ -67,7 +76,14 @@ export async function startRoleApp(t: Test, role: Role, env: Record<string, stri
   return { app: started.app, cfg }
 }
 
-const START = { writer: startWriter, reader: startReader, agents: startAgents, sweeper: startSweeper, aggregator: startAggregator, identity: startIdentity }
+const START = {
+  writer: startWriter,
+  reader: startReader,
+  agents: startAgents,
+  sweeper: startSweeper,
+  aggregator: startAggregator,
+  identity: startIdentity,
+}
 
 /** A schema for one test file, migrated by the writer (started first), dropped at the end. */
 export async function deploySchema(t: Test): Promise<string> {
@@ -84,7 +100,11 @@ export async function deploySchema(t: Test): Promise<string> {
  */
 export function standaloneRoleLinesUp(t: Test, rs: Resource[], deployment: string, role: Role) {
   t.test('every object validates against its schema, with no unknown field', async (t) => {
-    t.same(rs.flatMap((o) => schemaErrors(o).map((e) => `${o.kind}/${o.metadata.name}: ${e}`)), [], `${rs.length} objects valid`)
+    t.same(
+      rs.flatMap((o) => schemaErrors(o).map((e) => `${o.kind}/${o.metadata.name}: ${e}`)),
+      [],
+      `${rs.length} objects valid`,
+    )
     t.same(unknownFieldErrors(rs.map((obj) => ({ label: `${obj.kind}/${obj.metadata.name}`, obj }))), [])
     t.same(rs.map((o) => o.kind).sort(), ['ConfigMap', 'Deployment', 'HorizontalPodAutoscaler', 'PodDisruptionBudget', 'Service'])
   })
@@ -102,7 +122,11 @@ export function standaloneRoleLinesUp(t: Test, rs: Resource[], deployment: strin
     t.ok(hpa.minReplicas >= 2, 'two at least')
     const env = containerEnv(rs, deployment)
     const known = new Set(settingNames())
-    t.same(Object.keys(env).filter((k) => !known.has(k)), [], 'every variable is a real setting')
+    t.same(
+      Object.keys(env).filter((k) => !known.has(k)),
+      [],
+      'every variable is a real setting',
+    )
     return { d, c, env }
   }
 }

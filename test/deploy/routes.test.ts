@@ -27,7 +27,11 @@ t.test('the route matcher follows the Gateway API precedence (on a made-up route
   t.equal(to('POST', '/api/y'), 'api', 'a longer prefix beats a method match')
   t.equal(to('GET', '/apix'), 'any', 'prefixes match whole path elements')
   t.equal(to('DELETE', '/api/x'), 'exact', 'an exact path beats everything')
-  t.equal(route({ rules: [{ matches: [{ method: 'GET', path: { type: 'Exact', value: '/a' } }], backendRefs: [{ name: 'a' }] }] }, 'GET', '/b'), null, 'nothing matches: 404')
+  t.equal(
+    route({ rules: [{ matches: [{ method: 'GET', path: { type: 'Exact', value: '/a' } }], backendRefs: [{ name: 'a' }] }] }, 'GET', '/b'),
+    null,
+    'nothing matches: 404',
+  )
 })
 
 t.test("the HTTPRoute's intent, request by request", async (t) => {
@@ -88,13 +92,22 @@ t.test('every route of the writer, reader and agents apps reaches a role that se
       if (r.url === '*') continue // CORS preflights: every app answers them
       const to = route(ROUTE, r.method, concrete(r.url))
       const target = to && backendRole[to.backends[0]!]
-      t.ok(target && apps[target].hasRoute({ method: r.method as 'GET', url: r.url }), `${role} ${r.method} ${r.url} → ${to?.backends.join(',') ?? '404'}`)
+      t.ok(
+        target && apps[target].hasRoute({ method: r.method as 'GET', url: r.url }),
+        `${role} ${r.method} ${r.url} → ${to?.backends.join(',') ?? '404'}`,
+      )
       checked++
     }
   }
   t.ok(checked > 40, `${checked} routes checked`)
-  t.ok(routes.agents.some((r) => r.method === 'GET' && r.url === '/.well-known/agent-card.json'), 'the agent card is an agents route')
-  t.notOk([...routes.reader, ...routes.writer].some((r) => r.url === '/.well-known/agent-card.json' || r.url === '/mcp'), 'and neither readers nor writers serve the agent surfaces')
+  t.ok(
+    routes.agents.some((r) => r.method === 'GET' && r.url === '/.well-known/agent-card.json'),
+    'the agent card is an agents route',
+  )
+  t.notOk(
+    [...routes.reader, ...routes.writer].some((r) => r.url === '/.well-known/agent-card.json' || r.url === '/mcp'),
+    'and neither readers nor writers serve the agent surfaces',
+  )
 
   for (const d of byKind(rs, 'Deployment')) {
     const c = containersOf(d)[0]

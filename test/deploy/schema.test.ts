@@ -3,7 +3,18 @@ import { tmpdir } from 'node:os'
 import { join, relative, resolve } from 'node:path'
 import t, { type Test } from 'tap'
 import { render } from './render.js'
-import { BASE_DIR, EXAMPLES_DIR, find, isKustomization, K8S_DIR, LARGE_DIR, loadYaml, manifestFiles, OVERLAY_DIR, type Resource } from './support.js'
+import {
+  BASE_DIR,
+  EXAMPLES_DIR,
+  find,
+  isKustomization,
+  K8S_DIR,
+  LARGE_DIR,
+  loadYaml,
+  manifestFiles,
+  OVERLAY_DIR,
+  type Resource,
+} from './support.js'
 import { schemaErrors, unknownFieldErrors } from './validate.js'
 
 // Every manifest in deploy/k8s parses and validates against the Kubernetes, Gateway API and
@@ -61,14 +72,27 @@ t.test('the rendered base, the example overlay and the examples validate against
   }
   t.same(unknownFieldErrors(all), [], `${all.length} objects: no field the API does not have`)
   const kinds = new Set(all.map(({ obj }) => `${obj.apiVersion} ${obj.kind}`))
-  for (const k of ['apps/v1 Deployment', 'v1 Service', 'v1 ConfigMap', 'v1 Secret', 'gateway.networking.k8s.io/v1 HTTPRoute', 'autoscaling/v2 HorizontalPodAutoscaler', 'policy/v1 PodDisruptionBudget', 'monitoring.coreos.com/v1 PodMonitor', 'monitoring.coreos.com/v1 PrometheusRule'])
+  for (const k of [
+    'apps/v1 Deployment',
+    'v1 Service',
+    'v1 ConfigMap',
+    'v1 Secret',
+    'gateway.networking.k8s.io/v1 HTTPRoute',
+    'autoscaling/v2 HorizontalPodAutoscaler',
+    'policy/v1 PodDisruptionBudget',
+    'monitoring.coreos.com/v1 PodMonitor',
+    'monitoring.coreos.com/v1 PrometheusRule',
+  ])
     t.ok(kinds.has(k), `validated a ${k}`)
 })
 
 t.test('the custom-metric HPA example adds wire_waiting_pollers next to CPU', async (t) => {
   const hpa = find(renderWithPollersPatch(t), 'HorizontalPodAutoscaler', 'wire-reader').spec
   t.match(hpa, { scaleTargetRef: { name: 'wire-reader' }, maxReplicas: 20 }, 'the overlay still applies')
-  t.match(hpa.metrics, [{ type: 'Resource', resource: { name: 'cpu' } }, { type: 'Pods', pods: { metric: { name: 'wire_waiting_pollers' } } }])
+  t.match(hpa.metrics, [
+    { type: 'Resource', resource: { name: 'cpu' } },
+    { type: 'Pods', pods: { metric: { name: 'wire_waiting_pollers' } } },
+  ])
 })
 
 t.test('the checks catch what they are for (negative controls)', async (t) => {
@@ -76,7 +100,14 @@ t.test('the checks catch what they are for (negative controls)', async (t) => {
   const writer = structuredClone(find(base, 'Deployment', 'wire-writer'))
   const c = writer.spec.template.spec.containers[0]
   c.livenesProbe = c.livenessProbe // a typo kubectl would refuse
-  t.match(unknownFieldErrors([{ label: 'ok', obj: find(base, 'Service', 'wire-writer') }, { label: 'typo', obj: writer }]).join('\n'), /^typo: .*livenesProbe/m, 'an unknown field is reported, on its object')
+  t.match(
+    unknownFieldErrors([
+      { label: 'ok', obj: find(base, 'Service', 'wire-writer') },
+      { label: 'typo', obj: writer },
+    ]).join('\n'),
+    /^typo: .*livenesProbe/m,
+    'an unknown field is reported, on its object',
+  )
   const badPort = structuredClone(find(base, 'Deployment', 'wire-writer'))
   badPort.spec.template.spec.containers[0].ports[0].containerPort = '4000'
   t.match(schemaErrors(badPort).join('\n'), /containerPort must be integer/, 'a wrong type is reported')
@@ -86,6 +117,9 @@ t.test('the checks catch what they are for (negative controls)', async (t) => {
   const hpa = structuredClone(find(base, 'HorizontalPodAutoscaler', 'wire-reader'))
   delete hpa.spec.maxReplicas
   t.match(schemaErrors(hpa).join('\n'), /maxReplicas/, 'a missing required field')
-  t.match(schemaErrors({ apiVersion: 'v1', kind: 'Nope', metadata: { name: 'x' } }).join(''), /no schema/, 'an unknown kind is not waved through')
+  t.match(
+    schemaErrors({ apiVersion: 'v1', kind: 'Nope', metadata: { name: 'x' } }).join(''),
+    /no schema/,
+    'an unknown kind is not waved through',
+  )
 })
-

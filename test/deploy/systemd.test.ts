@@ -17,7 +17,9 @@ import { SHUTDOWN_GRACE_MS } from '../../libs/shared/lifecycle.js'
 // upstreams name, with a stop timeout above Wire's own grace and room for long-poll sockets.
 
 const DIR = projectPath('deploy/systemd')
-const units = readdirSync(DIR).filter((f) => /\.(service|target)$/.test(f)).sort()
+const units = readdirSync(DIR)
+  .filter((f) => /\.(service|target)$/.test(f))
+  .sort()
 
 function analyze(args: string[]) {
   const r = spawnSync('systemd-analyze', args, { encoding: 'utf8' })
@@ -37,10 +39,18 @@ function parseUnit(text: string): Record<string, Array<[string, string]>> {
   }
   return out
 }
-const get = (u: ReturnType<typeof parseUnit>, section: string, key: string) => (u[section] ?? []).filter(([k]) => k === key).map(([, v]) => v)
+const get = (u: ReturnType<typeof parseUnit>, section: string, key: string) =>
+  (u[section] ?? []).filter(([k]) => k === key).map(([, v]) => v)
 
 t.test('systemd-analyze verify: every unit loads with no warning', async (t) => {
-  t.same(units, ['wire-agents.service', 'wire-fleet.target', 'wire-reader@.service', 'wire-sweeper.service', 'wire-writer.service', 'wire.service'])
+  t.same(units, [
+    'wire-agents.service',
+    'wire-fleet.target',
+    'wire-reader@.service',
+    'wire-sweeper.service',
+    'wire-writer.service',
+    'wire.service',
+  ])
   for (const f of units) {
     const r = analyze(['verify', '--man=no', join(DIR, f)])
     t.equal(r.code, 0, `${f}: exit 0`)
@@ -49,7 +59,10 @@ t.test('systemd-analyze verify: every unit loads with no warning', async (t) => 
   const dir = mkdtempSync(join(tmpdir(), 'wire-units-'))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
   copyFileSync(join(DIR, 'wire-writer.service'), join(dir, 'wire-writer.service'))
-  writeFileSync(join(dir, 'wire-writer.service'), readFileSync(join(dir, 'wire-writer.service'), 'utf8').replace('Restart=on-failure', 'Restart=sometimes'))
+  writeFileSync(
+    join(dir, 'wire-writer.service'),
+    readFileSync(join(dir, 'wire-writer.service'), 'utf8').replace('Restart=on-failure', 'Restart=sometimes'),
+  )
   t.match(analyze(['verify', '--man=no', join(dir, 'wire-writer.service')]).err, /restart specifier/, '(a bad line does produce a warning)')
 })
 
@@ -66,7 +79,9 @@ t.test('each unit runs a role of the manifests, as nginx expects, and stops grac
   const maxConnections = loadConfig({}).http.maxConnections
   const manifestRoles = new Set(byKind(render(BASE_DIR), 'Deployment').map((d) => roleOf(containersOf(d)[0])))
   const upstreamPorts = (file: string, name: string) =>
-    [...(new RegExp(`upstream ${name} \\{([^}]*)\\}`).exec(readNginx(file))?.[1] ?? '').matchAll(/server 127\.0\.0\.1:(\d+)[ ;]/g)].map((m) => Number(m[1]))
+    [...(new RegExp(`upstream ${name} \\{([^}]*)\\}`).exec(readNginx(file))?.[1] ?? '').matchAll(/server 127\.0\.0\.1:(\d+)[ ;]/g)].map(
+      (m) => Number(m[1]),
+    )
   const fleet = parseUnit(readFileSync(join(DIR, 'wire-fleet.target'), 'utf8'))
   const wanted = get(fleet, 'Unit', 'Wants').flatMap((v) => v.split(/\s+/))
   const portsOf: Record<string, number[]> = {}
@@ -79,18 +94,33 @@ t.test('each unit runs a role of the manifests, as nginx expects, and stops grac
     t.ok(role === 'server' ? f === 'wire.service' : manifestRoles.has(role as never), `${f}: runs ${role}, a role the manifests run`)
     t.same(get(u, 'Service', 'EnvironmentFile'), ['/etc/wire/wire.env'], 'the shared settings file')
     t.same(get(u, 'Service', 'Restart'), ['on-failure'], 'restarted when it fails')
-    t.ok(Number(get(u, 'Service', 'LimitNOFILE')[0]) > maxConnections + 1000, `LimitNOFILE above HTTP_MAX_CONNECTIONS (${maxConnections}) and the pools`)
+    t.ok(
+      Number(get(u, 'Service', 'LimitNOFILE')[0]) > maxConnections + 1000,
+      `LimitNOFILE above HTTP_MAX_CONNECTIONS (${maxConnections}) and the pools`,
+    )
     const stop = Number(get(u, 'Service', 'TimeoutStopSec')[0])
     t.ok(stop > graceS && stop > LIMITS.maxWaitSeconds, `TimeoutStopSec ${stop} s outlasts Wire's ${graceS} s grace and a long-poll`)
     t.same(get(u, 'Service', 'DynamicUser'), ['yes'], 'no fixed user')
-    const port = get(u, 'Service', 'Environment').map((e) => /^SERVER_PORT=(.+)$/.exec(e)?.[1]).find(Boolean)!
-    const ports = port === '%i' ? wanted.map((w) => /^wire-reader@(\d+)\.service$/.exec(w)?.[1]).filter(Boolean).map(Number) : [Number(port)]
+    const port = get(u, 'Service', 'Environment')
+      .map((e) => /^SERVER_PORT=(.+)$/.exec(e)?.[1])
+      .find(Boolean)!
+    const ports =
+      port === '%i'
+        ? wanted
+            .map((w) => /^wire-reader@(\d+)\.service$/.exec(w)?.[1])
+            .filter(Boolean)
+            .map(Number)
+        : [Number(port)]
     portsOf[role] = ports
-    if (f !== 'wire.service') t.ok(wanted.some((w) => w === f || w.startsWith(f.replace('@.service', '@'))), `${f}: wire-fleet.target wants it`)
+    if (f !== 'wire.service')
+      t.ok(
+        wanted.some((w) => w === f || w.startsWith(f.replace('@.service', '@'))),
+        `${f}: wire-fleet.target wants it`,
+      )
   }
   t.same(portsOf.writer, upstreamPorts('wire-fleet-upstreams.conf', 'wire_writers'), 'the writer listens where nginx sends writes')
   t.same(portsOf.reader, upstreamPorts('wire-fleet-upstreams.conf', 'wire_readers'), 'the readers where nginx sends reads')
-  t.same(portsOf.reader, upstreamPorts('wire-fleet-upstreams.conf', 'wire_polls'), 'and the same readers where it sends the feed\'s polls')
+  t.same(portsOf.reader, upstreamPorts('wire-fleet-upstreams.conf', 'wire_polls'), "and the same readers where it sends the feed's polls")
   t.same(portsOf.agents, upstreamPorts('wire-fleet-upstreams.conf', 'wire_agents'), 'the agents where nginx sends MCP and A2A')
   t.same(portsOf.server, upstreamPorts('wire-one.conf', 'wire'), 'the single process where wire-one.conf sends everything')
 })
@@ -103,7 +133,11 @@ t.test('wire.env.example: real settings that load, no SERVER_PORT, TRUST_PROXY f
       .map((l) => l.split(/=(.*)/s).slice(0, 2) as [string, string]),
   )
   const settings = new Set(settingNames())
-  t.same(Object.keys(env).filter((k) => !settings.has(k)), [], 'every key is a setting')
+  t.same(
+    Object.keys(env).filter((k) => !settings.has(k)),
+    [],
+    'every key is a setting',
+  )
   t.notOk('SERVER_PORT' in env, 'the units set the port (an EnvironmentFile would override them)')
   t.equal(env.TRUST_PROXY, '1', 'one proxy hop: nginx')
   t.equal(loadConfig(env).http.trustProxy, 1)

@@ -33,7 +33,11 @@ const MODELS: Record<string, { model: Model; module: string; type: string }> = {
     module: 'kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler',
     type: 'IHorizontalPodAutoscaler',
   },
-  'policy/v1/PodDisruptionBudget': { model: PodDisruptionBudget, module: 'kubernetes-models/policy/v1/PodDisruptionBudget', type: 'IPodDisruptionBudget' },
+  'policy/v1/PodDisruptionBudget': {
+    model: PodDisruptionBudget,
+    module: 'kubernetes-models/policy/v1/PodDisruptionBudget',
+    type: 'IPodDisruptionBudget',
+  },
   'gateway.networking.k8s.io/v1/HTTPRoute': {
     model: HTTPRoute,
     module: '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/HTTPRoute',
@@ -95,7 +99,8 @@ export function unknownFieldErrors(objs: Array<{ label: string; obj: unknown }>)
   }
   const host = ts.createCompilerHost(options)
   const { getSourceFile, fileExists, readFile } = host
-  host.getSourceFile = (name, lang, ...rest) => (name === file ? ts.createSourceFile(name, text, lang) : getSourceFile.call(host, name, lang, ...rest))
+  host.getSourceFile = (name, lang, ...rest) =>
+    name === file ? ts.createSourceFile(name, text, lang) : getSourceFile.call(host, name, lang, ...rest)
   host.fileExists = (name) => name === file || fileExists.call(host, name)
   host.readFile = (name) => (name === file ? text : readFile.call(host, name))
   const program = ts.createProgram({ rootNames: [file], options, host })

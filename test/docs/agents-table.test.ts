@@ -7,7 +7,10 @@ import { projectPath } from '../../libs/shared/paths.js'
 // name the payload keys the viewer reads a display name from.
 
 t.test('the read_signals row names every parameter of the tool', async (t) => {
-  const row = readFileSync(projectPath('docs/agents.md'), 'utf8').split('\n').find((l) => l.startsWith('| `read_signals` |')) ?? ''
+  const row =
+    readFileSync(projectPath('docs/agents.md'), 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith('| `read_signals` |')) ?? ''
   const missing = Object.keys(readArgsShape).filter((p) => !row.includes(`\`${p}\``))
   t.same(missing, [], 'none left out')
 })
@@ -18,6 +21,10 @@ t.test('the display-name keys the viewer reads are documented where agents and p
   t.ok(keys.length >= 3, `the viewer reads ${keys.join(', ')}`)
   for (const doc of ['docs/protocol.md', 'docs/agents.md']) {
     const text = readFileSync(projectPath(doc), 'utf8')
-    t.same(keys.filter((k) => !text.includes(`\`${k}\``)), [], `${doc} names each`)
+    t.same(
+      keys.filter((k) => !text.includes(`\`${k}\``)),
+      [],
+      `${doc} names each`,
+    )
   }
 })

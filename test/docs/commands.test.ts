@@ -9,7 +9,12 @@ import { run, userEnv } from '../packages/packed.js'
 // block) of the README and docs/ that shows `npx wire` says it is about the installed packages,
 // and the checkout's own form, `npm run -s wire -- …`, works as shown.
 
-const DOCS = ['README.md', ...readdirSync(projectPath('docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)]
+const DOCS = [
+  'README.md',
+  ...readdirSync(projectPath('docs'))
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f}`),
+]
 
 t.test('`npx wire` is shown only where the packages are installed', async (t) => {
   const bare: string[] = []
@@ -17,7 +22,8 @@ t.test('`npx wire` is shown only where the packages are installed', async (t) =>
     const text = readFileSync(projectPath(file), 'utf8')
     // paragraphs, each fenced block whole
     const parts = text.split(/(```[\s\S]*?```)/).flatMap((p) => (p.startsWith('```') ? [p] : p.split(/\n\s*\n/)))
-    for (const p of parts) if (/npx wire(?!-server)\b/.test(p) && !/install/i.test(p)) bare.push(`${file}: ${p.trim().split('\n')[0]!.slice(0, 100)}`)
+    for (const p of parts)
+      if (/npx wire(?!-server)\b/.test(p) && !/install/i.test(p)) bare.push(`${file}: ${p.trim().split('\n')[0]!.slice(0, 100)}`)
   }
   t.same(bare, [], 'each says it needs the installed package')
 })

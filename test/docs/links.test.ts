@@ -20,7 +20,10 @@ const walk = (dir: string): string[] =>
     const p = join(dir, f)
     return statSync(p).isDirectory() ? walk(p) : [p]
   })
-const DOCS = [projectPath('README.md'), ...[projectPath('docs'), projectPath('bench/results')].flatMap((d) => walk(d).filter((f) => f.endsWith('.md')))]
+const DOCS = [
+  projectPath('README.md'),
+  ...[projectPath('docs'), projectPath('bench/results')].flatMap((d) => walk(d).filter((f) => f.endsWith('.md'))),
+]
 
 /** Markdown without fenced code blocks and inline code: links inside code are examples, not links. */
 const prose = (md: string) => md.replace(/^(```|~~~)[^\n]*\n[\s\S]*?^\1[^\n]*$/gm, '').replace(/`[^`\n]*`/g, '')
@@ -37,7 +40,11 @@ function anchorsOf(md: string): Set<string> {
   const out = new Set<string>()
   for (const m of md.replace(/^(```|~~~)[^\n]*\n[\s\S]*?^\1[^\n]*$/gm, '').matchAll(/^#{1,6}\s+(.+?)\s*#*\s*$/gm)) {
     const text = m[1]!.replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
-    const base = text.trim().toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, '').replace(/\s/g, '-')
+    const base = text
+      .trim()
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+      .replace(/\s/g, '-')
     const n = seen.get(base) ?? 0
     seen.set(base, n + 1)
     out.add(n ? `${base}-${n}` : base)
@@ -46,13 +53,15 @@ function anchorsOf(md: string): Set<string> {
 }
 
 t.test('the link checker reads links and anchors as GitHub does', async (t) => {
-  t.same(linksOf('[a](b.md) `[c](d.md)` <https://x.example>\n```\n[e](f.md)\n```\n[g](h.md#i "title")'), ['b.md', 'h.md#i', 'https://x.example'])
-  t.same([...anchorsOf('# Publishing: `POST /sw/signals`\n## Node.js and the toolchain\n## A\n## A\n```\n# not a heading\n```')], [
-    'publishing-post-swsignals',
-    'nodejs-and-the-toolchain',
-    'a',
-    'a-1',
+  t.same(linksOf('[a](b.md) `[c](d.md)` <https://x.example>\n```\n[e](f.md)\n```\n[g](h.md#i "title")'), [
+    'b.md',
+    'h.md#i',
+    'https://x.example',
   ])
+  t.same(
+    [...anchorsOf('# Publishing: `POST /sw/signals`\n## Node.js and the toolchain\n## A\n## A\n```\n# not a heading\n```')],
+    ['publishing-post-swsignals', 'nodejs-and-the-toolchain', 'a', 'a-1'],
+  )
 })
 
 t.test('every link in the README, docs/ and bench/results/ stays in the repository and resolves', async (t) => {
@@ -87,7 +96,8 @@ t.test('nothing points outside the repository: no ../shared, no issue numbers', 
   for (const f of sources) {
     const text = readFileSync(f, 'utf8')
     for (const [i, line] of text.split('\n').entries())
-      if (/\.\.\/shared\/|\b(ARCHITECTURE|FACTS|STYLE)\.md\b|decisions\.md|wire-v1-spec/.test(line) || /\bissue #?\d+/i.test(line)) bad.push(`${relative(root, f)}:${i + 1}: ${line.trim()}`)
+      if (/\.\.\/shared\/|\b(ARCHITECTURE|FACTS|STYLE)\.md\b|decisions\.md|wire-v1-spec/.test(line) || /\bissue #?\d+/i.test(line))
+        bad.push(`${relative(root, f)}:${i + 1}: ${line.trim()}`)
   }
   t.same(bad, [], 'README, docs, code and comments cite files in the repository')
 })
@@ -97,5 +107,9 @@ t.test("every setting the code reads is in the README's settings table", async (
   const documented = new Set([...readme.matchAll(/^\| `([A-Z][A-Z0-9_]+)` \|/gm)].map((m) => m[1]!))
   const settings = settingNames()
   t.ok(settings.length >= 25, `${settings.length} settings`)
-  t.same(settings.filter((s) => !documented.has(s)), [], 'each with its default')
+  t.same(
+    settings.filter((s) => !documented.has(s)),
+    [],
+    'each with its default',
+  )
 })

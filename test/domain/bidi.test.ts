@@ -21,7 +21,11 @@ t.test('a $type or tag holding a bidirectional control is invalid_request', asyn
     t.equal(invalidOf({ $type: `offer${c}evil` }), 'invalid_request', `$type with U+${c.codePointAt(0)!.toString(16)}`)
     t.equal(invalidOf({ $type: 'offer', $tags: [`ok`, `x${c}`] }), 'invalid_request', `a tag with U+${c.codePointAt(0)!.toString(16)}`)
   }
-  t.equal(invalidOf({ $type: 'offer', $tags: ['café', '👩‍💻', 'שלום'] }), null, 'other text, right-to-left scripts and emoji sequences are fine')
+  t.equal(
+    invalidOf({ $type: 'offer', $tags: ['café', '👩‍💻', 'שלום'] }),
+    null,
+    'other text, right-to-left scripts and emoji sequences are fine',
+  )
 })
 
 t.test('identity names lose bidirectional controls', async (t) => {

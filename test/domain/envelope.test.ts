@@ -80,7 +80,17 @@ t.test('the payload is kept verbatim', async (t) => {
 
 t.test('$type', async (t) => {
   t.test('is required and must be a non-empty string', async (t) => {
-    for (const body of ['{}', '{"text":"hi"}', '{"$type":""}', '{"$type":"   "}', '{"$type":5}', '{"$type":null}', '{"$type":["x"]}', '{"$type":{}}', '{"$type":true}'])
+    for (const body of [
+      '{}',
+      '{"text":"hi"}',
+      '{"$type":""}',
+      '{"$type":"   "}',
+      '{"$type":5}',
+      '{"$type":null}',
+      '{"$type":["x"]}',
+      '{"$type":{}}',
+      '{"$type":true}',
+    ])
       refuses(t, () => parse(body), 'invalid_request', undefined, /\$type/)
   })
   t.test('is trimmed and keeps its case', async (t) => {
@@ -155,7 +165,12 @@ t.test('$refId', async (t) => {
     for (const ref of [5, true, ['x'], { id: 'x' }]) refuses(t, () => obj({ $type: 'broadcast', $refId: ref }), 'invalid_request')
   })
   t.test('a reply without one is reply_requires_ref', async (t) => {
-    for (const body of ['{"$type":"reply"}', '{"$type":"reply","$refId":""}', '{"$type":"reply","$refId":"  "}', '{"$type":"reply","$refId":null}'])
+    for (const body of [
+      '{"$type":"reply"}',
+      '{"$type":"reply","$refId":""}',
+      '{"$type":"reply","$refId":"  "}',
+      '{"$type":"reply","$refId":null}',
+    ])
       refuses(t, () => parse(body), 'reply_requires_ref')
     refuses(t, () => parse('{"$type":" reply "}'), 'reply_requires_ref')
   })
@@ -169,7 +184,10 @@ t.test('payload size', async (t) => {
     t.equal(Buffer.byteLength(env.payloadText), 16384)
   })
   t.test('16385 bytes are payload_too_large with details', async (t) => {
-    refuses(t, () => obj({ $type: 'x', t: 'a'.repeat(16385 - frame) }), 'payload_too_large', { maxPayloadBytes: 16384, payloadBytes: 16385 })
+    refuses(t, () => obj({ $type: 'x', t: 'a'.repeat(16385 - frame) }), 'payload_too_large', {
+      maxPayloadBytes: 16384,
+      payloadBytes: 16385,
+    })
   })
   t.test('bytes are counted in UTF-8, not characters', async (t) => {
     // 'é' is one UTF-16 unit and two UTF-8 bytes: 9000 characters, 18000 bytes
@@ -217,11 +235,23 @@ t.test('the body must be one storable JSON object', async (t) => {
       refuses(t, () => parse(body), 'invalid_request')
   })
   t.test('NUL characters in values or keys are invalid_request', async (t) => {
-    for (const body of ['{"$type":"x","t":"a\\u0000b"}', '{"$type":"x","a\\u0000":1}', '{"$type":"x\\u0000"}', '{"$type":"x","$tags":["a\\u0000"]}', '{"$type":"x","a":{"b\\u0000":[1]}}'])
+    for (const body of [
+      '{"$type":"x","t":"a\\u0000b"}',
+      '{"$type":"x","a\\u0000":1}',
+      '{"$type":"x\\u0000"}',
+      '{"$type":"x","$tags":["a\\u0000"]}',
+      '{"$type":"x","a":{"b\\u0000":[1]}}',
+    ])
       refuses(t, () => parse(body), 'invalid_request', undefined, /NUL/)
   })
   t.test('lone surrogates are invalid_request; a valid pair is kept', async (t) => {
-    for (const body of ['{"$type":"x","t":"\\ud800"}', '{"$type":"x","t":"\\udc00x"}', '{"$type":"x","\\ud800":1}', '{"$type":"\\ud83d"}', '{"$type":"x","a":["\\udfff"]}'])
+    for (const body of [
+      '{"$type":"x","t":"\\ud800"}',
+      '{"$type":"x","t":"\\udc00x"}',
+      '{"$type":"x","\\ud800":1}',
+      '{"$type":"\\ud83d"}',
+      '{"$type":"x","a":["\\udfff"]}',
+    ])
       refuses(t, () => parse(body), 'invalid_request', undefined, /surrogate/)
     t.equal(parse('{"$type":"x","t":"\\ud83d\\udd25"}').payloadText, '{"$type":"x","t":"\\ud83d\\udd25","$tags":[]}')
   })
@@ -260,7 +290,8 @@ t.test('signal ids', async (t) => {
   })
   t.test('isSignalId accepts exactly that shape', async (t) => {
     t.ok(isSignalId('aZ09aZ09aZ09aZ09aZ09'))
-    for (const s of ['', 'a'.repeat(19), 'a'.repeat(21), `${'a'.repeat(19)}-`, `${'a'.repeat(19)}é`, ` ${'a'.repeat(20)}`]) t.notOk(isSignalId(s), s)
+    for (const s of ['', 'a'.repeat(19), 'a'.repeat(21), `${'a'.repeat(19)}-`, `${'a'.repeat(19)}é`, ` ${'a'.repeat(20)}`])
+      t.notOk(isSignalId(s), s)
   })
   t.test('a raw id or a sw:// URI of this board is resolved to the id', async (t) => {
     const id = 'AbCdEfGhIjKlMnOpQrSt'
@@ -270,15 +301,39 @@ t.test('signal ids', async (t) => {
     t.equal(parseSignalRef(`sw://BOARD.Example:443/signals/${id}`, 'board.example:443'), id, 'the authority is case-insensitive')
   })
   t.test('a URI of another board is invalid_request', async (t) => {
-    refuses(t, () => parseSignalRef('sw://other.example/signals/AbCdEfGhIjKlMnOpQrSt', 'board.example'), 'invalid_request', undefined, /another board/)
+    refuses(
+      t,
+      () => parseSignalRef('sw://other.example/signals/AbCdEfGhIjKlMnOpQrSt', 'board.example'),
+      'invalid_request',
+      undefined,
+      /another board/,
+    )
     refuses(t, () => parseSignalRef('sw://board.example:444/signals/AbCdEfGhIjKlMnOpQrSt', 'board.example:443'), 'invalid_request')
   })
   t.test('anything else is invalid_request', async (t) => {
-    for (const ref of ['hello', 'AbCdEfGhIjKlMnOpQrS', 'sw://board.example/signals/short', 'sw://board.example/identities/AbCdEfGhIjKlMnOpQrSt', 'https://board.example/signals/AbCdEfGhIjKlMnOpQrSt', 'sw://board.example/signals/AbCdEfGhIjKlMnOpQrSt/x', ''])
+    for (const ref of [
+      'hello',
+      'AbCdEfGhIjKlMnOpQrS',
+      'sw://board.example/signals/short',
+      'sw://board.example/identities/AbCdEfGhIjKlMnOpQrSt',
+      'https://board.example/signals/AbCdEfGhIjKlMnOpQrSt',
+      'sw://board.example/signals/AbCdEfGhIjKlMnOpQrSt/x',
+      '',
+    ])
       refuses(t, () => parseSignalRef(ref, 'board.example'), 'invalid_request')
   })
 })
 
 t.test('the limits are the spec values', async (t) => {
-  t.match(LIMITS, { ttlMin: 10, ttlMax: 86400, maxPayloadBytes: 16384, maxLimit: 100, maxTags: 16, maxTagLength: 64, maxWaitSeconds: 25, maxBodyBytes: 65536, minLocalTokenLength: 8 })
+  t.match(LIMITS, {
+    ttlMin: 10,
+    ttlMax: 86400,
+    maxPayloadBytes: 16384,
+    maxLimit: 100,
+    maxTags: 16,
+    maxTagLength: 64,
+    maxWaitSeconds: 25,
+    maxBodyBytes: 65536,
+    minLocalTokenLength: 8,
+  })
 })

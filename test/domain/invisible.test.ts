@@ -4,7 +4,10 @@ import { hasInvisible, parseEnvelope, WireError } from '../../libs/shared/domain
 // Invisible characters make a `$type` or tag that reads as another (`broad\u200bcast` shows as
 // `broadcast` and never matches it); they are refused as the bidirectional controls are.
 
-const HIDDEN = [0x200b, 0x200c, 0x200d, 0xfeff, 0x00ad, 0x034f, 0x2060, 0x2061, 0x2062, 0x2063, 0x2064, 0x180e, 0x206a, 0x206f, 0x115f, 0x1160, 0x3164, 0xffa0, 0xfff9, 0x1d173, 0xe0041, 0xe007f]
+const HIDDEN = [
+  0x200b, 0x200c, 0x200d, 0xfeff, 0x00ad, 0x034f, 0x2060, 0x2061, 0x2062, 0x2063, 0x2064, 0x180e, 0x206a, 0x206f, 0x115f, 0x1160, 0x3164,
+  0xffa0, 0xfff9, 0x1d173, 0xe0041, 0xe007f,
+]
 
 const codeOf = (body: object) => {
   try {
@@ -22,7 +25,8 @@ t.test('a $type or tag holding an invisible character is invalid_request', async
     t.equal(codeOf({ $type: `broad${ch}cast` }), 'invalid_request', `$type with ${hex(c)}`)
     t.equal(codeOf({ $type: 'broadcast', $tags: ['ok', `x${ch}y`] }), 'invalid_request', `a tag with ${hex(c)}`)
     // at the ends: refused, or (U+FEFF, which JavaScript trims as white space) trimmed away
-    if (c === 0xfeff) t.equal(parseEnvelope(JSON.stringify({ $type: `${ch}broadcast${ch}` }), 60).type, 'broadcast', `${hex(c)} at both ends is trimmed`)
+    if (c === 0xfeff)
+      t.equal(parseEnvelope(JSON.stringify({ $type: `${ch}broadcast${ch}` }), 60).type, 'broadcast', `${hex(c)} at both ends is trimmed`)
     else t.equal(codeOf({ $type: `${ch}broadcast${ch}` }), 'invalid_request', `$type with ${hex(c)} at both ends`)
   }
 })

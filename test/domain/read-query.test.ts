@@ -1,5 +1,15 @@
 import t, { type Test } from 'tap'
-import { matchesFilter, PAGE_SOURCE_NAMES, parseReadQuery, parseSince, READ_FILTERS, servedBy, WireError, type ReadFilter, type Signal } from '../../libs/shared/domain/index.js'
+import {
+  matchesFilter,
+  PAGE_SOURCE_NAMES,
+  parseReadQuery,
+  parseSince,
+  READ_FILTERS,
+  servedBy,
+  WireError,
+  type ReadFilter,
+  type Signal,
+} from '../../libs/shared/domain/index.js'
 
 // Pure functions: GET /sw/signals parameters (docs/protocol.md "Reading") and the in-memory filter.
 
@@ -48,13 +58,31 @@ t.test('cursor', async (t) => {
     t.equal(q({ cursor: '42' }).cursor, 42)
     t.equal(q({ cursor: '9007199254740991' }).cursor, Number.MAX_SAFE_INTEGER)
   })
-  t.test('empty is invalid_request, never "no cursor" (a follower whose cursor got lost must not restart at the newest page)', async (t) => {
-    refuses(t, { cursor: '' }, 'cursor is empty')
-    refuses(t, { cursor: '  ' }, 'cursor is empty')
-    t.equal(q({}).cursor, null, 'leaving it out is the newest page')
-  })
+  t.test(
+    'empty is invalid_request, never "no cursor" (a follower whose cursor got lost must not restart at the newest page)',
+    async (t) => {
+      refuses(t, { cursor: '' }, 'cursor is empty')
+      refuses(t, { cursor: '  ' }, 'cursor is empty')
+      t.equal(q({}).cursor, null, 'leaving it out is the newest page')
+    },
+  )
   t.test('anything else is invalid_request', async (t) => {
-    for (const cursor of ['-1', 'abc', '1.5', '1e3', ' 1', '1 ', '0x10', '+1', '99999999999999999', '9007199254740993', 'NaN', 'Infinity', '１', ['1', '2']])
+    for (const cursor of [
+      '-1',
+      'abc',
+      '1.5',
+      '1e3',
+      ' 1',
+      '1 ',
+      '0x10',
+      '+1',
+      '99999999999999999',
+      '9007199254740993',
+      'NaN',
+      'Infinity',
+      '１',
+      ['1', '2'],
+    ])
       refuses(t, { cursor }, 'cursor')
   })
 })
@@ -168,7 +196,22 @@ t.test('since', async (t) => {
     t.equal(q({ since: '1969-12-31T23:59:59Z' }).sinceMs, 0)
   })
   t.test('anything else is invalid_request', async (t) => {
-    for (const since of ['yesterday', '15x', '1w', '-5', '-5m', 'm', '2030-13-45', '2030-06-15T25:00:00Z', '30/06/2030', 'now', 'NaN', '1e9', '0x10', ['1h', '2h']])
+    for (const since of [
+      'yesterday',
+      '15x',
+      '1w',
+      '-5',
+      '-5m',
+      'm',
+      '2030-13-45',
+      '2030-06-15T25:00:00Z',
+      '30/06/2030',
+      'now',
+      'NaN',
+      '1e9',
+      '0x10',
+      ['1h', '2h'],
+    ])
       refuses(t, { since }, 'since')
   })
 })
@@ -262,7 +305,11 @@ t.test('which page sources serve a filter comes from READ_FILTERS, not a list ke
     for (const f of READ_FILTERS) {
       const read = q(setting[f.key]!)
       t.ok((f.set as (v: unknown) => boolean)(read[f.key]), `${f.param} is set by ${JSON.stringify(setting[f.key])}`)
-      t.equal(serves(read), f.sources[source], `${f.param}: ${source} ${f.sources[source] ? 'serves' : 'does not serve'} it, as its row says`)
+      t.equal(
+        serves(read),
+        f.sources[source],
+        `${f.param}: ${source} ${f.sources[source] ? 'serves' : 'does not serve'} it, as its row says`,
+      )
     }
   }
   t.same(
@@ -270,8 +317,15 @@ t.test('which page sources serve a filter comes from READ_FILTERS, not a list ke
     ['tags', 'includeExpired'],
     'the chunk cache indexes tags and expiry only',
   )
-  t.ok(READ_FILTERS.every((f) => f.sources.database), 'the database, the source asked last, answers every filter')
-  t.ok(READ_FILTERS.every((f) => f.sources.tail), 'the tail matches every filter in memory (one it could not would make each wake-up of its waiters a database read)')
-  for (const f of READ_FILTERS) t.same(Object.keys(f.sources).sort(), [...PAGE_SOURCE_NAMES].sort(), `${f.param} says for every source, and for no other`)
+  t.ok(
+    READ_FILTERS.every((f) => f.sources.database),
+    'the database, the source asked last, answers every filter',
+  )
+  t.ok(
+    READ_FILTERS.every((f) => f.sources.tail),
+    'the tail matches every filter in memory (one it could not would make each wake-up of its waiters a database read)',
+  )
+  for (const f of READ_FILTERS)
+    t.same(Object.keys(f.sources).sort(), [...PAGE_SOURCE_NAMES].sort(), `${f.param} says for every source, and for no other`)
   t.throws(() => servedBy('redis' as never), /no column/, 'a source no filter has said anything about is refused')
 })

@@ -13,7 +13,12 @@ t.setTimeout(120_000)
 t.test('SIGKILL while publishing on the embedded database: every acknowledged signal survives the restart', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'wire-crash-'))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
-  const env: Record<string, string | undefined> = { ...process.env, LOG_LEVEL: 'info', WIRE_CONFIG: '/nonexistent/board.json', WIRE_DATA_DIR: dir }
+  const env: Record<string, string | undefined> = {
+    ...process.env,
+    LOG_LEVEL: 'info',
+    WIRE_CONFIG: '/nonexistent/board.json',
+    WIRE_DATA_DIR: dir,
+  }
   for (const k of ['DATABASE_URL', 'REDIS_URL', 'DATABASE_REPLICA_URL', 'IDENTITY_URL']) delete env[k]
   const port = await freePort()
   env.SERVER_PORT = String(port)

@@ -13,7 +13,14 @@ import { freePort, startProcess } from '../helpers/process.js'
 execFileSync(process.execPath, [projectPath('scripts/build.mjs')], { stdio: 'inherit' })
 
 const env = (port: number, dataDir: string) => {
-  const e: Record<string, string | undefined> = { ...process.env, SERVER_PORT: String(port), SERVER_HOST: '127.0.0.1', WIRE_DATA_DIR: dataDir, LOG_LEVEL: 'info', WIRE_CONFIG: '/nonexistent/board.json' }
+  const e: Record<string, string | undefined> = {
+    ...process.env,
+    SERVER_PORT: String(port),
+    SERVER_HOST: '127.0.0.1',
+    WIRE_DATA_DIR: dataDir,
+    LOG_LEVEL: 'info',
+    WIRE_CONFIG: '/nonexistent/board.json',
+  }
   for (const k of ['DATABASE_URL', 'REDIS_URL', 'IDENTITY_URL']) delete e[k]
   return e
 }
@@ -34,7 +41,10 @@ t.test('a busy port: one line naming SERVER_PORT, exit 1, no stack trace', async
   const p = await server(port, join(tempDir(), 'data'), /already in use/)
   const end = await p.exited
   t.equal(end.code, 1, 'exit code 1')
-  const line = p.output().split('\n').find((l) => l.includes('already in use'))!
+  const line = p
+    .output()
+    .split('\n')
+    .find((l) => l.includes('already in use'))!
   t.match(line, new RegExp(`^wire: port ${port} on 127\\.0\\.0\\.1 is already in use: .*set SERVER_PORT to a free port$`))
   t.notMatch(p.output(), /\n\s+at /, 'no stack trace')
   t.notMatch(p.output(), /"level":60/, 'no fatal log line')
@@ -46,7 +56,10 @@ t.test('a second process on the same embedded database directory stops with a on
   const second = await server(await freePort(), dir, /is in use by process/)
   const end = await second.exited
   t.equal(end.code, 1, 'the second exits 1')
-  t.match(second.output(), new RegExp(`^wire: the embedded database in ${dir} is in use by process ${first.child.pid}: .*WIRE_DATA_DIR`, 'm'))
+  t.match(
+    second.output(),
+    new RegExp(`^wire: the embedded database in ${dir} is in use by process ${first.child.pid}: .*WIRE_DATA_DIR`, 'm'),
+  )
   t.notMatch(second.output(), /\n\s+at /, 'no stack trace')
 
   first.signal('SIGTERM')

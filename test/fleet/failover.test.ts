@@ -15,7 +15,16 @@ t.setTimeout(240_000)
 async function drill(t: Test, mode: 'sync' | 'async', ports: [number, number]) {
   const cleanup = new Cleanup()
   t.teardown(() => cleanup.run())
-  const r = await failoverDrill(cleanup, { mode, ports, publishers: 16, perSecond: 8, beforeMs: 4000, afterMs: 4000, lagMs: 1500, note: (l) => t.comment(l) })
+  const r = await failoverDrill(cleanup, {
+    mode,
+    ports,
+    publishers: 16,
+    perSecond: 8,
+    beforeMs: 4000,
+    afterMs: 4000,
+    lagMs: 1500,
+    note: (l) => t.comment(l),
+  })
   t.comment(JSON.stringify({ ...r, results: undefined }))
   for (const f of r.results) if (f.errors) t.comment(`${f.name}: ${JSON.stringify(f.errorKinds)}`)
   return r
@@ -23,9 +32,16 @@ async function drill(t: Test, mode: 'sync' | 'async', ports: [number, number]) {
 
 const common = (t: Test, r: DrillResult) => {
   t.ok(r.acknowledged > 200, `${r.acknowledged} of ${r.attempted} publishes acknowledged`)
-  t.same(Object.keys(r.statuses).filter((s) => s !== '200' && s !== '503'), [], `publishes answer 200 or 503 only, never a 500 or a hang: ${JSON.stringify(r.statuses)}`)
+  t.same(
+    Object.keys(r.statuses).filter((s) => s !== '200' && s !== '503'),
+    [],
+    `publishes answer 200 or 503 only, never a 500 or a hang: ${JSON.stringify(r.statuses)}`,
+  )
   t.equal(r.badUnavailable, 0, 'every 503 says Retry-After and whether the signal was stored (outcome)')
-  t.ok(r.outageSeconds >= 0 && r.outageSeconds < 10, `the writer reconnected by itself: publishes acknowledged again ${r.outageSeconds} s after the kill`)
+  t.ok(
+    r.outageSeconds >= 0 && r.outageSeconds < 10,
+    `the writer reconnected by itself: publishes acknowledged again ${r.outageSeconds} s after the kill`,
+  )
   t.equal(r.gaps, 0, 'no follower missed a signal the promoted board holds')
   t.equal(r.caughtUp, r.followers, `every follower caught up (${r.followers})`)
   t.ok(r.fleetAlive, 'no process of the fleet died')

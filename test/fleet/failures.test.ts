@@ -73,11 +73,23 @@ t.test('replica replay paused: no "nothing new" below a known head, no skip, del
   for (let i = 0; i < 3; i++) acked.push((await body(await publish(writer, { $type: 'broadcast', i }))).signal.id)
   const published = Date.now()
   // the wake-up has told the reader about the new head; its replica has not replayed it
-  await until(async () => (await metricOf(reader, 'wire_replica_lag_signals')) === 3, 10_000, 'the reader to know of 3 signals its replica lacks')
+  await until(
+    async () => (await metricOf(reader, 'wire_replica_lag_signals')) === 3,
+    10_000,
+    'the reader to know of 3 signals its replica lacks',
+  )
   const polled = await json(`${reader.url}/sw/signals?cursor=${cursor}&wait=0`)
-  t.same(polled.signals.map((s: { id: string }) => s.id), acked, 'a plain poll below the known head is answered (from the primary), not with "nothing new"')
+  t.same(
+    polled.signals.map((s: { id: string }) => s.id),
+    acked,
+    'a plain poll below the known head is answered (from the primary), not with "nothing new"',
+  )
   const longPoll = await waiting
-  t.same(longPoll.signals.map((s: { id: string }) => s.id), acked, 'the waiting long-poll is answered too, from the primary')
+  t.same(
+    longPoll.signals.map((s: { id: string }) => s.id),
+    acked,
+    'the waiting long-poll is answered too, from the primary',
+  )
   // before, the reader's tail only read its replica: a waiting long-poll was answered at its deadline
   t.ok(Date.now() - published < 10_000, `not at its 20 s deadline: ${Date.now() - published} ms after the publishes`)
   t.equal(await metricOf(reader, 'wire_replica_lag_signals'), 3, 'the replica is still 3 signals behind, and says so')
@@ -140,7 +152,8 @@ t.test('primary down: publishes 503 unavailable with Retry-After, nothing half-w
 
   proxy.restore()
   let after = await publish(writer, { $type: 'broadcast', text: 'after' })
-  for (let i = 0; i < 10 && after.status !== 200; i++) (await sleep(300), (after = await publish(writer, { $type: 'broadcast', text: 'after' })))
+  for (let i = 0; i < 10 && after.status !== 200; i++)
+    await sleep(300), (after = await publish(writer, { $type: 'broadcast', text: 'after' }))
   t.equal(after.status, 200, 'publishes recover when the primary is back')
   const texts = [...(await idsIn(schema))].length
   t.equal(texts, 2, 'the failed publish left nothing behind')
@@ -170,7 +183,11 @@ t.test('SIGTERM on a writer: in-flight publishes finish; every acknowledged one 
   if (!t.equal(end.code, 0, 'the writer exits cleanly')) t.comment(writer.proc.output().slice(-4000))
   t.ok(acked.length > 0, `${acked.length} publishes acknowledged before the stop (${failed} refused after)`)
   const stored = await idsIn(schema)
-  t.same(acked.filter((id) => !stored.has(id)), [], 'every acknowledged publish is committed')
+  t.same(
+    acked.filter((id) => !stored.has(id)),
+    [],
+    'every acknowledged publish is committed',
+  )
 })
 
 t.test('SIGKILL on a reader: its followers carry their cursor to another reader and miss nothing', async (t) => {

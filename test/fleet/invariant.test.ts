@@ -65,12 +65,19 @@ t.test('every follower sees every acknowledged signal, across 4 writers and 2 re
   const { rows } = await c.query<{ id: string; seq: string }>(`select id, seq from "${schema}".signals`)
   await c.end()
   const seqOf = new Map(rows.map((r) => [r.id, Number(r.seq)]))
-  t.same([...seqOf.values()].sort((a, b) => a - b), rows.map((_, i) => i + 1), 'seq is dense across all writers')
+  t.same(
+    [...seqOf.values()].sort((a, b) => a - b),
+    rows.map((_, i) => i + 1),
+    'seq is dense across all writers',
+  )
   for (const f of results) {
     t.equal(f.wentBack, 0, `${f.name}: nextCursor never went back`)
     t.equal(new Set(f.seen).size, f.seen.length, `${f.name}: no duplicates`)
     t.same([...f.seen].sort(), [...acked].sort(), `${f.name}: saw every acknowledged signal`)
     const order = f.seen.map((id) => seqOf.get(id)!)
-    t.ok(order.every((q, i) => i === 0 || q > order[i - 1]!), `${f.name}: in seq order`)
+    t.ok(
+      order.every((q, i) => i === 0 || q > order[i - 1]!),
+      `${f.name}: in seq order`,
+    )
   }
 })

@@ -15,11 +15,16 @@ t.test('replica behind and primary unreachable: reads answer 200 without skippin
   const schema = fleetSchema(t)
   const env = { DATABASE_URL: TEST_DATABASE_URL, REDIS_URL: TEST_REDIS_URL, WIRE_PG_SCHEMA: schema }
   const writer = await startRole(t, 'writer', env)
-  const reader = await startRole(t, 'reader', { ...env, DATABASE_URL: proxy.url, DATABASE_URL_DIRECT: proxy.url, DATABASE_REPLICA_URL: replica.url })
+  const reader = await startRole(t, 'reader', {
+    ...env,
+    DATABASE_URL: proxy.url,
+    DATABASE_URL_DIRECT: proxy.url,
+    DATABASE_REPLICA_URL: replica.url,
+  })
   let cursor = (await json(`${reader.url}/sw/signals`)).nextCursor as number
   const acked: Array<{ id: string; cursor: number }> = []
   const pub = async (i: number) => {
-    const body = (await (await publish(writer, { $type: "broadcast", i })).json()) as any
+    const body = (await (await publish(writer, { $type: 'broadcast', i })).json()) as any
     acked.push({ id: body.signal.id, cursor: body.cursor })
   }
   for (let i = 0; i < 2; i++) await pub(i)
@@ -32,7 +37,11 @@ t.test('replica behind and primary unreachable: reads answer 200 without skippin
   const before = await fetch(`${reader.url}/sw/signals?cursor=${cursor}&wait=1`)
   t.equal(before.status, 200, 'a read below the heads the replica has not replayed is answered, not 503')
   const page = (await before.json()) as any
-  t.same(page.signals.map((s: { id: string }) => s.id), acked.slice(0, 2).map((a) => a.id), 'with what the replica holds')
+  t.same(
+    page.signals.map((s: { id: string }) => s.id),
+    acked.slice(0, 2).map((a) => a.id),
+    'with what the replica holds',
+  )
   for (const s of page.signals) seen.push(s.id)
   cursor = page.nextCursor
   t.ok(cursor < acked[2]!.cursor, 'its cursor stops before the signals the replica has not replayed')
@@ -48,5 +57,9 @@ t.test('replica behind and primary unreachable: reads answer 200 without skippin
     cursor = next.nextCursor
     for (const s of next.signals) seen.push(s.id)
   }
-  t.same(seen, acked.map((a) => a.id), 'every signal, once, in order')
+  t.same(
+    seen,
+    acked.map((a) => a.id),
+    'every signal, once, in order',
+  )
 })

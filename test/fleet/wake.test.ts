@@ -26,7 +26,11 @@ t.test('a publish on the writer wakes long-polls on two readers at once', async 
   for (let i = 0; i < rounds; i++) {
     const cursors = await Promise.all(readers.map(async (r) => (await json(`${r.url}/sw/signals?limit=1`)).nextCursor as number))
     const polls = readers.map((r, k) => json(`${r.url}/sw/signals?cursor=${cursors[k]}&wait=10`).then((page) => ({ page, at: Date.now() })))
-    await until(async () => (await Promise.all(readers.map((r) => metricOf(r.url, WAITING)))).every((n) => n === 1), 5000, 'both polls waiting')
+    await until(
+      async () => (await Promise.all(readers.map((r) => metricOf(r.url, WAITING)))).every((n) => n === 1),
+      5000,
+      'both polls waiting',
+    )
     const t0 = Date.now()
     const res = await publish(writer, { $type: 'broadcast', round: i })
     t.equal(res.status, 200)

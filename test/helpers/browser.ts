@@ -14,7 +14,9 @@ export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
  */
 export function buildClientIfMissing(): void {
   if (existsSync(projectPath('client/dist/client/src/index.js'))) return
-  execFileSync(process.execPath, [projectPath('node_modules/typescript/bin/tsc'), '-p', projectPath('client/tsconfig.json')], { stdio: 'inherit' })
+  execFileSync(process.execPath, [projectPath('node_modules/typescript/bin/tsc'), '-p', projectPath('client/tsconfig.json')], {
+    stdio: 'inherit',
+  })
 }
 
 /** A headless Chromium for this test file, closed with it. Fails (never skips) when the browser is missing. */

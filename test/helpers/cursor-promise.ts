@@ -12,14 +12,23 @@ export async function jitterCommits(db: { query(sql: string): Promise<unknown> }
  * The cursor promise, checked against what the board stored: each follower saw every acknowledged
  * signal, none twice, in seq order. Returns the stored seqs, ascending, for further checks.
  */
-export async function everyFollowerSawAll(t: Test, db: Pick<Db, 'query'>, schema: string, acked: string[], followers: Array<{ name: string; seen: string[] }>): Promise<number[]> {
+export async function everyFollowerSawAll(
+  t: Test,
+  db: Pick<Db, 'query'>,
+  schema: string,
+  acked: string[],
+  followers: Array<{ name: string; seen: string[] }>,
+): Promise<number[]> {
   const { rows } = await db.query<{ id: string; seq: string }>(`select id, seq from "${schema}".signals`)
   const seqOf = new Map(rows.map((r) => [r.id, Number(r.seq)]))
   for (const f of followers) {
     t.equal(new Set(f.seen).size, f.seen.length, `${f.name} saw no signal twice`)
     t.same([...f.seen].sort(), [...acked].sort(), `${f.name} saw every acknowledged signal`)
     const order = f.seen.map((id) => seqOf.get(id)!)
-    t.ok(order.every((q, i) => i === 0 || q > order[i - 1]!), `${f.name} saw them in seq order`)
+    t.ok(
+      order.every((q, i) => i === 0 || q > order[i - 1]!),
+      `${f.name} saw them in seq order`,
+    )
   }
   return [...seqOf.values()].sort((a, b) => a - b)
 }

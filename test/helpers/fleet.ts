@@ -73,7 +73,14 @@ export async function startRedis(t: Test): Promise<PrivateRedis> {
   const port = await freePort()
   let proc: Proc | null = null
   const start = async () => {
-    proc = await startProcess(t, 'redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], process.env, /Ready to accept connections/, 10_000)
+    proc = await startProcess(
+      t,
+      'redis-server',
+      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      process.env,
+      /Ready to accept connections/,
+      10_000,
+    )
   }
   const stop = async () => {
     if (!proc) return
@@ -139,12 +146,28 @@ export async function startRole(t: Test, role: 'writer' | 'reader' | 'agents' | 
     projectPath('node_modules/.bin/node'),
     [projectPath(`dist/apps/${role}/main.js`)],
     // no shedding on event-loop delay unless the test sets it (as startStack: test/helpers/stack.ts)
-    { ...process.env, LOG_LEVEL: 'info', SERVER_PORT: String(port), SERVER_HOST: '127.0.0.1', WIRE_CONFIG: '/nonexistent/board.json', SHED_EVENT_LOOP_DELAY_MS: '0', ...env },
+    {
+      ...process.env,
+      LOG_LEVEL: 'info',
+      SERVER_PORT: String(port),
+      SERVER_HOST: '127.0.0.1',
+      WIRE_CONFIG: '/nonexistent/board.json',
+      SHED_EVENT_LOOP_DELAY_MS: '0',
+      ...env,
+    },
     /Server listening/,
     30_000,
   )
   const url = `http://127.0.0.1:${port}`
-  for (let i = 0; i < 100 && (await fetch(`${url}/readyz`).then((r) => r.status, () => 0)) !== 200; i++)
+  for (
+    let i = 0;
+    i < 100 &&
+    (await fetch(`${url}/readyz`).then(
+      (r) => r.status,
+      () => 0,
+    )) !== 200;
+    i++
+  )
     await new Promise((r) => setTimeout(r, 100))
   return {
     url,

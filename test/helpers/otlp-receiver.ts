@@ -25,7 +25,17 @@ const MAX_BODY = 4 * 1024 * 1024
 
 // OTLP JSON's AnyValue → a plain value (ints come as strings, per the protobuf JSON mapping)
 const anyValue = (v: any): unknown =>
-  v == null ? undefined : 'stringValue' in v ? v.stringValue : 'intValue' in v ? Number(v.intValue) : 'doubleValue' in v ? v.doubleValue : 'boolValue' in v ? v.boolValue : v
+  v == null
+    ? undefined
+    : 'stringValue' in v
+      ? v.stringValue
+      : 'intValue' in v
+        ? Number(v.intValue)
+        : 'doubleValue' in v
+          ? v.doubleValue
+          : 'boolValue' in v
+            ? v.boolValue
+            : v
 const attrs = (list: any[] | undefined) => Object.fromEntries((list ?? []).map((a) => [a.key, anyValue(a.value)]))
 
 /**

@@ -25,7 +25,10 @@ export interface Prometheus {
 export async function startPrometheus(t: Test, targets: string[]): Promise<Prometheus> {
   const dir = mkdtempSync(join(tmpdir(), 'wire-prometheus-'))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
-  const config = { global: { scrape_interval: '1s', evaluation_interval: '1s' }, scrape_configs: [{ job_name: 'wire', static_configs: [{ targets }] }] }
+  const config = {
+    global: { scrape_interval: '1s', evaluation_interval: '1s' },
+    scrape_configs: [{ job_name: 'wire', static_configs: [{ targets }] }],
+  }
   writeFileSync(join(dir, 'prometheus.yml'), JSON.stringify(config)) // JSON is YAML
   const port = await freePort()
   const args = [
@@ -33,15 +36,25 @@ export async function startPrometheus(t: Test, targets: string[]): Promise<Prome
     `--storage.tsdb.path=${join(dir, 'data')}`,
     `--web.listen-address=127.0.0.1:${port}`,
   ]
-  if (spawnSync('prometheus', ['--version']).error) throw new Error("prometheus is not installed: apt-get install prometheus (Debian's package)")
+  if (spawnSync('prometheus', ['--version']).error)
+    throw new Error("prometheus is not installed: apt-get install prometheus (Debian's package)")
   const proc = await startProcess(t, 'prometheus', args, { PATH: process.env.PATH }, /Server is ready to receive web requests/, 30_000)
   const url = `http://127.0.0.1:${port}`
-  for (let i = 0; i < 300 && (await fetch(`${url}/-/ready`).then((r) => r.status, () => 0)) !== 200; i++) {
+  for (
+    let i = 0;
+    i < 300 &&
+    (await fetch(`${url}/-/ready`).then(
+      (r) => r.status,
+      () => 0,
+    )) !== 200;
+    i++
+  ) {
     if (proc.child.exitCode !== null) throw new Error(`prometheus exited:\n${proc.output()}`)
     await new Promise((r) => setTimeout(r, 100))
   }
   return {
     url,
-    query: async (expr) => (await fetch(`${url}/api/v1/query`, { method: 'POST', body: new URLSearchParams({ query: expr }) })).json() as never,
+    query: async (expr) =>
+      (await fetch(`${url}/api/v1/query`, { method: 'POST', body: new URLSearchParams({ query: expr }) })).json() as never,
   }
 }

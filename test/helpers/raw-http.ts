@@ -23,7 +23,8 @@ export function rawConnection(port: number) {
     socket,
     answers,
     /** Writes a GET with Host and Origin, plus `extra` header lines (each ending in \r\n). */
-    get: (path: string, extra = '') => socket.write(`GET ${path} HTTP/1.1\r\nHost: board.example\r\nOrigin: https://viewer.example\r\n${extra}\r\n`),
+    get: (path: string, extra = '') =>
+      socket.write(`GET ${path} HTTP/1.1\r\nHost: board.example\r\nOrigin: https://viewer.example\r\n${extra}\r\n`),
     write: (raw: string | Buffer) => socket.write(raw),
     get closed() {
       return closed

@@ -20,7 +20,12 @@ export async function writerOn(cfg: Config, log: Logger, infra: Infra): Promise<
   return { ...ctx, root, close: async () => (await ctx.close(), await root.close()) }
 }
 
-export async function readerOn(cfg: Config, log: Logger, infra: Infra, overrides: Omit<Overrides, 'infra'> = {}): Promise<ReaderContext & { root: AppContext }> {
+export async function readerOn(
+  cfg: Config,
+  log: Logger,
+  infra: Infra,
+  overrides: Omit<Overrides, 'infra'> = {},
+): Promise<ReaderContext & { root: AppContext }> {
   const root = await createAppContext(cfg, log, { roles: ['reader'], overrides: { ...overrides, infra } })
   const ctx = readerContext(root)
   return { ...ctx, root, close: async () => (await ctx.close(), await root.close()) }

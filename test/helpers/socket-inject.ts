@@ -21,13 +21,27 @@ export async function injectOverSockets(app: FastifyInstance): Promise<() => voi
   const port = (app.server.address() as AddressInfo).port
   const agent = new http.Agent({ keepAlive: true, maxSockets: 256 })
   const inject = app.inject.bind(app)
-  ;(app as { inject: unknown }).inject = (o: { method?: string; url: string; headers?: Record<string, string>; payload?: unknown; remoteAddress?: string }) => {
+  ;(app as { inject: unknown }).inject = (o: {
+    method?: string
+    url: string
+    headers?: Record<string, string>
+    payload?: unknown
+    remoteAddress?: string
+  }) => {
     if (o.remoteAddress !== undefined && !o.remoteAddress.startsWith('127.')) return inject(o as never)
     const body = o.payload === undefined ? undefined : typeof o.payload === 'string' ? o.payload : JSON.stringify(o.payload)
     const headers: Record<string, string> = { ...(body !== undefined && { 'content-type': 'application/json' }), ...o.headers }
     return new Promise<Answer>((resolve, reject) => {
       const req = http.request(
-        { host: '127.0.0.1', port, method: o.method ?? 'GET', path: o.url, headers, agent, ...(o.remoteAddress && { localAddress: o.remoteAddress }) },
+        {
+          host: '127.0.0.1',
+          port,
+          method: o.method ?? 'GET',
+          path: o.url,
+          headers,
+          agent,
+          ...(o.remoteAddress && { localAddress: o.remoteAddress }),
+        },
         (res) => {
           let text = ''
           res.setEncoding('utf8')

@@ -66,7 +66,11 @@ export async function startStack(t: Test, o: StackOptions = {}): Promise<Stack> 
       await infra.close()
       throw err
     })
-  const board = await startBoard(cfg, log, { overrides: { ...o.overrides, infra }, sweeper: o.sweeper ?? false, ...(o.onRoute && { onRoute: o.onRoute }) }).catch(async (err: unknown) => {
+  const board = await startBoard(cfg, log, {
+    overrides: { ...o.overrides, infra },
+    sweeper: o.sweeper ?? false,
+    ...(o.onRoute && { onRoute: o.onRoute }),
+  }).catch(async (err: unknown) => {
     await infra.close()
     throw err
   })
@@ -86,8 +90,7 @@ export async function startStack(t: Test, o: StackOptions = {}): Promise<Stack> 
     schema,
     logs,
     bearer,
-    publish: (body, token) =>
-      board.app.inject({ method: 'POST', url: '/sw/signals', headers: bearer(token), payload: body as object }),
+    publish: (body, token) => board.app.inject({ method: 'POST', url: '/sw/signals', headers: bearer(token), payload: body as object }),
     read: async (query = '') => (await board.app.inject({ url: `/sw/signals${query ? `?${query}` : ''}` })).json(),
   }
 }

@@ -17,7 +17,9 @@ async function snapshot(s: Stack, signalId: string) {
   const byId = (await s.app.inject({ url: `/sw/signals/${signalId}` })).body.replace(/"serverNow":"[^"]+"/, '')
   const feed = await s.read('limit=100&includeExpired=1')
   return {
-    signals: await q(`select seq, id, origin, type, tags, payload, ref_id, expires_at, pinned, removed_at from "${s.schema}".signals order by seq`),
+    signals: await q(
+      `select seq, id, origin, type, tags, payload, ref_id, expires_at, pinned, removed_at from "${s.schema}".signals order by seq`,
+    ),
     head: await q(`select seq from "${s.schema}".feed_head`),
     board: await q(`select name, description, allowed_signal_types from "${s.schema}".board`),
     rules: await q(`select id, rule_type, identity_id from "${s.schema}".rules order by id`),
@@ -28,16 +30,22 @@ async function snapshot(s: Stack, signalId: string) {
 
 function withTimeout<T>(p: Promise<T>, ms = 5000): Promise<T> {
   let timer: NodeJS.Timeout
-  return Promise.race([p, new Promise<T>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms)))]).finally(() =>
-    clearTimeout(timer),
-  )
+  return Promise.race([
+    p,
+    new Promise<T>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms))),
+  ]).finally(() => clearTimeout(timer))
 }
 
 t.test('bad input', async (t) => {
   const s = await startStack(t)
   const root = (await s.publish({ $type: 'request', $tags: ['keep'], text: 'keep me' }, 'bad-input-owner')).json().signal
   await s.publish({ $type: 'reply', $refId: root.id, text: 'reply' }, 'bad-input-owner')
-  const rule = await s.app.inject({ method: 'POST', url: '/sw/admin/rules', headers: ADMIN, payload: { ruleType: 'deny', identityId: 'fp_blocked' } })
+  const rule = await s.app.inject({
+    method: 'POST',
+    url: '/sw/admin/rules',
+    headers: ADMIN,
+    payload: { ruleType: 'deny', identityId: 'fp_blocked' },
+  })
   t.equal(rule.statusCode, 201)
   // re-taken only after a failed comparison, so one leak fails one assertion, not every later one
   let before = await snapshot(s, root.id)
@@ -47,7 +55,13 @@ t.test('bad input', async (t) => {
   }
 
   /** Sends `req`; asserts a JSON error with `status` and `code`, within 5 s, and nothing stored changed. */
-  const refused = async (t: Test, req: InjectOptions, status: number, code: string, name = `${req.method ?? 'GET'} ${String(req.url).slice(0, 80)}`) => {
+  const refused = async (
+    t: Test,
+    req: InjectOptions,
+    status: number,
+    code: string,
+    name = `${req.method ?? 'GET'} ${String(req.url).slice(0, 80)}`,
+  ) => {
     let res: Res
     try {
       res = await withTimeout(s.app.inject(req))
@@ -98,7 +112,21 @@ t.test('bad input', async (t) => {
   })
 
   t.test('malformed JSON is invalid_request', async (t) => {
-    for (const body of ['{"$type":', '{', '}', 'nope', "{'$type':'x'}", '{"$type":"x",}', '{"$type":"x"} trailing', '{"$type":"x"}{"$type":"y"}', '{"$type":"x\u0000"}', '\ufeff{"$type":"x"}', '{"$type":"x",\n"a":NaN}', '{"$type":"x","a":undefined}', '{"a":01}'])
+    for (const body of [
+      '{"$type":',
+      '{',
+      '}',
+      'nope',
+      "{'$type':'x'}",
+      '{"$type":"x",}',
+      '{"$type":"x"} trailing',
+      '{"$type":"x"}{"$type":"y"}',
+      '{"$type":"x\u0000"}',
+      '\ufeff{"$type":"x"}',
+      '{"$type":"x",\n"a":NaN}',
+      '{"$type":"x","a":undefined}',
+      '{"a":01}',
+    ])
       await refused(t, publish(body), 400, 'invalid_request', JSON.stringify(body))
     await refused(t, publish(''), 400, 'invalid_request', 'an empty body')
   })
@@ -110,7 +138,15 @@ t.test('bad input', async (t) => {
 
   t.test('a wrong or missing Content-Type is invalid_request', async (t) => {
     const body = '{"$type":"broadcast","text":"typed wrong"}'
-    for (const ct of ['text/plain', 'text/plain; charset=utf-8', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/xml', 'application/jsonx', 'image/png'])
+    for (const ct of [
+      'text/plain',
+      'text/plain; charset=utf-8',
+      'application/x-www-form-urlencoded',
+      'multipart/form-data; boundary=x',
+      'application/xml',
+      'application/jsonx',
+      'image/png',
+    ])
       await refused(t, publish(body, { ...s.bearer(), 'content-type': ct }), 400, 'invalid_request', ct)
     await refused(t, publish(Buffer.from(body), s.bearer()), 400, 'invalid_request', 'no Content-Type')
   })
@@ -120,9 +156,37 @@ t.test('bad input', async (t) => {
     await refused(t, publish(big), 413, 'payload_too_large', 'publish')
     await refused(t, publish(big, JSON_CT), 413, 'payload_too_large', 'publish without a token')
     await refused(t, publish('x'.repeat(1024 * 1024)), 413, 'payload_too_large', 'a megabyte of garbage')
-    await refused(t, { method: 'POST', url: '/sw/v1/signals', headers: { ...JSON_CT, ...s.bearer() }, payload: big }, 413, 'payload_too_large', 'v1 publish')
-    await refused(t, { method: 'PATCH', url: '/sw/admin/wire', headers: { ...JSON_CT, ...ADMIN }, payload: JSON.stringify({ description: 'x'.repeat(70 * 1024) }) }, 413, 'payload_too_large', 'admin PATCH')
-    await refused(t, { method: 'POST', url: '/sw/admin/rules', headers: { ...JSON_CT, ...ADMIN }, payload: JSON.stringify({ ruleType: 'deny', identityId: 'x'.repeat(70 * 1024) }) }, 413, 'payload_too_large', 'admin rules')
+    await refused(
+      t,
+      { method: 'POST', url: '/sw/v1/signals', headers: { ...JSON_CT, ...s.bearer() }, payload: big },
+      413,
+      'payload_too_large',
+      'v1 publish',
+    )
+    await refused(
+      t,
+      {
+        method: 'PATCH',
+        url: '/sw/admin/wire',
+        headers: { ...JSON_CT, ...ADMIN },
+        payload: JSON.stringify({ description: 'x'.repeat(70 * 1024) }),
+      },
+      413,
+      'payload_too_large',
+      'admin PATCH',
+    )
+    await refused(
+      t,
+      {
+        method: 'POST',
+        url: '/sw/admin/rules',
+        headers: { ...JSON_CT, ...ADMIN },
+        payload: JSON.stringify({ ruleType: 'deny', identityId: 'x'.repeat(70 * 1024) }),
+      },
+      413,
+      'payload_too_large',
+      'admin rules',
+    )
   })
 
   t.test('deep nesting is invalid_request', async (t) => {
@@ -130,7 +194,13 @@ t.test('bad input', async (t) => {
     await refused(t, publish(`{"$type":"x","d":${levels(32)}}`), 400, 'invalid_request', '33 levels')
     await refused(t, publish(`{"$type":"x","d":${'['.repeat(30000)}${']'.repeat(30000)}}`), 400, 'invalid_request', '30000 arrays')
     await refused(t, publish(`{"$type":"x","d":${levels(10000)}}`), 400, 'invalid_request', '10000 objects')
-    await refused(t, { method: 'PATCH', url: '/sw/admin/wire', headers: { ...JSON_CT, ...ADMIN }, payload: `{"name":"x","d":${levels(40)}}` }, 400, 'invalid_request', 'admin PATCH')
+    await refused(
+      t,
+      { method: 'PATCH', url: '/sw/admin/wire', headers: { ...JSON_CT, ...ADMIN }, payload: `{"name":"x","d":${levels(40)}}` },
+      400,
+      'invalid_request',
+      'admin PATCH',
+    )
   })
 
   t.test('__proto__ and constructor keys are invalid_request, top level and nested', async (t) => {
@@ -143,22 +213,75 @@ t.test('bad input', async (t) => {
       '{"$type":"x","a":{"b":{"constructor":1}}}',
     ])
       await refused(t, publish(body), 400, 'invalid_request', body)
-    await refused(t, { method: 'PATCH', url: '/sw/admin/wire', headers: { ...JSON_CT, ...ADMIN }, payload: '{"__proto__":{"name":"x"}}' }, 400, 'invalid_request', 'admin PATCH')
-    await refused(t, { method: 'POST', url: '/sw/admin/rules', headers: { ...JSON_CT, ...ADMIN }, payload: '{"ruleType":"deny","identityId":"x","constructor":{}}' }, 400, 'invalid_request', 'admin rules')
+    await refused(
+      t,
+      { method: 'PATCH', url: '/sw/admin/wire', headers: { ...JSON_CT, ...ADMIN }, payload: '{"__proto__":{"name":"x"}}' },
+      400,
+      'invalid_request',
+      'admin PATCH',
+    )
+    await refused(
+      t,
+      {
+        method: 'POST',
+        url: '/sw/admin/rules',
+        headers: { ...JSON_CT, ...ADMIN },
+        payload: '{"ruleType":"deny","identityId":"x","constructor":{}}',
+      },
+      400,
+      'invalid_request',
+      'admin rules',
+    )
     t.equal(({} as Record<string, unknown>).polluted, undefined, 'no prototype was polluted')
   })
 
   t.test('NUL characters are invalid_request, in values and in keys', async (t) => {
-    for (const body of ['{"$type":"x","t":"a\\u0000b"}', '{"$type":"x","k\\u0000":1}', '{"$type":"x\\u0000"}', '{"$type":"x","$tags":["a\\u0000"]}', '{"$type":"x","a":{"b":["\\u0000"]}}'])
+    for (const body of [
+      '{"$type":"x","t":"a\\u0000b"}',
+      '{"$type":"x","k\\u0000":1}',
+      '{"$type":"x\\u0000"}',
+      '{"$type":"x","$tags":["a\\u0000"]}',
+      '{"$type":"x","a":{"b":["\\u0000"]}}',
+    ])
       await refused(t, publish(body), 400, 'invalid_request', body)
-    await refused(t, { method: 'PATCH', url: '/sw/admin/wire', headers: { ...JSON_CT, ...ADMIN }, payload: '{"name":"a\\u0000"}' }, 400, 'invalid_request', 'admin name')
-    await refused(t, { method: 'POST', url: '/sw/admin/rules', headers: { ...JSON_CT, ...ADMIN }, payload: '{"ruleType":"deny","identityId":"fp\\u0000"}' }, 400, 'invalid_request', 'admin rule')
+    await refused(
+      t,
+      { method: 'PATCH', url: '/sw/admin/wire', headers: { ...JSON_CT, ...ADMIN }, payload: '{"name":"a\\u0000"}' },
+      400,
+      'invalid_request',
+      'admin name',
+    )
+    await refused(
+      t,
+      {
+        method: 'POST',
+        url: '/sw/admin/rules',
+        headers: { ...JSON_CT, ...ADMIN },
+        payload: '{"ruleType":"deny","identityId":"fp\\u0000"}',
+      },
+      400,
+      'invalid_request',
+      'admin rule',
+    )
   })
 
   t.test('lone surrogates are invalid_request', async (t) => {
-    for (const body of ['{"$type":"x","t":"\\ud800"}', '{"$type":"x","t":"a\\udfffb"}', '{"$type":"x","\\ud800":1}', '{"$type":"\\udbff"}', '{"$type":"x","$tags":["\\ud800"]}', '{"$type":"x","a":[["\\udc00"]]}'])
+    for (const body of [
+      '{"$type":"x","t":"\\ud800"}',
+      '{"$type":"x","t":"a\\udfffb"}',
+      '{"$type":"x","\\ud800":1}',
+      '{"$type":"\\udbff"}',
+      '{"$type":"x","$tags":["\\ud800"]}',
+      '{"$type":"x","a":[["\\udc00"]]}',
+    ])
       await refused(t, publish(body), 400, 'invalid_request', body)
-    await refused(t, { method: 'PATCH', url: '/sw/admin/wire', headers: { ...JSON_CT, ...ADMIN }, payload: '{"allowedSignalTypes":["\\ud800"]}' }, 400, 'invalid_request', 'admin types')
+    await refused(
+      t,
+      { method: 'PATCH', url: '/sw/admin/wire', headers: { ...JSON_CT, ...ADMIN }, payload: '{"allowedSignalTypes":["\\ud800"]}' },
+      400,
+      'invalid_request',
+      'admin types',
+    )
   })
 
   t.test('huge numbers are invalid_request', async (t) => {
@@ -170,9 +293,21 @@ t.test('bad input', async (t) => {
     for (const body of ['[]', '[{"$type":"x"}]', '"broadcast"', 'null', '0', '-1', 'true', 'false', '1e400'])
       await refused(t, publish(body), 400, 'invalid_request', body)
     for (const body of ['[]', '"x"', 'null', '5'])
-      await refused(t, { method: 'PATCH', url: '/sw/admin/wire', headers: { ...JSON_CT, ...ADMIN }, payload: body }, 400, 'invalid_request', `admin PATCH ${body}`)
+      await refused(
+        t,
+        { method: 'PATCH', url: '/sw/admin/wire', headers: { ...JSON_CT, ...ADMIN }, payload: body },
+        400,
+        'invalid_request',
+        `admin PATCH ${body}`,
+      )
     for (const body of ['[]', '"x"', 'null', '5', ''])
-      await refused(t, { method: 'POST', url: '/sw/admin/rules', headers: { ...JSON_CT, ...ADMIN }, payload: body }, 400, 'invalid_request', `admin rules ${body}`)
+      await refused(
+        t,
+        { method: 'POST', url: '/sw/admin/rules', headers: { ...JSON_CT, ...ADMIN }, payload: body },
+        400,
+        'invalid_request',
+        `admin rules ${body}`,
+      )
   })
 
   t.test('duplicate keys are invalid_request', async (t) => {
@@ -181,10 +316,38 @@ t.test('bad input', async (t) => {
   })
 
   t.test('odd Authorization headers are unauthorized', async (t) => {
-    const odd = ['Bearer', 'Bearer ', 'Bearer      ', 'Basic x', 'Basic YWxhZGRpbjpvcGVuc2VzYW1l', 'Bearer  a b', 'Bearer abcdefgh ijkl', `Bearer ${'x'.repeat(5000)}`, 'Bearer é', 'Bearer ñ', 'Bearerabcdefghij', 'Token abcdefghij', 'abcdefghij', '', 'Bearer short']
+    const odd = [
+      'Bearer',
+      'Bearer ',
+      'Bearer      ',
+      'Basic x',
+      'Basic YWxhZGRpbjpvcGVuc2VzYW1l',
+      'Bearer  a b',
+      'Bearer abcdefgh ijkl',
+      `Bearer ${'x'.repeat(5000)}`,
+      'Bearer é',
+      'Bearer ñ',
+      'Bearerabcdefghij',
+      'Token abcdefghij',
+      'abcdefghij',
+      '',
+      'Bearer short',
+    ]
     for (const authorization of odd) {
-      await refused(t, publish('{"$type":"broadcast"}', { ...JSON_CT, authorization }), 401, 'unauthorized', `publish with ${JSON.stringify(authorization.slice(0, 30))}`)
-      await refused(t, { url: '/sw/admin/wire', headers: { authorization } }, 401, 'unauthorized', `admin with ${JSON.stringify(authorization.slice(0, 30))}`)
+      await refused(
+        t,
+        publish('{"$type":"broadcast"}', { ...JSON_CT, authorization }),
+        401,
+        'unauthorized',
+        `publish with ${JSON.stringify(authorization.slice(0, 30))}`,
+      )
+      await refused(
+        t,
+        { url: '/sw/admin/wire', headers: { authorization } },
+        401,
+        'unauthorized',
+        `admin with ${JSON.stringify(authorization.slice(0, 30))}`,
+      )
     }
   })
 
@@ -197,7 +360,27 @@ t.test('bad input', async (t) => {
   })
 
   t.test('garbage in GET /sw/signals parameters', async (t) => {
-    const garbage = ['abc', '-1', '1.5', '1e400', '%00', 'a%00b', '%ED%A0%80', '%ZZ', '%', 'x'.repeat(5000), '%F0%9F%92%A9', '%20', '%0A', "'%20or%201=1--", '[]', '{}', 'NaN', 'Infinity', '0x10']
+    const garbage = [
+      'abc',
+      '-1',
+      '1.5',
+      '1e400',
+      '%00',
+      'a%00b',
+      '%ED%A0%80',
+      '%ZZ',
+      '%',
+      'x'.repeat(5000),
+      '%F0%9F%92%A9',
+      '%20',
+      '%0A',
+      "'%20or%201=1--",
+      '[]',
+      '{}',
+      'NaN',
+      'Infinity',
+      '0x10',
+    ]
     const strict: Record<string, string[]> = {
       cursor: ['abc', '-1', '1.5', '1e400', '%00', 'a%00b', 'x'.repeat(5000), '%F0%9F%92%A9', '%20', '[]', 'NaN', 'Infinity', '0x10'],
       limit: ['abc', '1.5', '1e400', '%00', 'x'.repeat(5000), 'NaN', '0x10'],
@@ -228,36 +411,86 @@ t.test('bad input', async (t) => {
     for (const param of ['cursor', 'limit', 'wait', 'type', 'origin', 'q', 'since', 'includeExpired'])
       await refused(t, { url: `/sw/signals?${param}=1&${param}=1` }, 400, 'invalid_request', `${param} twice`)
     await answered(t, { url: '/sw/signals?tag=a&tag=b' })
-    await refused(t, { url: `/sw/signals?${Array.from({ length: 65 }, (_, i) => `tag=t${i}`).join('&')}` }, 400, 'invalid_request', '65 tag parameters')
+    await refused(
+      t,
+      { url: `/sw/signals?${Array.from({ length: 65 }, (_, i) => `tag=t${i}`).join('&')}` },
+      400,
+      'invalid_request',
+      '65 tag parameters',
+    )
   })
 
   t.test('garbage in the parameters of the other GET routes', async (t) => {
     await refused(t, { url: '/sw/tags?q=%00' }, 400, 'invalid_request', 'tags q NUL')
     await refused(t, { url: `/sw/tags?q=${'x'.repeat(65)}` }, 400, 'invalid_request', 'tags q too long')
     await refused(t, { url: '/sw/tags?q=a&q=b' }, 400, 'invalid_request', 'tags q twice')
-    for (const limit of ['abc', '-1', '1.5', '1e400', '%00', 'x'.repeat(5000)]) await refused(t, { url: `/sw/tags?limit=${limit}` }, 400, 'invalid_request', `tags limit=${limit.slice(0, 10)}`)
-    for (const q of ['%ED%A0%80', '%ZZ', '%F0%9F%92%A9', "'%20or%201=1--", '%25', '_']) await answered(t, { url: `/sw/tags?q=${q}` }, `tags q=${q}`)
+    for (const limit of ['abc', '-1', '1.5', '1e400', '%00', 'x'.repeat(5000)])
+      await refused(t, { url: `/sw/tags?limit=${limit}` }, 400, 'invalid_request', `tags limit=${limit.slice(0, 10)}`)
+    for (const q of ['%ED%A0%80', '%ZZ', '%F0%9F%92%A9', "'%20or%201=1--", '%25', '_'])
+      await answered(t, { url: `/sw/tags?q=${q}` }, `tags q=${q}`)
     for (const p of ['bucketSeconds', 'buckets'])
-      for (const v of ['abc', '1.5', '1e400', '%00', 'x'.repeat(5000), '-1', '99999999999']) await answered(t, { url: `/sw/stats?${p}=${v}` }, `stats ${p}=${v.slice(0, 10)}`)
+      for (const v of ['abc', '1.5', '1e400', '%00', 'x'.repeat(5000), '-1', '99999999999'])
+        await answered(t, { url: `/sw/stats?${p}=${v}` }, `stats ${p}=${v.slice(0, 10)}`)
     const junk = `cursor=%00&limit=x&q=%ZZ&tag[]=1&__proto__=1&constructor=2&x=${'y'.repeat(5000)}`
-    for (const url of [`/sw/signals/${root.id}`, `/sw/signals/${root.id}/thread`, '/sw/wire', '/.well-known/wire', '/', '/healthz', '/readyz'])
+    for (const url of [
+      `/sw/signals/${root.id}`,
+      `/sw/signals/${root.id}/thread`,
+      '/sw/wire',
+      '/.well-known/wire',
+      '/',
+      '/healthz',
+      '/readyz',
+    ])
       await answered(t, { url: `${url}?${junk}` })
     for (const url of ['/sw/admin/wire', '/sw/admin/rules']) await answered(t, { url: `${url}?${junk}`, headers: ADMIN })
   })
 
   t.test('ids with odd characters are not_found', async (t) => {
-    const odd = ['..', '%2e%2e', '..%2F..%2Fetc%2Fpasswd', '%2F', '%3Cscript%3E', '%00', `${ID.slice(1)}%00`, 'a'.repeat(2000), '%F0%9F%92%A9', '%20', `${ID}%20`, "'%20or%201=1--", 'sw:', 'sw%3A%2F%2F', `sw%3A%2F%2Fother.example%2Fsignals%2F${ID}`, ID.slice(1), `${ID}A`, ID.toLowerCase()]
+    const odd = [
+      '..',
+      '%2e%2e',
+      '..%2F..%2Fetc%2Fpasswd',
+      '%2F',
+      '%3Cscript%3E',
+      '%00',
+      `${ID.slice(1)}%00`,
+      'a'.repeat(2000),
+      '%F0%9F%92%A9',
+      '%20',
+      `${ID}%20`,
+      "'%20or%201=1--",
+      'sw:',
+      'sw%3A%2F%2F',
+      `sw%3A%2F%2Fother.example%2Fsignals%2F${ID}`,
+      ID.slice(1),
+      `${ID}A`,
+      ID.toLowerCase(),
+    ]
     for (const id of odd) {
       await refused(t, { url: `/sw/signals/${id}` }, 404, 'not_found', `GET ${id.slice(0, 30)}`)
       await refused(t, { url: `/sw/signals/${id}/thread` }, 404, 'not_found', `GET ${id.slice(0, 30)}/thread`)
       await refused(t, { method: 'DELETE', url: `/sw/admin/signals/${id}`, headers: ADMIN }, 404, 'not_found', `DELETE ${id.slice(0, 30)}`)
       await refused(t, { method: 'POST', url: `/sw/admin/signals/${id}/pin`, headers: ADMIN }, 404, 'not_found', `pin ${id.slice(0, 30)}`)
-      await refused(t, { method: 'DELETE', url: `/sw/admin/rules/${id}`, headers: ADMIN }, 404, 'not_found', `DELETE rule ${id.slice(0, 30)}`)
+      await refused(
+        t,
+        { method: 'DELETE', url: `/sw/admin/rules/${id}`, headers: ADMIN },
+        404,
+        'not_found',
+        `DELETE rule ${id.slice(0, 30)}`,
+      )
     }
   })
 
   t.test('a path that is not valid percent-encoding is invalid_request', async (t) => {
-    for (const url of ['/sw/signals/%ZZ', '/sw/signals/%E0%A4%A', `/sw/signals/${ID}%`, '/sw/signals/%ED%A0%80', '/sw/signals/%ED%A0%80/thread', '/sw/admin/rules/%ZZ', '/sw/admin/signals/%ED%A0%80/pin'])
+    for (const url of [
+      '/sw/signals/%ZZ',
+      '/sw/signals/%E0%A4%A',
+      `/sw/signals/${ID}%`,
+      '/sw/signals/%ED%A0%80',
+      '/sw/signals/%ED%A0%80/thread',
+      '/sw/admin/rules/%ZZ',
+      '/sw/admin/signals/%ED%A0%80/pin',
+    ])
       await refused(t, { url, headers: ADMIN }, 400, 'invalid_request', url)
   })
 

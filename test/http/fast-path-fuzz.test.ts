@@ -32,16 +32,32 @@ function generator(seed: number) {
   const maybe = (p: number) => r() < p
   const methods = ['GET', 'GET', 'GET', 'GET', 'get', 'POST', 'HEAD', 'GET\t', ' GET', 'GE T']
   const targets = [
-    '/sw/signals', '/sw/signals', '/sw/signals?cursor=1&wait=25', '/sw/v1/signals?tag=a,b', '/sw/signals?', '/sw/signals/',
-    '/sw/signals#x', '/sw/signals;x', '//sw/signals', '/sw/%73ignals', 'http://h/sw/signals', '*', '/sw/signals?q=%00',
-    '/sw/signals?q=a b', '/sw/signals\t', '/sw/signals?x=\u00e9', '/other', `/sw/signals?${'a'.repeat(3000)}`,
+    '/sw/signals',
+    '/sw/signals',
+    '/sw/signals?cursor=1&wait=25',
+    '/sw/v1/signals?tag=a,b',
+    '/sw/signals?',
+    '/sw/signals/',
+    '/sw/signals#x',
+    '/sw/signals;x',
+    '//sw/signals',
+    '/sw/%73ignals',
+    'http://h/sw/signals',
+    '*',
+    '/sw/signals?q=%00',
+    '/sw/signals?q=a b',
+    '/sw/signals\t',
+    '/sw/signals?x=\u00e9',
+    '/other',
+    `/sw/signals?${'a'.repeat(3000)}`,
   ]
   const versions = [' HTTP/1.1', ' HTTP/1.1', ' HTTP/1.1', ' HTTP/1.0', ' HTTP/1.10', ' http/1.1', '  HTTP/1.1', ' HTTP/2.0', '']
   const eols = ['\r\n', '\r\n', '\r\n', '\r\n', '\n', '\r', '\r\r\n']
   const headers: Array<() => string> = [
     () => `Host: ${pick(['board.example', '', ' board.example ', 'a b', 'h\u0000x', 'board.example:4000'])}`,
     () => `${pick(['Host', 'host', 'HOST', 'Host ', ' Host', 'Ho st'])}: board.example`,
-    () => `Authorization: ${pick(['Bearer tok-123456', 'Bearer  tok', '  Bearer tok  ', 'Bearer \t tok', 'Basic eA==', '', 'Bearer tok\u0000'])}`,
+    () =>
+      `Authorization: ${pick(['Bearer tok-123456', 'Bearer  tok', '  Bearer tok  ', 'Bearer \t tok', 'Basic eA==', '', 'Bearer tok\u0000'])}`,
     () => `${pick(['authorization', 'AUTHORIZATION', 'Authorization '])}: Bearer x`,
     () => `Content-Length: ${pick(['0', '5', ' 0', '+0', '0, 0', '-1', 'abc', '00'])}`,
     () => `${pick(['Content-length', 'content-length ', 'Content-Length\t'])}: 0`,
@@ -141,7 +157,6 @@ t.test(`the fast path's parser agrees with node's on ${CASES} generated heads (F
     const qm = node.first?.url.indexOf('?') ?? -1
     const ok =
       (!node.error || req.close) && // after Connection: close, node refuses the probe that follows: its error is about that
-
       node.first?.method === 'GET' &&
       node.first.url.slice(0, qm < 0 ? undefined : qm) === req.path &&
       (qm < 0 ? '' : node.first.url.slice(qm + 1)) === req.query &&
@@ -150,7 +165,10 @@ t.test(`the fast path's parser agrees with node's on ${CASES} generated heads (F
       node.first.forwardedFor === req.forwardedFor &&
       (node.probeSeen || req.close) // node's message ended where the fast path's did (after Connection: close, node reads no further)
     if (ok) agreed++
-    else t.fail(`disagreement on ${JSON.stringify(bytes.subarray(0, req.length).toString('latin1'))}: fast path ${JSON.stringify(req)}, node ${JSON.stringify(node)}`)
+    else
+      t.fail(
+        `disagreement on ${JSON.stringify(bytes.subarray(0, req.length).toString('latin1'))}: fast path ${JSON.stringify(req)}, node ${JSON.stringify(node)}`,
+      )
   }
   t.ok(taken > CASES / 10, `the fast path took ${taken} of ${CASES} heads (the rest were handed over)`)
   t.equal(agreed, taken, 'node parsed every head the fast path took the same way')

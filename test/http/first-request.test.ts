@@ -38,7 +38,10 @@ const slowLoris = (socket: net.Socket) => {
   socket.once('close', () => clearInterval(drip))
 }
 
-for (const [name, env] of [['the fast path', {}], ['fastify (fast path off)', { HTTP_FAST_PATH: '0' }]] as const) {
+for (const [name, env] of [
+  ['the fast path', {}],
+  ['fastify (fast path off)', { HTTP_FAST_PATH: '0' }],
+] as const) {
   t.test(`${name}: a silent connection and a slow-loris head are closed within the headers timeout`, async (t) => {
     const port = await listening(t, env)
     const silent = await heldFor(port, () => {})

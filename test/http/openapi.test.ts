@@ -20,7 +20,12 @@ function pathItem(doc: Json, path: string): Json | undefined {
 function documentedPath(doc: Json, url: string): string | undefined {
   const path = url.split('?')[0]!
   return Object.keys(doc.paths).find((p) => {
-    const re = new RegExp(`^${p.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{id\}/g, '(?:sw://[^?]+|[^/]+)').replace(/\{\w+\}/g, '[^/]+')}$`)
+    const re = new RegExp(
+      `^${p
+        .replace(/[.*+?^$()|[\]\\]/g, '\\$&')
+        .replace(/\{id\}/g, '(?:sw://[^?]+|[^/]+)')
+        .replace(/\{\w+\}/g, '[^/]+')}$`,
+    )
     return re.test(path)
   })
 }
@@ -39,7 +44,10 @@ t.test('the document and the server agree: routes, statuses and shapes', async (
   t.same(await s.app.inject({ url: '/sw/v1/openapi.json' }).then((r) => r.json()), doc, 'the same document under /sw/v1')
 
   t.test('every served route is documented, and every documented operation is served', async (t) => {
-    t.ok(served.some((r) => r.url === '/') && served.some((r) => r.url === '/sw/signals'), `saw the routes as they were registered (${served.length})`)
+    t.ok(
+      served.some((r) => r.url === '/') && served.some((r) => r.url === '/sw/signals'),
+      `saw the routes as they were registered (${served.length})`,
+    )
     const asDoc = (url: string) => url.replace(/:(\w+)/g, '{}').replace(/\*$/, '{}')
     const docPaths = Object.keys(doc.paths).map((p) => ({ p, shape: p.replace(/\{\w+\}/g, '{}') }))
     const undocumented = served
@@ -54,7 +62,11 @@ t.test('the document and the server agree: routes, statuses and shapes', async (
       for (const m of METHODS) {
         if (!pathItem(doc, p)?.[m]) continue
         const url = p.replace(/\{\w+\}/g, 'AbCdEfGhIjKlMnOpQrSt')
-        t.ok(s.app.hasRoute({ method: m.toUpperCase() as 'GET', url: p.replace(/\{(\w+)\}/g, ':$1') }) || s.app.hasRoute({ method: m.toUpperCase() as 'GET', url: url.replace(/AbCdEfGhIjKlMnOpQrSt.*$/, '*') }), `${m.toUpperCase()} ${p} is served`)
+        t.ok(
+          s.app.hasRoute({ method: m.toUpperCase() as 'GET', url: p.replace(/\{(\w+)\}/g, ':$1') }) ||
+            s.app.hasRoute({ method: m.toUpperCase() as 'GET', url: url.replace(/AbCdEfGhIjKlMnOpQrSt.*$/, '*') }),
+          `${m.toUpperCase()} ${p} is served`,
+        )
       }
   })
 
@@ -63,7 +75,11 @@ t.test('the document and the server agree: routes, statuses and shapes', async (
     ajv.addSchema(doc, 'doc')
     const esc = (token: string) => encodeURIComponent(token.replaceAll('~', '~0').replaceAll('/', '~1'))
     const hit = new Set<string>()
-    const check = async (label: string, req: { url: string; method?: string; headers?: Record<string, string>; payload?: unknown }, expect: number) => {
+    const check = async (
+      label: string,
+      req: { url: string; method?: string; headers?: Record<string, string>; payload?: unknown },
+      expect: number,
+    ) => {
       const r = await s.app.inject(req as never)
       const method = (req.method ?? 'GET').toLowerCase()
       const path = documentedPath(doc, req.url)
@@ -86,17 +102,35 @@ t.test('the document and the server agree: routes, statuses and shapes', async (
     const bearer = { authorization: 'Bearer agent-one-token' }
     const admin = { authorization: 'Bearer admin-secret-token' }
 
-    const first = (await check('publish', { method: 'POST', url: '/sw/signals', headers: bearer, payload: { $type: 'broadcast', $tags: ['a'], text: 'hi' } }, 200)).json()
+    const first = (
+      await check(
+        'publish',
+        { method: 'POST', url: '/sw/signals', headers: bearer, payload: { $type: 'broadcast', $tags: ['a'], text: 'hi' } },
+        200,
+      )
+    ).json()
     const id = first.signal.id as string
-    await check('reply through /sw/v1', { method: 'POST', url: '/sw/v1/signals', headers: bearer, payload: { $type: 'reply', $refId: id, text: 're' } }, 200)
+    await check(
+      'reply through /sw/v1',
+      { method: 'POST', url: '/sw/v1/signals', headers: bearer, payload: { $type: 'reply', $refId: id, text: 're' } },
+      200,
+    )
     await check('publish without a token', { method: 'POST', url: '/sw/signals', payload: { $type: 'broadcast' } }, 401)
     await check('publish a reply without $refId', { method: 'POST', url: '/sw/signals', headers: bearer, payload: { $type: 'reply' } }, 400)
-    await check('publish too large', { method: 'POST', url: '/sw/signals', headers: bearer, payload: { $type: 'broadcast', text: 'x'.repeat(17_000) } }, 413)
+    await check(
+      'publish too large',
+      { method: 'POST', url: '/sw/signals', headers: bearer, payload: { $type: 'broadcast', text: 'x'.repeat(17_000) } },
+      413,
+    )
     const page = (await check('read the newest page', { url: '/sw/signals' }, 200)).json()
     await check('follow with nextCursor', { url: `/sw/signals?cursor=${page.nextCursor}&wait=0` }, 200)
     await check('a filtered read', { url: '/sw/signals?tag=a&q=hi&since=15m&limit=5&includeExpired=1' }, 200)
     const replies = (await check('direct replies (ref)', { url: `/sw/signals?ref=${id}` }, 200)).json()
-    t.same(replies.signals.map((x: { refId: string }) => x.refId), [id], 'ref: the one reply')
+    t.same(
+      replies.signals.map((x: { refId: string }) => x.refId),
+      [id],
+      'ref: the one reply',
+    )
     t.equal(typeof first.cursor, 'number', 'the publish answer carries its cursor')
     await check('a bad cursor', { url: '/sw/signals?cursor=x' }, 400)
     await check('by id', { url: `/sw/signals/${id}` }, 200)
@@ -114,19 +148,38 @@ t.test('the document and the server agree: routes, statuses and shapes', async (
     await check('admin board', { url: '/sw/admin/wire', headers: admin }, 200)
     await check('admin board, wrong token', { url: '/sw/admin/wire', headers: bearer }, 401)
     await check('admin patch', { method: 'PATCH', url: '/sw/admin/wire', headers: admin, payload: { description: 'ours' } }, 200)
-    const rule = (await check('add a rule', { method: 'POST', url: '/sw/admin/rules', headers: admin, payload: { ruleType: 'deny', identityId: 'fp_00000000000000000000' } }, 201)).json()
-    await check('add it again', { method: 'POST', url: '/sw/admin/rules', headers: admin, payload: { ruleType: 'deny', identityId: 'fp_00000000000000000000' } }, 200)
+    const rule = (
+      await check(
+        'add a rule',
+        { method: 'POST', url: '/sw/admin/rules', headers: admin, payload: { ruleType: 'deny', identityId: 'fp_00000000000000000000' } },
+        201,
+      )
+    ).json()
+    await check(
+      'add it again',
+      { method: 'POST', url: '/sw/admin/rules', headers: admin, payload: { ruleType: 'deny', identityId: 'fp_00000000000000000000' } },
+      200,
+    )
     await check('list rules', { url: '/sw/admin/rules', headers: admin }, 200)
     await check('remove the rule', { method: 'DELETE', url: `/sw/admin/rules/${rule.rule.id}`, headers: admin }, 200)
     await check('remove it again', { method: 'DELETE', url: `/sw/admin/rules/${rule.rule.id}`, headers: admin }, 404)
     await check('pin', { method: 'POST', url: `/sw/admin/signals/${id}/pin`, headers: admin }, 200)
     await check('unpin', { method: 'DELETE', url: `/sw/admin/signals/${id}/pin`, headers: admin }, 200)
     await check('remove', { method: 'DELETE', url: `/sw/admin/signals/${id}`, headers: admin }, 200)
-    const rpc = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } }
+    const rpc = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+    }
     await check('MCP', { method: 'POST', url: '/mcp', headers: { accept: 'application/json, text/event-stream' }, payload: rpc }, 200)
     await check('MCP GET', { url: '/mcp' }, 405)
     await check('MCP DELETE', { method: 'DELETE', url: '/mcp' }, 405)
-    await check('A2A', { method: 'POST', url: '/a2a', payload: { jsonrpc: '2.0', id: 1, method: 'tasks/get', params: { id: 'none' } } }, 200)
+    await check(
+      'A2A',
+      { method: 'POST', url: '/a2a', payload: { jsonrpc: '2.0', id: 1, method: 'tasks/get', params: { id: 'none' } } },
+      200,
+    )
     await check('liveness', { url: '/' }, 200)
     await check('healthz', { url: '/healthz' }, 200)
     await check('readyz', { url: '/readyz' }, 200)
@@ -135,7 +188,13 @@ t.test('the document and the server agree: routes, statuses and shapes', async (
     await check('viewer file', { url: '/view/main.js' }, 200)
     await check('not a viewer file', { url: '/view/nope.js' }, 404)
 
-    const all = Object.keys(doc.paths).filter((p) => !doc.paths[p].$ref).flatMap((p) => METHODS.filter((m) => doc.paths[p][m]).map((m) => `${m} ${p}`))
-    t.same(all.filter((o) => !hit.has(o)), [], 'every documented operation was exercised')
+    const all = Object.keys(doc.paths)
+      .filter((p) => !doc.paths[p].$ref)
+      .flatMap((p) => METHODS.filter((m) => doc.paths[p][m]).map((m) => `${m} ${p}`))
+    t.same(
+      all.filter((o) => !hit.has(o)),
+      [],
+      'every documented operation was exercised',
+    )
   })
 })

@@ -15,7 +15,9 @@ const PAD = 'x'.repeat(3000) // each request head ~3 KB: thousands of them outgr
 const REQUESTS = 3000
 
 async function floodedBoard(t: Test, env: Record<string, string>) {
-  const s = await startStack(t, { env: { READ_RATE_LIMIT_MAX: '0', LONG_POLLS_PER_ADDRESS_MAX: '0', SHED_EVENT_LOOP_DELAY_MS: '0', ...env } })
+  const s = await startStack(t, {
+    env: { READ_RATE_LIMIT_MAX: '0', LONG_POLLS_PER_ADDRESS_MAX: '0', SHED_EVENT_LOOP_DELAY_MS: '0', ...env },
+  })
   const text = 'y'.repeat(15_000)
   for (let i = 0; i < 100; i++) t.equal((await s.publish({ $type: 'broadcast', i, text })).statusCode, 200)
   await s.app.listen({ port: 0, host: '127.0.0.1' })
@@ -43,11 +45,15 @@ async function flood(port: number, path: string) {
 async function settled(count: () => number, quietMs = 600, ms = 20_000) {
   let last = count()
   let since = Date.now()
-  await until(() => {
-    const now = count()
-    if (now !== last) ((last = now), (since = Date.now()))
-    return Date.now() - since >= quietMs
-  }, ms, 'the count to settle')
+  await until(
+    () => {
+      const now = count()
+      if (now !== last) (last = now), (since = Date.now())
+      return Date.now() - since >= quietMs
+    },
+    ms,
+    'the count to settle',
+  )
   return last
 }
 
@@ -62,7 +68,7 @@ t.test('the fast path stops reading a socket whose answers back up, and holds at
   t.ok(served < 50, `answered ${served} of ${REQUESTS} pipelined reads before it stopped reading`)
   const grew = (process.memoryUsage().rss - rss0) / 2 ** 20
   t.ok(grew < 48, `RSS grew ${grew.toFixed(1)} MB (every answer: ${((REQUESTS * 1.5e6) / 2 ** 30).toFixed(1)} GB)`)
-  t.ok(socket.writableLength > 0, 'the client\'s requests stay unread')
+  t.ok(socket.writableLength > 0, "the client's requests stay unread")
   socket.destroy()
 })
 

@@ -11,7 +11,9 @@ import { until } from '../helpers/wait.js'
 // closed connection left unanswered would store it twice).
 
 async function board(t: Test, env: Record<string, string> = {}) {
-  const s = await startStack(t, { env: { PUBLISH_RATE_LIMIT_MAX: '10000', READ_RATE_LIMIT_MAX: '0', SHED_EVENT_LOOP_DELAY_MS: '0', ...env } })
+  const s = await startStack(t, {
+    env: { PUBLISH_RATE_LIMIT_MAX: '10000', READ_RATE_LIMIT_MAX: '0', SHED_EVENT_LOOP_DELAY_MS: '0', ...env },
+  })
   await s.app.listen({ port: 0, host: '127.0.0.1' })
   return { s, port: (s.app.server.address() as net.AddressInfo).port }
 }
@@ -21,7 +23,8 @@ const publishRequest = (i: number) => {
   return `POST /sw/signals HTTP/1.1\r\nHost: board.example\r\nAuthorization: Bearer agent-one-token\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`
 }
 const getRequest = (path: string, pad = '') => `GET ${path} HTTP/1.1\r\nHost: board.example\r\n${pad && `X-Pad: ${pad}\r\n`}\r\n`
-const stored = async (s: Awaited<ReturnType<typeof board>>['s']) => (await s.read('limit=100')).signals.map((x: { payload: { i: number } }) => x.payload.i)
+const stored = async (s: Awaited<ReturnType<typeof board>>['s']) =>
+  (await s.read('limit=100')).signals.map((x: { payload: { i: number } }) => x.payload.i)
 
 for (const fastPath of ['1', '0']) {
   t.test(`10 publishes pipelined in one write are all run and all answered (HTTP_FAST_PATH=${fastPath})`, async (t) => {
@@ -31,8 +34,15 @@ for (const fastPath of ['1', '0']) {
     c.write(Array.from({ length: 10 }, (_, i) => publishRequest(i)).join(''))
     await until(() => c.answers.length === 10 || c.closed, 10_000, '10 answers')
     t.same(c.answers.map(statusOf), Array(10).fill(200), 'ten answers, in order, all 200')
-    t.same(c.answers.map((a) => bodyOf(a).signal.payload.i), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9])
-    t.same((await stored(s)).sort((a: number, b: number) => a - b), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9], 'each stored once')
+    t.same(
+      c.answers.map((a) => bodyOf(a).signal.payload.i),
+      [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+    )
+    t.same(
+      (await stored(s)).sort((a: number, b: number) => a - b),
+      [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+      'each stored once',
+    )
     t.notOk(c.closed, 'the connection stays open')
   })
 
@@ -46,7 +56,10 @@ for (const fastPath of ['1', '0']) {
     await until(() => c.answers.length === 24 || c.closed, 10_000, '24 answers')
     t.equal(c.answers.length, 24, 'every request answered')
     t.same(c.answers.map(statusOf), Array(24).fill(200))
-    t.ok(c.answers.every((a, i) => (i % 2 ? 'uri' in bodyOf(a) : 'nextCursor' in bodyOf(a))), 'each its own answer, in order')
+    t.ok(
+      c.answers.every((a, i) => (i % 2 ? 'uri' in bodyOf(a) : 'nextCursor' in bodyOf(a))),
+      'each its own answer, in order',
+    )
     t.notOk(c.closed)
   })
 }
@@ -78,20 +91,27 @@ t.test('a publish waiting its turn whose body comes in a later packet is read an
   t.same(await stored(s), [99])
 })
 
-t.test('publishes past the queue: the first is refused 503 with Connection: close, none after it runs, and every one that ran is answered', async (t) => {
-  const { s, port } = await board(t, { HTTP_FAST_PATH: '0' })
-  const c = rawConnection(port)
-  t.teardown(c.end)
-  const sent = MAX_PIPELINED + MAX_QUEUED + 20 // one write of ~11 KB: one packet, parsed at once
-  c.write(Array.from({ length: sent }, (_, i) => publishRequest(i)).join(''))
-  await c.whenClosed
-  const statuses = c.answers.map(statusOf)
-  const ok = statuses.filter((x) => x === 200).length
-  t.equal(ok, MAX_PIPELINED + MAX_QUEUED, `the first ${MAX_PIPELINED + MAX_QUEUED} ran and were answered`)
-  t.same(statuses.slice(ok), [503], 'then one 503, then the connection closed')
-  const last = c.answers.at(-1)!
-  t.match(last.toString('latin1'), /\r\nconnection: close\r\n/i)
-  t.equal(bodyOf(last).error.code, 'unavailable')
-  const ids = (await stored(s)).sort((a: number, b: number) => a - b)
-  t.same(ids, Array.from({ length: ok }, (_, i) => i), 'stored: exactly the publishes answered 200, once each')
-})
+t.test(
+  'publishes past the queue: the first is refused 503 with Connection: close, none after it runs, and every one that ran is answered',
+  async (t) => {
+    const { s, port } = await board(t, { HTTP_FAST_PATH: '0' })
+    const c = rawConnection(port)
+    t.teardown(c.end)
+    const sent = MAX_PIPELINED + MAX_QUEUED + 20 // one write of ~11 KB: one packet, parsed at once
+    c.write(Array.from({ length: sent }, (_, i) => publishRequest(i)).join(''))
+    await c.whenClosed
+    const statuses = c.answers.map(statusOf)
+    const ok = statuses.filter((x) => x === 200).length
+    t.equal(ok, MAX_PIPELINED + MAX_QUEUED, `the first ${MAX_PIPELINED + MAX_QUEUED} ran and were answered`)
+    t.same(statuses.slice(ok), [503], 'then one 503, then the connection closed')
+    const last = c.answers.at(-1)!
+    t.match(last.toString('latin1'), /\r\nconnection: close\r\n/i)
+    t.equal(bodyOf(last).error.code, 'unavailable')
+    const ids = (await stored(s)).sort((a: number, b: number) => a - b)
+    t.same(
+      ids,
+      Array.from({ length: ok }, (_, i) => i),
+      'stored: exactly the publishes answered 200, once each',
+    )
+  },
+)

@@ -26,18 +26,37 @@ t.test('with its budgets spent, an address is refused at every door', async (t) 
   const started = await startIdentity(cfg, createLogger('identity', 'silent'))
   t.teardown(() => started.close())
   const call = (method: string, url: string) =>
-    started.app.inject({ method: method as 'GET', url, remoteAddress: SPENDER, headers: { 'content-type': 'application/json', authorization: 'Bearer wim_x' }, payload: method === 'GET' || method === 'HEAD' ? undefined : '{}' })
+    started.app.inject({
+      method: method as 'GET',
+      url,
+      remoteAddress: SPENDER,
+      headers: { 'content-type': 'application/json', authorization: 'Bearer wim_x' },
+      payload: method === 'GET' || method === 'HEAD' ? undefined : '{}',
+    })
   t.equal((await call('GET', '/identity/balance')).statusCode, 401, 'the one request of the window')
   t.equal((await call('POST', '/identity/verify')).statusCode, 400, 'the one verify of the window')
   const ROUTES = [
-    'POST /identity/register', 'POST /identity/verify', 'POST /identity/tokens/derive', 'POST /identity/tokens/rotate', 'GET /identity/balance',
-    'POST /bits/transfer', 'PUT /identity/card', 'GET /identities/x/card', 'GET /.well-known/oauth-authorization-server', 'GET /metrics',
-    'POST /admin/accounts', 'POST /admin/accounts/x/credential', 'GET /accounts/identities', 'POST /accounts/identities', 'POST /accounts/claim',
+    'POST /identity/register',
+    'POST /identity/verify',
+    'POST /identity/tokens/derive',
+    'POST /identity/tokens/rotate',
+    'GET /identity/balance',
+    'POST /bits/transfer',
+    'PUT /identity/card',
+    'GET /identities/x/card',
+    'GET /.well-known/oauth-authorization-server',
+    'GET /metrics',
+    'POST /admin/accounts',
+    'POST /admin/accounts/x/credential',
+    'GET /accounts/identities',
+    'POST /accounts/identities',
+    'POST /accounts/claim',
     'POST /accounts/identities/x/token',
   ]
   for (const r of ROUTES) {
     const [method, url] = r.split(' ') as [string, string]
     t.equal((await call(method, url)).statusCode, 429, `${r}: refused`)
   }
-  for (const r of FREE) if (!r.startsWith('OPTIONS')) t.equal((await call(...(r.split(' ') as [string, string]))).statusCode, 200, `${r}: free`)
+  for (const r of FREE)
+    if (!r.startsWith('OPTIONS')) t.equal((await call(...(r.split(' ') as [string, string]))).statusCode, 200, `${r}: free`)
 })

@@ -14,10 +14,22 @@ t.test('the identity network runs on the embedded database, and keeps its key an
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
   const port = await freePort()
   const url = `http://127.0.0.1:${port}`
-  const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', WIRE_DATA_DIR: dir, SERVER_HOST: '127.0.0.1', SERVER_PORT: String(port), LOG_LEVEL: 'info' }
-  const start = () => startProcess(t, projectPath('node_modules/.bin/node'), [projectPath('dist/apps/identity/main.js')], env, /"msg":"listening"/, 110_000)
+  const env = {
+    PATH: process.env.PATH ?? '',
+    HOME: process.env.HOME ?? '/tmp',
+    WIRE_DATA_DIR: dir,
+    SERVER_HOST: '127.0.0.1',
+    SERVER_PORT: String(port),
+    LOG_LEVEL: 'info',
+  }
+  const start = () =>
+    startProcess(t, projectPath('node_modules/.bin/node'), [projectPath('dist/apps/identity/main.js')], env, /"msg":"listening"/, 110_000)
   const post = async (path: string, body: unknown, token?: string) => {
-    const res = await fetch(url + path, { method: 'POST', headers: { 'content-type': 'application/json', ...(token && { authorization: `Bearer ${token}` }) }, body: JSON.stringify(body) })
+    const res = await fetch(url + path, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...(token && { authorization: `Bearer ${token}` }) },
+      body: JSON.stringify(body),
+    })
     return { status: res.status, body: (await res.json()) as any }
   }
   let proc = await start()
@@ -30,7 +42,11 @@ t.test('the identity network runs on the embedded database, and keeps its key an
   t.equal((await proc.exited).code, 0, 'stops cleanly')
   proc = await start()
   const v = await post('/identity/verify', { authority: 'board.example' }, b.token)
-  t.same(v.body, { identityId: b.identityId, userId: null, displayName: null, verified: false, bits: 13 }, 'the same token verifies after a restart: the key is kept with the data')
+  t.same(
+    v.body,
+    { identityId: b.identityId, userId: null, displayName: null, verified: false, bits: 13 },
+    'the same token verifies after a restart: the key is kept with the data',
+  )
   proc.signal('SIGTERM')
   await proc.exited
 })

@@ -11,7 +11,11 @@ import { startIdentityProcess } from './support.js'
 const FLOOR = 10
 
 async function publish(board: ProcessRole | string, token: string, body: Record<string, unknown>) {
-  const res = await fetch(`${typeof board === 'string' ? board : board.url}/sw/signals`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })
+  const res = await fetch(`${typeof board === 'string' ? board : board.url}/sw/signals`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  })
   return { status: res.status, body: (await res.json()) as any, retryAfter: res.headers.get('retry-after') }
 }
 const thread = (text: string) => ({ $type: 'broadcast', text })
@@ -28,14 +32,24 @@ t.test('one identity, two boards, derived tokens, standing, revocation, the netw
   const onB = await publish(b, agent.token, thread('hello B'))
   t.equal(onA.status, 200)
   t.equal(onB.status, 200)
-  const origin = { origin: agent.identityId, originName: 'Roamer', originVerified: false, originUri: `sw://${net.authority}/identities/${agent.identityId}` }
+  const origin = {
+    origin: agent.identityId,
+    originName: 'Roamer',
+    originVerified: false,
+    originUri: `sw://${net.authority}/identities/${agent.identityId}`,
+  }
   t.match(onA.body.signal, origin, 'board A: the network identity')
   t.match(onB.body.signal, origin, 'board B: the same identity')
 
   // a token derived for board A publishes there and nowhere else
-  const derive = async (token: string, authority: string) => (await call('POST', '/identity/tokens/derive', { token, body: { authority, ttl: 600 } })).body.token as string
+  const derive = async (token: string, authority: string) =>
+    (await call('POST', '/identity/tokens/derive', { token, body: { authority, ttl: 600 } })).body.token as string
   const forA = await derive(agent.token, a.authority)
-  t.equal((await publish(a, forA, { $type: 'reply', $refId: onA.body.signal.id, text: 'via derived' })).status, 200, 'derived for A: accepted by A')
+  t.equal(
+    (await publish(a, forA, { $type: 'reply', $refId: onA.body.signal.id, text: 'via derived' })).status,
+    200,
+    'derived for A: accepted by A',
+  )
   const refused = await publish(b, forA, thread('wrong board'))
   t.equal(refused.status, 401, 'derived for A: refused by B')
   t.equal(refused.body.error.code, 'unauthorized')
@@ -46,15 +60,27 @@ t.test('one identity, two boards, derived tokens, standing, revocation, the netw
   const gated = await publish(a, poor.token, thread('too poor'))
   t.equal(gated.status, 402)
   t.same(gated.body.error.details, { required: FLOOR, bits: 5 }, 'insufficient_standing with the network’s bits')
-  t.equal((await call('POST', '/bits/transfer', { token: agent.token, body: { to: poor.identityId, amount: 5 } })).status, 200, 'the bits come back')
+  t.equal(
+    (await call('POST', '/bits/transfer', { token: agent.token, body: { to: poor.identityId, amount: 5 } })).status,
+    200,
+    'the bits come back',
+  )
   // the board caches a verdict 30 s; a token it has never seen is verified now
-  t.equal((await publish(a, await derive(poor.token, a.authority), thread('rich again'))).status, 200, 'with the bits back, the thread opens')
+  t.equal(
+    (await publish(a, await derive(poor.token, a.authority), thread('rich again'))).status,
+    200,
+    'with the bits back, the thread opens',
+  )
 
   // revoking the master token stops the tokens derived from it
   const unused = await derive(agent.token, b.authority)
   const rotated = (await call('POST', '/identity/tokens/rotate', { token: agent.token })).body.token as string
   t.equal((await publish(b, unused, thread('after revoke'))).status, 401, 'a token derived before the rotation is refused')
-  t.equal((await publish(b, await derive(rotated, b.authority), thread('new master'))).status, 200, 'the new master token derives working tokens')
+  t.equal(
+    (await publish(b, await derive(rotated, b.authority), thread('new master'))).status,
+    200,
+    'the new master token derives working tokens',
+  )
 
   // the network down: publishes fail closed (503), reads carry on
   const notYetSeen = await derive(rotated, a.authority)
@@ -73,9 +99,17 @@ t.test('one identity, two boards, derived tokens, standing, revocation, the netw
 t.test('the aggregator swaps a master token for one derived for the board it proxies to', async (t) => {
   const net = await startIdentityProcess(t, { REGISTER_RATE_LIMIT_MAX: '0' })
   const boardEnv = { IDENTITY_URL: net.url, THREAD_BIT_FLOOR: '1', UNVERIFIED_THREADS_PER_DAY: '10' }
-  const [a, b, agg] = await Promise.all([startBoardProcess(t, boardEnv), startBoardProcess(t, boardEnv), startAggregatorProcess(t, { IDENTITY_URL: net.url, AGGREGATOR_FETCH_TIMEOUT_MS: '20000' })])
+  const [a, b, agg] = await Promise.all([
+    startBoardProcess(t, boardEnv),
+    startBoardProcess(t, boardEnv),
+    startAggregatorProcess(t, { IDENTITY_URL: net.url, AGGREGATOR_FETCH_TIMEOUT_MS: '20000' }),
+  ])
   for (const board of [a, b]) {
-    const r = await fetch(`${agg.url}/registry/boards`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ url: board.url }) })
+    const r = await fetch(`${agg.url}/registry/boards`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ url: board.url }),
+    })
     t.equal(r.status, 201, `registers ${board.authority}`)
   }
   const derivedCount = async () => {
@@ -95,8 +129,13 @@ t.test('the aggregator swaps a master token for one derived for the board it pro
   t.equal((await publish(viaB, agent.token, thread('on B'))).status, 200)
   t.equal(await derivedCount(), 2, 'board B gets a token of its own')
 
-  const forB = (await net.call('POST', '/identity/tokens/derive', { token: agent.token, body: { authority: b.authority, ttl: 600 } })).body.token
-  t.equal((await publish(viaA, forB, thread('B token to A'))).status, 401, 'a derived token goes on unchanged, and board A refuses one made for B')
+  const forB = (await net.call('POST', '/identity/tokens/derive', { token: agent.token, body: { authority: b.authority, ttl: 600 } })).body
+    .token
+  t.equal(
+    (await publish(viaA, forB, thread('B token to A'))).status,
+    401,
+    'a derived token goes on unchanged, and board A refuses one made for B',
+  )
   t.equal((await publish(viaB, forB, thread('ok on B'))).status, 200, 'board B takes it')
 
   const other = (await net.call('POST', '/identity/register', { body: {} })).body

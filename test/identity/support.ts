@@ -8,7 +8,11 @@ export { ADMIN } from '../aggregator/support.js'
 export interface IdentityProcess extends ProcessRole {
   schema: string
   /** POST/GET/PUT JSON to the network: status, parsed body, headers. */
-  call(method: string, path: string, o?: { token?: string; body?: unknown; headers?: Record<string, string> }): Promise<{ status: number; body: any; headers: Headers }>
+  call(
+    method: string,
+    path: string,
+    o?: { token?: string; body?: unknown; headers?: Record<string, string> },
+  ): Promise<{ status: number; body: any; headers: Headers }>
   /** One SQL query on the network's schema. */
   sql<R = Record<string, unknown>>(text: string, params?: unknown[]): Promise<R[]>
 }

@@ -7,7 +7,12 @@ import { until } from '../helpers/wait.js'
 
 const ADMIN_TOKEN = 'admin-token-SECRET-7f3a9c'
 const TOKENS = ['agent-token-SECRET-one-1b2c', 'agent-token-SECRET-two-4d5e']
-const PAYLOAD_VALUES = ['payload-value-SECRET-text-91', 'payload-value-SECRET-nested-92', 'payload-value-SECRET-refused-93', 'payload-value-SECRET-admin-94'] as const
+const PAYLOAD_VALUES = [
+  'payload-value-SECRET-text-91',
+  'payload-value-SECRET-nested-92',
+  'payload-value-SECRET-refused-93',
+  'payload-value-SECRET-admin-94',
+] as const
 
 t.test('no log line carries a bearer token, the admin token or a payload value', async (t) => {
   const s = await startStack(t, { env: { SERVER_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'trace', PUBLISH_RATE_LIMIT_MAX: '3' } })
@@ -15,7 +20,9 @@ t.test('no log line carries a bearer token, the admin token or a payload value',
   const [one, two] = TOKENS as [string, string]
 
   // publishes: accepted, replies, refused at each stage
-  const root = (await s.publish({ $type: 'broadcast', $tags: ['ops'], text: PAYLOAD_VALUES[0], nested: { deep: [PAYLOAD_VALUES[1]] } }, one)).json().signal
+  const root = (
+    await s.publish({ $type: 'broadcast', $tags: ['ops'], text: PAYLOAD_VALUES[0], nested: { deep: [PAYLOAD_VALUES[1]] } }, one)
+  ).json().signal
   t.ok(root, 'published')
   await s.publish({ $type: 'reply', $refId: root.id, text: PAYLOAD_VALUES[0] }, two)
   await s.publish({ text: PAYLOAD_VALUES[2] }, one) // invalid_request
@@ -24,12 +31,37 @@ t.test('no log line carries a bearer token, the admin token or a payload value',
   await s.publish({ $type: 'reply', text: PAYLOAD_VALUES[2] }, one) // reply_requires_ref
   await s.publish({ $type: 'reply', $refId: PAYLOAD_VALUES[2], text: 'x' }, one)
   await s.publish({ $type: 'x', text: PAYLOAD_VALUES[2] }, 'short') // unauthorized
-  await s.app.inject({ method: 'POST', url: '/sw/signals', headers: { authorization: `Basic ${one}`, 'content-type': 'application/json' }, payload: `{"$type":"x","t":"${PAYLOAD_VALUES[2]}"}` })
+  await s.app.inject({
+    method: 'POST',
+    url: '/sw/signals',
+    headers: { authorization: `Basic ${one}`, 'content-type': 'application/json' },
+    payload: `{"$type":"x","t":"${PAYLOAD_VALUES[2]}"}`,
+  })
   await s.app.inject({ method: 'POST', url: '/sw/signals', headers: { authorization: `Bearer ${one} ${two}` }, payload: { $type: 'x' } })
-  await s.app.inject({ method: 'POST', url: '/sw/signals', headers: { ...s.bearer(one), 'content-type': 'application/json' }, payload: `{"$type":"x","t":"${PAYLOAD_VALUES[2]}"` }) // malformed
-  await s.app.inject({ method: 'POST', url: '/sw/signals', headers: { ...s.bearer(one), 'content-type': 'text/plain' }, payload: `{"$type":"x","t":"${PAYLOAD_VALUES[2]}"}` })
-  await s.app.inject({ method: 'POST', url: '/sw/signals', headers: { ...s.bearer(one), 'content-type': 'application/json' }, payload: `{"$type":"x","t":"${PAYLOAD_VALUES[2]}","__proto__":{}}` })
-  await s.app.inject({ method: 'POST', url: '/sw/signals', headers: { ...s.bearer(one), 'content-type': 'application/json' }, payload: JSON.stringify({ $type: 'x', t: PAYLOAD_VALUES[2].repeat(3000) }) }) // over 64 KiB
+  await s.app.inject({
+    method: 'POST',
+    url: '/sw/signals',
+    headers: { ...s.bearer(one), 'content-type': 'application/json' },
+    payload: `{"$type":"x","t":"${PAYLOAD_VALUES[2]}"`,
+  }) // malformed
+  await s.app.inject({
+    method: 'POST',
+    url: '/sw/signals',
+    headers: { ...s.bearer(one), 'content-type': 'text/plain' },
+    payload: `{"$type":"x","t":"${PAYLOAD_VALUES[2]}"}`,
+  })
+  await s.app.inject({
+    method: 'POST',
+    url: '/sw/signals',
+    headers: { ...s.bearer(one), 'content-type': 'application/json' },
+    payload: `{"$type":"x","t":"${PAYLOAD_VALUES[2]}","__proto__":{}}`,
+  })
+  await s.app.inject({
+    method: 'POST',
+    url: '/sw/signals',
+    headers: { ...s.bearer(one), 'content-type': 'application/json' },
+    payload: JSON.stringify({ $type: 'x', t: PAYLOAD_VALUES[2].repeat(3000) }),
+  }) // over 64 KiB
   for (let i = 0; i < 4; i++) await s.publish({ $type: 'broadcast', text: PAYLOAD_VALUES[2] }, two) // rate_limited
 
   // reads with tokens, and a search for payload text
@@ -41,7 +73,9 @@ t.test('no log line carries a bearer token, the admin token or a payload value',
   // admin calls, good and bad
   await s.app.inject({ method: 'PATCH', url: '/sw/admin/wire', headers: admin, payload: { description: PAYLOAD_VALUES[3] } })
   await s.app.inject({ method: 'PATCH', url: '/sw/admin/wire', headers: admin, payload: { colour: PAYLOAD_VALUES[3] } })
-  const rule = (await s.app.inject({ method: 'POST', url: '/sw/admin/rules', headers: admin, payload: { ruleType: 'deny', identityId: 'fp_someone' } })).json().rule
+  const rule = (
+    await s.app.inject({ method: 'POST', url: '/sw/admin/rules', headers: admin, payload: { ruleType: 'deny', identityId: 'fp_someone' } })
+  ).json().rule
   await s.app.inject({ method: 'DELETE', url: `/sw/admin/rules/${rule.id}`, headers: admin })
   await s.app.inject({ method: 'POST', url: `/sw/admin/signals/${root.id}/pin`, headers: admin })
   await s.app.inject({ method: 'DELETE', url: `/sw/admin/signals/${root.id}/pin`, headers: admin })

@@ -23,7 +23,11 @@ t.test('the network drills', { skip: can === true ? false : `skipped: ${can}` },
       const r = await runDrill(fleet, d, { detectMs: 20_000, holdMs: 500, recoverMs: 30_000 })
       t.comment(JSON.stringify({ ...r, checks: undefined }))
       t.ok(r.acknowledged > 0, `${r.acknowledged} of ${r.publishes} publishes acknowledged`)
-      t.same(Object.keys(r.refused).filter((s) => s !== '503'), [], `publishes answer 200 or 503, never an error or a hang: ${JSON.stringify(r.refused)}`)
+      t.same(
+        Object.keys(r.refused).filter((s) => s !== '503'),
+        [],
+        `publishes answer 200 or 503, never an error or a hang: ${JSON.stringify(r.refused)}`,
+      )
       t.equal(r.lost, 0, 'no acknowledged publish lost')
       t.equal(r.skipped, 0, 'no follower skipped a signal')
       t.equal(r.wentBack, 0, 'no cursor went back')

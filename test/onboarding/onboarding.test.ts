@@ -22,13 +22,17 @@ t.test('local mode: the documents say any token of 8+ characters is an identity,
 
   const pr = await get(s, '/.well-known/oauth-protected-resource')
   t.equal(pr.statusCode, 200)
-  t.same(pr.json(), {
-    resource: 'https://board.example',
-    bearer_methods_supported: ['header'],
-    resource_documentation: 'https://board.example/auth.md',
-    resource_name: 'main',
-    'x-subwire-identity-mode': 'local',
-  }, 'the resource is the origin (RFC 9728, a document at the root); no authorization_servers: tokens need no server in local mode')
+  t.same(
+    pr.json(),
+    {
+      resource: 'https://board.example',
+      bearer_methods_supported: ['header'],
+      resource_documentation: 'https://board.example/auth.md',
+      resource_name: 'main',
+      'x-subwire-identity-mode': 'local',
+    },
+    'the resource is the origin (RFC 9728, a document at the root); no authorization_servers: tokens need no server in local mode',
+  )
 
   const md = await get(s, '/auth.md')
   t.equal(md.statusCode, 200)
@@ -43,7 +47,9 @@ t.test('local mode: the documents say any token of 8+ characters is an identity,
 
 t.test('network mode: authorization_servers is the identity network, and auth.md sends agents there', async (t) => {
   const fake = await startFakeIdentity(t, { 'tok-agent': { identityId: 'id_agent', verified: true, bits: 5 } })
-  const s = await startStack(t, { env: { IDENTITY_URL: fake.url, PUBLIC_WIRE_HOST: 'board.example', AGGREGATOR_URL: 'https://agg.example/' } })
+  const s = await startStack(t, {
+    env: { IDENTITY_URL: fake.url, PUBLIC_WIRE_HOST: 'board.example', AGGREGATOR_URL: 'https://agg.example/' },
+  })
   const d = (await get(s, '/.well-known/wire')).json()
   t.match(d, { identityMode: 'network', identity: fake.url, authmd: 'https://board.example/auth.md', aggregator: 'https://agg.example' })
   t.same((await get(s, '/.well-known/oauth-protected-resource')).json(), {
@@ -64,7 +70,12 @@ t.test('network mode: authorization_servers is the identity network, and auth.md
 
 t.test('onboarding documents follow a rename, and never take the Host header', async (t) => {
   const s = await startStack(t)
-  const patch = await s.app.inject({ method: 'PATCH', url: '/sw/admin/wire', headers: { authorization: 'Bearer admin-secret-token' }, payload: { name: 'agents' } })
+  const patch = await s.app.inject({
+    method: 'PATCH',
+    url: '/sw/admin/wire',
+    headers: { authorization: 'Bearer admin-secret-token' },
+    payload: { name: 'agents' },
+  })
   t.equal(patch.statusCode, 200)
   const md = await s.app.inject({ url: '/auth.md', headers: { host: 'evil.example' } })
   t.match(md.body, /^# agents: how agents authenticate/)

@@ -54,7 +54,13 @@ t.test(`the packed packages install quietly with npm on Node ${NODE_FLOOR}, and 
   const dir = mkdtempSync(join(tmpdir(), 'wire-floor-'))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'floor-check', private: true }))
-  const packed = await run('npm', ['pack', '--silent', '--pack-destination', dir, REPO, join(REPO, 'client'), join(REPO, 'cli')], REPO, userEnv(), 300_000)
+  const packed = await run(
+    'npm',
+    ['pack', '--silent', '--pack-destination', dir, REPO, join(REPO, 'client'), join(REPO, 'cli')],
+    REPO,
+    userEnv(),
+    300_000,
+  )
   t.equal(packed.code, 0, 'npm pack', { stderr: packed.err })
   const tarballs = readdirSync(dir).filter((f) => f.endsWith('.tgz'))
   t.equal(tarballs.length, 3, 'three tarballs')
@@ -81,20 +87,35 @@ t.test(`the packed packages install quietly with npm on Node ${NODE_FLOOR}, and 
       }
       const port = await freePort()
       const url = `http://127.0.0.1:${port}`
-      const env = userEnv({ SERVER_PORT: String(port), WIRE_DATA_DIR: join(dir, `data-${which}`), WIRE_CONFIG: '/nonexistent/board.json', LOG_LEVEL: 'warn' })
+      const env = userEnv({
+        SERVER_PORT: String(port),
+        WIRE_DATA_DIR: join(dir, `data-${which}`),
+        WIRE_CONFIG: '/nonexistent/board.json',
+        LOG_LEVEL: 'warn',
+      })
       const board = await startProcess(t, node, [server], env, /is live at/, 120_000, dir)
       const cliEnv = userEnv({ WIRE_URL: url, WIRE_TOKEN: 'floor-agent-token' })
       const published = await run(node, [wire, 'publish', '--tag', 'floor', `on ${version}`], dir, cliEnv, 60_000)
       t.equal(published.code, 0, 'wire publish', { stderr: published.err })
       const page = (await (await fetch(`${url}/sw/signals?tag=floor`)).json()) as { signals: { payload: { text: string } }[] }
-      t.same(page.signals.map((s) => s.payload.text), [`on ${version}`], 'the board keeps and serves it')
+      t.same(
+        page.signals.map((s) => s.payload.text),
+        [`on ${version}`],
+        'the board keeps and serves it',
+      )
       board.signal('SIGTERM')
       t.equal((await board.exited).code, 0, 'and stops cleanly')
 
       const schema = uniqueSchema('floor')
       t.teardown(() => dropSchema(schema))
       const aggPort = await freePort()
-      const aggEnv = userEnv({ DATABASE_URL: TEST_DATABASE_URL, AGGREGATOR_PG_SCHEMA: schema, SERVER_PORT: String(aggPort), SERVER_HOST: '127.0.0.1', LOG_LEVEL: 'info' })
+      const aggEnv = userEnv({
+        DATABASE_URL: TEST_DATABASE_URL,
+        AGGREGATOR_PG_SCHEMA: schema,
+        SERVER_PORT: String(aggPort),
+        SERVER_HOST: '127.0.0.1',
+        LOG_LEVEL: 'info',
+      })
       const aggregator = await startProcess(t, node, [server, '--role', 'aggregator'], aggEnv, /"listening"|TypeError|Error/, 120_000, dir)
       t.match(aggregator.output(), /"listening"/, 'wire-server --role aggregator starts (undici loads)')
       t.equal((await fetch(`http://127.0.0.1:${aggPort}/readyz`)).status, 200, 'and is ready')

@@ -32,14 +32,21 @@ t.test('the packed packages install from their tarballs and run, as the README s
   const [setup, fromRelease] = readmeInstallBlocks()
   const names = PACKAGE_DIRS.map((d) => packageJson(d).name)
   t.same(names, ['@wire-board/server', '@wire-board/client', '@wire-board/cli'], 'three packages: root, client/, cli/')
-  t.ok(setup?.includes('npx wire-server') && setup.includes('npx wire follow'), 'the README runs wire-server and wire follow with npx, as below')
+  t.ok(
+    setup?.includes('npx wire-server') && setup.includes('npx wire follow'),
+    'the README runs wire-server and wire follow with npx, as below',
+  )
   const makeDir = setup!.find((l) => l.startsWith('mkdir '))!
   const install = setup?.find((l) => l.startsWith('npm install $(npm pack'))
   t.ok(install, 'after installing them from a clone')
   const version = packageJson(REPO).version
   const releaseLine = `npm install ./wire-board-server-${version}.tgz ./wire-board-cli-${version}.tgz ./wire-board-client-${version}.tgz`
   t.same(fromRelease, [releaseLine], 'or from the release tarballs of this version')
-  t.match(readFileSync(join(REPO, 'README.md'), 'utf8'), /not on the npm registry yet\*\*: `npm install @wire-board\/server` answers `E404`/, 'and says the registry does not have them yet')
+  t.match(
+    readFileSync(join(REPO, 'README.md'), 'utf8'),
+    /not on the npm registry yet\*\*: `npm install @wire-board\/server` answers `E404`/,
+    'and says the registry does not have them yet',
+  )
 
   const home = mkdtempSync(join(tmpdir(), 'wire-install-'))
   t.teardown(() => rmSync(home, { recursive: true, force: true }))
@@ -57,15 +64,28 @@ t.test('the packed packages install from their tarballs and run, as the README s
   // a supported install (this Node is the project's own, >= every engines floor) prints no warning of ours
   t.notMatch(installed.err, /EBADENGINE|install-scripts|allowScripts/, 'the install is quiet: no engine or install-script warnings')
   const tarballs = readdirSync(dir).filter((f) => f.endsWith('.tgz'))
-  t.same(tarballs.sort(), ['wire-board-cli-0.1.0.tgz', 'wire-board-client-0.1.0.tgz', 'wire-board-server-0.1.0.tgz'], 'npm pack wrote the tarballs where it was told')
-  t.same(readdirSync(REPO).filter((f) => f.endsWith('.tgz')), [], 'and none into the checkout')
+  t.same(
+    tarballs.sort(),
+    ['wire-board-cli-0.1.0.tgz', 'wire-board-client-0.1.0.tgz', 'wire-board-server-0.1.0.tgz'],
+    'npm pack wrote the tarballs where it was told',
+  )
+  t.same(
+    readdirSync(REPO).filter((f) => f.endsWith('.tgz')),
+    [],
+    'and none into the checkout',
+  )
   const again = await sh(releaseLine, dir) // the release's line, on the same files the release workflow attaches
   t.notMatch(again.err, /EBADENGINE|ERR!/, 'the release line installs the tarballs as written')
   const ignored = spawnSync('git', ['check-ignore', '-q', 'wire-board-server-0.1.0.tgz'], { cwd: REPO })
   t.equal(ignored.status, 0, 'a plain `npm pack` in the checkout writes a tarball git ignores')
 
   const server = join(dir, 'node_modules/@wire-board/server')
-  for (const shipped of ['migrations/0001_create_signals.sql', 'apps/reader/view/index.html', 'client/dist/client/src/index.js', 'dist/apps/cli/main.js'])
+  for (const shipped of [
+    'migrations/0001_create_signals.sql',
+    'apps/reader/view/index.html',
+    'client/dist/client/src/index.js',
+    'dist/apps/cli/main.js',
+  ])
     t.ok(existsSync(join(server, shipped)), `the server package ships ${shipped}`)
   for (const kept of ['apps/server/main.ts', 'test', 'dist/bench', 'tsconfig.json', 'dist/apps/server/main.js.map'])
     t.notOk(existsSync(join(server, kept)), `and not ${kept}`)
@@ -73,8 +93,20 @@ t.test('the packed packages install from their tarballs and run, as the README s
   // the server's bin, as the README runs it: the embedded default in this directory, a free port
   const port = await freePort()
   const url = `http://localhost:${port}`
-  const board = await startProcess(t, 'npx', ['wire-server'], { ...env, SERVER_PORT: String(port), LOG_LEVEL: 'warn' }, /is live at/, 150_000, dir)
-  t.match(board.output(), new RegExp(`is live at ${url} .*embedded PostgreSQL \\(PGlite\\) in \\./\\.wire`), 'wire-server runs the whole board on PGlite')
+  const board = await startProcess(
+    t,
+    'npx',
+    ['wire-server'],
+    { ...env, SERVER_PORT: String(port), LOG_LEVEL: 'warn' },
+    /is live at/,
+    150_000,
+    dir,
+  )
+  t.match(
+    board.output(),
+    new RegExp(`is live at ${url} .*embedded PostgreSQL \\(PGlite\\) in \\./\\.wire`),
+    'wire-server runs the whole board on PGlite',
+  )
   t.match(board.output(), /npx @wire-board\/cli follow/, 'and, installed, names the command line by its package')
   const res = await fetch(`${url}/sw/signals`, {
     method: 'POST',
@@ -119,7 +151,11 @@ t.test('the packed packages install from their tarballs and run, as the README s
     for (const bin of ['wire-server', 'wire']) {
       const refused = await run(OLD_NODE, [join(dir, 'node_modules/.bin', bin)], dir, cliEnv, 30_000)
       t.equal(refused.code, 1, `${bin} on Node ${old} exits 1`)
-      t.match(refused.err, new RegExp(`^${bin}: needs Node\\.js 22\\.19\\.0 or newer, and this is Node\\.js ${old.replace(/\./g, '\\.')} \\(.*\\)\\n$`), 'with one line')
+      t.match(
+        refused.err,
+        new RegExp(`^${bin}: needs Node\\.js 22\\.19\\.0 or newer, and this is Node\\.js ${old.replace(/\./g, '\\.')} \\(.*\\)\\n$`),
+        'with one line',
+      )
     }
   }
   board.signal('SIGINT')

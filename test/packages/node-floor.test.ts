@@ -12,7 +12,11 @@ t.test('nodeTooOld compares versions, not strings', async (t) => {
   t.equal(NODE_FLOOR, '22.19.0')
   for (const v of ['22.19.0', '22.23.3', '23.0.0', '24.21.0', 'v30.1.2']) t.equal(nodeTooOld('wire', v), null, `${v} is new enough`)
   for (const v of ['22.18.9', '22.12.0', '22.9.0', '20.20.2', '18.0.0', 'v4.9.1'])
-    t.equal(nodeTooOld('wire', v), `wire: needs Node.js 22.19.0 or newer, and this is Node.js ${v} (see "Node.js and the toolchain" in the README)`, `${v} is refused`)
+    t.equal(
+      nodeTooOld('wire', v),
+      `wire: needs Node.js 22.19.0 or newer, and this is Node.js ${v} (see "Node.js and the toolchain" in the README)`,
+      `${v} is refused`,
+    )
 })
 
 t.test('engines say what the code enforces, in every package', async (t) => {
@@ -41,7 +45,13 @@ t.test('below the floor, every entry point of a checkout stops with one line', a
     ['dist/apps/server/wire-server.js', 'wire-server'],
     ['dist/apps/cli/main.js', 'wire'],
   ] as const) {
-    const r = await run(OLD_NODE, [projectPath(main), ...(program === 'wire' && main.includes('cli') ? ['follow'] : [])], REPO, userEnv({ WIRE_DATA_DIR: '/nonexistent/wire-floor' }), 30_000)
+    const r = await run(
+      OLD_NODE,
+      [projectPath(main), ...(program === 'wire' && main.includes('cli') ? ['follow'] : [])],
+      REPO,
+      userEnv({ WIRE_DATA_DIR: '/nonexistent/wire-floor' }),
+      30_000,
+    )
     t.equal(r.code, 1, `${main} on Node ${old} exits 1`)
     t.equal(r.err, `${nodeTooOld(program, old)}\n`, 'with one line on stderr')
     t.equal(r.out, '', 'and nothing else')

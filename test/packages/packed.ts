@@ -12,14 +12,15 @@ export const REPO = projectPath()
 /** The three package folders: the server at the root, the client library and the command line. */
 export const PACKAGE_DIRS = [REPO, projectPath('client'), projectPath('cli')]
 
-export const packageJson = (dir: string) => JSON.parse(readFileSync(`${dir}/package.json`, 'utf8')) as {
-  name: string
-  version: string
-  bin?: Record<string, string>
-  engines?: { node?: string }
-  publishConfig?: { access?: string }
-  dependencies?: Record<string, string>
-}
+export const packageJson = (dir: string) =>
+  JSON.parse(readFileSync(`${dir}/package.json`, 'utf8')) as {
+    name: string
+    version: string
+    bin?: Record<string, string>
+    engines?: { node?: string }
+    publishConfig?: { access?: string }
+    dependencies?: Record<string, string>
+  }
 
 /** The first fenced sh block after the README's "## Installing the packages", one command a line, comments cut. */
 export function readmeInstallBlocks(): string[][] {
@@ -27,7 +28,12 @@ export function readmeInstallBlocks(): string[][] {
   const section = readme.slice(readme.indexOf('## Installing the packages'))
   const end = section.indexOf('\n## ', 10)
   const blocks = [...section.slice(0, end).matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]!)
-  return blocks.map((b) => b.split('\n').map((l) => l.replace(/\s+#.*$/, '').trim()).filter(Boolean))
+  return blocks.map((b) =>
+    b
+      .split('\n')
+      .map((l) => l.replace(/\s+#.*$/, '').trim())
+      .filter(Boolean),
+  )
 }
 
 /** The README's client example ("## Client and CLI"): its code, and the file name the README says to save it as. */
@@ -46,7 +52,17 @@ export function readmeClientExample(): { file: string; code: string } {
  * installed (SELF_SIGNED_CERT_IN_CHAIN behind an intercepting proxy) and retries each question for
  * minutes before it falls back to the tarballs it was given.
  */
-const NETWORK = ['NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE', 'SSL_CERT_DIR', 'HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy', 'NO_PROXY', 'no_proxy']
+const NETWORK = [
+  'NODE_EXTRA_CA_CERTS',
+  'SSL_CERT_FILE',
+  'SSL_CERT_DIR',
+  'HTTPS_PROXY',
+  'https_proxy',
+  'HTTP_PROXY',
+  'http_proxy',
+  'NO_PROXY',
+  'no_proxy',
+]
 
 /**
  * The environment a user's shell has: PATH without anything inside this repository, and with the
@@ -79,7 +95,7 @@ export interface Ran {
 export function run(cmd: string, args: string[], cwd: string, env: Record<string, string>, timeoutMs = 120_000): Promise<Ran> {
   return new Promise((resolve) => {
     execFile(cmd, args, { cwd, env, timeout: timeoutMs, maxBuffer: 16 << 20 }, (err, out, errOut) => {
-      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : 1) : 0
+      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0
       resolve({ code, out: String(out), err: String(errOut) })
     })
   })

@@ -21,7 +21,13 @@ interface Workflow {
 
 t.test('npm publish --dry-run accepts each package, with what users need and nothing else', async (t) => {
   const must: Record<string, string[]> = {
-    '@wire-board/server': ['dist/apps/server/wire-server.js', 'dist/apps/cli/main.js', 'migrations/0001_create_signals.sql', 'apps/reader/view/index.html', 'client/dist/client/src/index.js'],
+    '@wire-board/server': [
+      'dist/apps/server/wire-server.js',
+      'dist/apps/cli/main.js',
+      'migrations/0001_create_signals.sql',
+      'apps/reader/view/index.html',
+      'client/dist/client/src/index.js',
+    ],
     '@wire-board/client': ['dist/client/src/index.js', 'dist/client/src/index.d.ts', 'README.md'],
     '@wire-board/cli': ['bin/wire.js', 'README.md'],
   }
@@ -33,8 +39,16 @@ t.test('npm publish --dry-run accepts each package, with what users need and not
     const pkg = out[name] ?? (out as unknown as { id: string; files: { path: string }[] })
     t.equal(pkg.id, `${name}@${version}`, `${name}: would publish ${version}`)
     const files = pkg.files.map((f) => f.path)
-    t.same(must[name]!.filter((f) => !files.includes(f)), [], `${name}: ships what it needs`)
-    t.same(files.filter((f) => /^(test|bench)\/|\.map$|^src\/.*\.ts$|tsconfig/.test(f)), [], `${name}: and no tests, benchmarks, sources or maps`)
+    t.same(
+      must[name]!.filter((f) => !files.includes(f)),
+      [],
+      `${name}: ships what it needs`,
+    )
+    t.same(
+      files.filter((f) => /^(test|bench)\/|\.map$|^src\/.*\.ts$|tsconfig/.test(f)),
+      [],
+      `${name}: and no tests, benchmarks, sources or maps`,
+    )
   }
 })
 
@@ -51,5 +65,9 @@ t.test('the release workflow: on a v* tag, the suite, then pack, release and pub
   const order = [...publish.matchAll(/npm publish --provenance --access public (\S+)/g)].map((m) => m[1])
   t.same(order, ['.', './client', './cli'], 'publishes the server before the command line that depends on it')
   t.equal(wf.jobs.publish?.permissions?.['id-token'], 'write', 'with provenance')
-  t.same(PACKAGE_DIRS.map((d) => packageJson(d).publishConfig), PACKAGE_DIRS.map(() => ({ access: 'public' })), 'each package is public')
+  t.same(
+    PACKAGE_DIRS.map((d) => packageJson(d).publishConfig),
+    PACKAGE_DIRS.map(() => ({ access: 'public' })),
+    'each package is public',
+  )
 })

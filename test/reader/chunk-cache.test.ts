@@ -14,7 +14,17 @@ import { until } from '../helpers/wait.js'
 const N = 3 * CHUNK_SEQS + 100
 const ADMIN = 'admin-secret-token'
 const read = (x: Partial<ReadQuery>): ReadQuery => ({
-  cursor: null, limit: 20, waitMs: 0, type: null, tags: [], origin: null, q: null, sinceMs: null, includeExpired: false, refId: null, ...x,
+  cursor: null,
+  limit: 20,
+  waitMs: 0,
+  type: null,
+  tags: [],
+  origin: null,
+  q: null,
+  sinceMs: null,
+  includeExpired: false,
+  refId: null,
+  ...x,
 })
 
 /**
@@ -35,7 +45,10 @@ async function seed(db: Db, s: string) {
 }
 
 /** Database page statements this process has run (a read from memory runs none). */
-const dbPages = async () => (await metrics.feedQueries.get()).values.filter((v) => v.labels.kind === 'page' || v.labels.kind === 'newest').reduce((n, v) => n + v.value, 0)
+const dbPages = async () =>
+  (await metrics.feedQueries.get()).values
+    .filter((v) => v.labels.kind === 'page' || v.labels.kind === 'newest')
+    .reduce((n, v) => n + v.value, 0)
 
 async function board(t: Test, env: Record<string, string> = {}) {
   const s = await startStack(t, {
@@ -47,20 +60,28 @@ async function board(t: Test, env: Record<string, string> = {}) {
   const sql = s.reader.readSide.signals
   /** What the database answers now for `q` (the page statements themselves, no cache). */
   const truth = async (q: ReadQuery) => {
-    const p = q.cursor === null ? await sql.newestJson(q.limit, q, Date.now(), s.cfg.authority) : await sql.pageAfterJson(q.cursor, q.limit, q, Date.now(), s.cfg.authority)
+    const p =
+      q.cursor === null
+        ? await sql.newestJson(q.limit, q, Date.now(), s.cfg.authority)
+        : await sql.pageAfterJson(q.cursor, q.limit, q, Date.now(), s.cfg.authority)
     return { signals: p.signals, nextCursor: p.upTo }
   }
   /** Reads `q` until it is answered from memory (a read below the tail asks for its chunks). */
   const fromMemory = async (q: ReadQuery) => {
     let page = await feed.read(q)
-    await until(async () => {
-      const before = await dbPages()
-      page = await feed.read(q)
-      return (await dbPages()) === before
-    }, 5000, 'the read to be answered from the chunk cache')
+    await until(
+      async () => {
+        const before = await dbPages()
+        page = await feed.read(q)
+        return (await dbPages()) === before
+      },
+      5000,
+      'the read to be answered from the chunk cache',
+    )
     return page
   }
-  const admin = (method: 'POST' | 'DELETE', path: string) => s.app.inject({ method, url: `/sw/admin${path}`, headers: { authorization: `Bearer ${ADMIN}` } })
+  const admin = (method: 'POST' | 'DELETE', path: string) =>
+    s.app.inject({ method, url: `/sw/admin${path}`, headers: { authorization: `Bearer ${ADMIN}` } })
   return { s, feed, sql, truth, fromMemory, admin }
 }
 
@@ -83,7 +104,8 @@ t.test('pages from the chunk cache are the database pages, byte for byte', async
     read({ limit: 30, tags: ['rare'] }), // the newest page: the tail, then the chunks below it
     read({ limit: 1000, tags: ['m2'], includeExpired: true }),
   ]
-  for (const q of queries) t.same(await b.fromMemory(q), await b.truth(q), `cursor ${q.cursor}, limit ${q.limit}, tags ${q.tags}, expired ${q.includeExpired}`)
+  for (const q of queries)
+    t.same(await b.fromMemory(q), await b.truth(q), `cursor ${q.cursor}, limit ${q.limit}, tags ${q.tags}, expired ${q.includeExpired}`)
   const memory = hotCounts.tailReads
   await b.feed.read(queries[0]!)
   t.equal(hotCounts.tailReads, memory + 1, 'counted as a read from memory (wire_tail_reads_total{from="tail"})')
@@ -101,7 +123,11 @@ t.test('a follower paging through the cache and the tail while signals arrive sk
     seen.push(...seqsOf(page.signals.filter((j) => j.includes('"note"') && j.includes('"n":'))))
     cursor = page.nextCursor
   }
-  t.same(seen, Array.from({ length: N }, (_, i) => i + 1), 'every seeded signal once, in order')
+  t.same(
+    seen,
+    Array.from({ length: N }, (_, i) => i + 1),
+    'every seeded signal once, in order',
+  )
   // the newest page after the head moved past the cached chunk at the head: the tail gives what is above it
   const q = read({ limit: 40, tags: ['rare'] })
   await b.fromMemory(q)
@@ -139,7 +165,9 @@ t.test('a removal another process made is not served once the change number has 
   const q = read({ cursor: 2 * CHUNK_SEQS, limit: 10, tags: ['all'] })
   t.ok(seqsOf((await b.fromMemory(q)).signals).includes(2 * CHUNK_SEQS + 1))
   // as another writer's removal: the row and the change number, no message on the bus
-  await b.s.infra.primary.query(`update ${b.s.schema}.signals set removed_at = now(), changed = (select changes + 1 from ${b.s.schema}.feed_head) where seq = ${2 * CHUNK_SEQS + 1}`)
+  await b.s.infra.primary.query(
+    `update ${b.s.schema}.signals set removed_at = now(), changed = (select changes + 1 from ${b.s.schema}.feed_head) where seq = ${2 * CHUNK_SEQS + 1}`,
+  )
   await b.s.infra.primary.query(`update ${b.s.schema}.feed_head set changes = changes + 1`)
   await refresh(b)
   t.notOk(seqsOf((await b.feed.read(q)).signals).includes(2 * CHUNK_SEQS + 1), 'not served after the tail has seen the change')
@@ -167,7 +195,7 @@ t.test('a chunk read before a removal and answered after it is not kept', async 
   const query = db.query.bind(db)
   db.query = (async (sql: string, params?: unknown[], o?: unknown) => {
     const result = await query(sql, params as never, o as never)
-    if (sql.includes('json_build_object')) (held++, await gate)
+    if (sql.includes('json_build_object')) held++, await gate
     return result
   }) as typeof db.query
   t.teardown(() => ((db.query = query), open()))
@@ -176,11 +204,15 @@ t.test('a chunk read before a removal and answered after it is not kept', async 
   await until(() => held >= 1, 5000, 'the chunk statement to have run')
   t.equal((await b.admin('DELETE', `/signals/${idOf(501)}`)).statusCode, 200)
   open()
-  await until(async () => {
-    const before = await dbPages()
-    const page = await b.feed.read(q)
-    t.notOk(seqsOf(page.signals).includes(501), 'the removed signal is never served')
-    return (await dbPages()) === before
-  }, 5000, 'the chunk to be read again and kept')
+  await until(
+    async () => {
+      const before = await dbPages()
+      const page = await b.feed.read(q)
+      t.notOk(seqsOf(page.signals).includes(501), 'the removed signal is never served')
+      return (await dbPages()) === before
+    },
+    5000,
+    'the chunk to be read again and kept',
+  )
   t.same(await b.feed.read(q), await b.truth(q))
 })

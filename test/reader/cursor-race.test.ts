@@ -20,7 +20,12 @@ const TOKEN = 'needle-7f3a9c' // the agent's own marker, as in `q=<its token>`
 /** A second reader on the stack's database, with a small tail and its page queries for TOKEN held. */
 async function heldReader(t: Test, s: Stack) {
   const hold = holdQueriesWith(s.infra.readDb, TOKEN.toLowerCase())
-  const ctx = await readerOn(s.cfg, createLogger('reader', 'silent'), { ...s.infra, readDb: hold.db }, { tailSize: 20, fallbackPollMs: 10_000 })
+  const ctx = await readerOn(
+    s.cfg,
+    createLogger('reader', 'silent'),
+    { ...s.infra, readDb: hold.db },
+    { tailSize: 20, fallbackPollMs: 10_000 },
+  )
   t.teardown(() => ctx.close())
   return { ctx, hold }
 }
@@ -33,41 +38,67 @@ async function seedNoise(s: Stack) {
 
 // by text (`q`: a bounded scan) and by tag (the tag index, db/signals/page-sql.ts): both page paths
 for (const variant of ['no cursor (the bootstrap page)', 'a cursor older than the tail'])
-for (const by of ['q', 'tag'] as const) {
-  t.test(`${variant}, by ${by}: a match published during the page query is answered, never stepped over`, async (t) => {
-    const s = await startStack(t)
-    await seedNoise(s)
-    const { ctx, hold } = await heldReader(t, s)
-    const filter = by === 'q' ? { tags: [], q: TOKEN } : { tags: [TOKEN], q: null }
-    // a wait long enough that a slow machine's publish and tail pull never outlast it (it answers as soon as
-    // the held query is released with the signal in the tail)
-    const q = { limit: 100, waitMs: 20_000, type: null, origin: null, sinceMs: null, includeExpired: false, refId: null, ...filter }
-    const poll = ctx.readSide.feed.read({ ...q, cursor: variant.startsWith('no') ? null : 1 })
-    await until(() => hold.held() === 1, 15_000, 'the page query to be held')
+  for (const by of ['q', 'tag'] as const) {
+    t.test(`${variant}, by ${by}: a match published during the page query is answered, never stepped over`, async (t) => {
+      const s = await startStack(t)
+      await seedNoise(s)
+      const { ctx, hold } = await heldReader(t, s)
+      const filter = by === 'q' ? { tags: [], q: TOKEN } : { tags: [TOKEN], q: null }
+      // a wait long enough that a slow machine's publish and tail pull never outlast it (it answers as soon as
+      // the held query is released with the signal in the tail)
+      const q = { limit: 100, waitMs: 20_000, type: null, origin: null, sinceMs: null, includeExpired: false, refId: null, ...filter }
+      const poll = ctx.readSide.feed.read({ ...q, cursor: variant.startsWith('no') ? null : 1 })
+      await until(() => hold.held() === 1, 15_000, 'the page query to be held')
 
-    const pub = (await s.publish({ $type: 'reply-wanted', $tags: [TOKEN], text: `answer for ${TOKEN}` })).json()
-    await until(() => ctx.readSide.feed.head >= pub.cursor, 15_000, 'the reader to pull the new signal into its tail')
-    hold.release()
+      const pub = (await s.publish({ $type: 'reply-wanted', $tags: [TOKEN], text: `answer for ${TOKEN}` })).json()
+      await until(() => ctx.readSide.feed.head >= pub.cursor, 15_000, 'the reader to pull the new signal into its tail')
+      hold.release()
 
-    const page = await poll
-    const ids = page.signals.map((j) => (JSON.parse(j) as { id: string }).id)
-    t.same(ids, [pub.signal.id], 'the long-poll answers the signal that arrived during its query')
-    t.ok(page.nextCursor >= pub.cursor, 'and its cursor moves past it only having delivered it')
-  })
-}
+      const page = await poll
+      const ids = page.signals.map((j) => (JSON.parse(j) as { id: string }).id)
+      t.same(ids, [pub.signal.id], 'the long-poll answers the signal that arrived during its query')
+      t.ok(page.nextCursor >= pub.cursor, 'and its cursor moves past it only having delivered it')
+    })
+  }
 
 t.test('a poll that times out answers from what the tail holds at its deadline', async (t) => {
   const s = await startStack(t)
   await seedNoise(s)
   const { ctx } = await heldReader(t, s)
   const head = ctx.readSide.feed.head
-  const page = await ctx.readSide.feed.read({ cursor: head, limit: 100, waitMs: 300, type: null, tags: [], origin: null, q: TOKEN, sinceMs: null, includeExpired: false, refId: null })
+  const page = await ctx.readSide.feed.read({
+    cursor: head,
+    limit: 100,
+    waitMs: 300,
+    type: null,
+    tags: [],
+    origin: null,
+    q: TOKEN,
+    sinceMs: null,
+    includeExpired: false,
+    refId: null,
+  })
   t.same(page.signals, [])
   t.equal(page.nextCursor, head, 'nothing new: the cursor stays where everything was considered')
   const later = (await s.publish({ $type: 'broadcast', text: TOKEN })).json()
   await until(() => ctx.readSide.feed.head >= later.cursor, 15_000, 'the reader to pull the later signal into its tail')
-  const next = await ctx.readSide.feed.read({ cursor: page.nextCursor, limit: 100, waitMs: 0, type: null, tags: [], origin: null, q: TOKEN, sinceMs: null, includeExpired: false, refId: null })
-  t.same(next.signals.map((j) => (JSON.parse(j) as { id: string }).id), [later.signal.id], 'the follower sees the next match from that cursor')
+  const next = await ctx.readSide.feed.read({
+    cursor: page.nextCursor,
+    limit: 100,
+    waitMs: 0,
+    type: null,
+    tags: [],
+    origin: null,
+    q: TOKEN,
+    sinceMs: null,
+    includeExpired: false,
+    refId: null,
+  })
+  t.same(
+    next.signals.map((j) => (JSON.parse(j) as { id: string }).id),
+    [later.signal.id],
+    'the follower sees the next match from that cursor',
+  )
 })
 
 t.test('a follower that switches to a reader which has not heard of its cursor yet neither goes back nor skips', async (t) => {
@@ -94,5 +125,9 @@ t.test('a follower that switches to a reader which has not heard of its cursor y
   t.ok(deaf.ctx.readSide.feed.head < first.nextCursor, 'the second reader has not loaded them: its tail is behind the cursor')
   const next = (await deaf.app.inject({ url: `/sw/signals?cursor=${first.nextCursor}&wait=2` })).json()
   t.ok(next.nextCursor >= first.nextCursor, `nextCursor never goes back (${first.nextCursor} → ${next.nextCursor})`)
-  t.same(next.signals.map((x: { id: string }) => x.id), [pubs[2].signal.id], 'and the third signal is delivered, once')
+  t.same(
+    next.signals.map((x: { id: string }) => x.id),
+    [pubs[2].signal.id],
+    'and the third signal is delivered, once',
+  )
 })

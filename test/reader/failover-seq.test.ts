@@ -52,7 +52,9 @@ t.test('a follower whose cursor passed lost signals receives every signal publis
 
   const fresh = await s.read('limit=50')
   t.same(ids(fresh), [...before.slice(0, 6), ...after], 'a new follower sees what the board holds: no lost signal, nothing new missing')
-  const head = await s.infra.primary.query<{ seq: string; failover_seq: string }>(`select seq, failover_seq from ${s.infra.schema}.feed_head`)
+  const head = await s.infra.primary.query<{ seq: string; failover_seq: string }>(
+    `select seq, failover_seq from ${s.infra.schema}.feed_head`,
+  )
   t.equal(Number(head.rows[0]!.failover_seq), 2 * 2 ** 32, 'the failover point is recorded')
 
   // the stretch the jump left unused costs the sweeper nothing: partitions are made above the head,
@@ -60,9 +62,16 @@ t.test('a follower whose cursor passed lost signals receives every signal publis
   const parts = signalPartitions(s.infra.primary, s.infra.schema)
   await parts.ensure()
   const top = Number(head.rows[0]!.seq)
-  t.ok((await parts.list()).some((p) => (p.lo ?? 0) <= top + 1 && top + 1 < p.hi), 'a partition takes the next signal above the jump')
+  t.ok(
+    (await parts.list()).some((p) => (p.lo ?? 0) <= top + 1 && top + 1 < p.hi),
+    'a partition takes the next signal above the jump',
+  )
   const rolled = await statsWriter(s.infra.primary, s.infra.schema).rollUp(1000)
-  t.match(rolled, { caughtUp: true, lastSeq: top, counted: 11 }, 'the stats rollup counts the eleven stored signals and reaches the head in one step')
+  t.match(
+    rolled,
+    { caughtUp: true, lastSeq: top, counted: 11 },
+    'the stats rollup counts the eleven stored signals and reaches the head in one step',
+  )
 })
 
 t.test('a long-poll waiting inside the lost stretch wakes for the first signal after the failover', async (t) => {

@@ -81,7 +81,7 @@ t.test('a long-poll refused because the process is full: the same 503 from the f
   t.equal(comparable(fast.answers[0]!), comparable(fastify.answers[0]!), '503: the same bytes')
 })
 
-t.test('requests the fast path does not take are fastify\'s, on the same connection and in order', async (t) => {
+t.test("requests the fast path does not take are fastify's, on the same connection and in order", async (t) => {
   const { s, open } = await listening(t)
   const cursor = (await s.read()).nextCursor as number
 
@@ -92,7 +92,10 @@ t.test('requests the fast path does not take are fastify\'s, on the same connect
   )
   await answered(piped, 3)
   t.same(piped.answers.map(statusOf), [200, 200, 200])
-  t.ok('nextCursor' in bodyOf(piped.answers[0]!) && 'uri' in bodyOf(piped.answers[1]!) && 'nextCursor' in bodyOf(piped.answers[2]!), 'answers in request order')
+  t.ok(
+    'nextCursor' in bodyOf(piped.answers[0]!) && 'uri' in bodyOf(piped.answers[1]!) && 'nextCursor' in bodyOf(piped.answers[2]!),
+    'answers in request order',
+  )
 
   const cases: Array<[string, string, number]> = [
     ['a query the domain refuses', `GET /sw/signals?cursor=abc HTTP/1.1\r\nHost: a\r\n\r\n`, 400],
@@ -101,8 +104,16 @@ t.test('requests the fast path does not take are fastify\'s, on the same connect
     ['no Host', `GET /sw/signals?cursor=${cursor} HTTP/1.1\r\n\r\n`, 400],
     ['a POST', `POST /sw/signals HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}`, 401],
     ['a CORS preflight', `OPTIONS /sw/signals HTTP/1.1\r\nHost: a\r\nOrigin: https://x\r\nAccess-Control-Request-Method: GET\r\n\r\n`, 204],
-    ['a GET with a chunked body', `GET /sw/signals?cursor=${cursor} HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n`, 200],
-    ['two Authorization headers', `GET /sw/signals?cursor=${cursor} HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer a\r\nAuthorization: Bearer b\r\n\r\n`, 200],
+    [
+      'a GET with a chunked body',
+      `GET /sw/signals?cursor=${cursor} HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n`,
+      200,
+    ],
+    [
+      'two Authorization headers',
+      `GET /sw/signals?cursor=${cursor} HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer a\r\nAuthorization: Bearer b\r\n\r\n`,
+      200,
+    ],
     ['a bare LF in a header', `GET /sw/signals?cursor=${cursor} HTTP/1.1\r\nHost: a\r\nX-A: b\nc\r\n\r\n`, 400],
     ['a head over 16 KiB', `GET /sw/signals?cursor=${cursor} HTTP/1.1\r\nHost: a\r\nX-Big: ${'b'.repeat(17_000)}\r\n\r\n`, 431],
   ]
@@ -178,10 +189,13 @@ t.test('TRUST_PROXY: the fast path counts a forwarded client against its own bud
     await answered(c, 1)
     return statusOf(c.answers[0]!)
   }
-  t.same([await status('203.0.113.7'), await status('203.0.113.7'), await status('203.0.113.7')], [200, 200, 429], 'the forwarded client is limited')
+  t.same(
+    [await status('203.0.113.7'), await status('203.0.113.7'), await status('203.0.113.7')],
+    [200, 200, 429],
+    'the forwarded client is limited',
+  )
   t.equal(await status('203.0.113.8'), 200, 'another client behind the same proxy is not')
 })
-
 
 t.test('one connection, several forwarded clients (a front keeps its connections): each request is its own caller', async (t) => {
   // the fast path keeps one answer object per connection and each request takes it over: a request

@@ -1,5 +1,15 @@
 import t from 'tap'
-import { ident, migrate, pgliteDb, postgresDb, SCAN_BUDGET, signalReader, TEXT_SCAN_BUDGET, type Db, type Queryable } from '../../libs/shared/db/index.js'
+import {
+  ident,
+  migrate,
+  pgliteDb,
+  postgresDb,
+  SCAN_BUDGET,
+  signalReader,
+  TEXT_SCAN_BUDGET,
+  type Db,
+  type Queryable,
+} from '../../libs/shared/db/index.js'
 import { serializeSignal, type ReadFilter } from '../../libs/shared/domain/index.js'
 import { dropSchema, TEST_DATABASE_URL, uniqueSchema } from '../helpers/services.js'
 
@@ -36,7 +46,15 @@ async function seed(db: Queryable, s: string) {
 }
 
 const literal = (v: unknown): string =>
-  v === null ? 'null' : v instanceof Date ? `'${v.toISOString()}'` : Array.isArray(v) ? `'{${v.map((x) => `"${x}"`).join(',')}}'` : typeof v === 'string' ? `'${v.replaceAll("'", "''")}'` : String(v)
+  v === null
+    ? 'null'
+    : v instanceof Date
+      ? `'${v.toISOString()}'`
+      : Array.isArray(v)
+        ? `'{${v.map((x) => `"${x}"`).join(',')}}'`
+        : typeof v === 'string'
+          ? `'${v.replaceAll("'", "''")}'`
+          : String(v)
 
 /**
  * Rows every scan of the statement produced or filtered out, by EXPLAIN ANALYZE: as planned for
@@ -47,7 +65,9 @@ async function examined(db: Db, sql: string, params: unknown[]): Promise<number>
   if (db.kind !== 'postgres') return custom
   const generic = await db.transaction(async (tx) => {
     await tx.exec(`set local plan_cache_mode = force_generic_plan; prepare generic_page as ${sql}`)
-    const { rows } = await tx.query<{ 'QUERY PLAN': unknown }>(`explain (analyze, format json) execute generic_page(${params.map(literal).join(', ')})`)
+    const { rows } = await tx.query<{ 'QUERY PLAN': unknown }>(
+      `explain (analyze, format json) execute generic_page(${params.map(literal).join(', ')})`,
+    )
     await tx.exec('deallocate generic_page')
     return count(rows)
   })
@@ -59,7 +79,9 @@ function count(rows: Array<{ 'QUERY PLAN': unknown }>): number {
   let n = 0
   const walk = (node: Record<string, any>) => {
     if (node['Relation Name'] && node['Relation Name'] !== 'feed_head')
-      n += ((node['Actual Rows'] ?? 0) + (node['Rows Removed by Filter'] ?? 0) + (node['Rows Removed by Index Recheck'] ?? 0)) * (node['Actual Loops'] ?? 1)
+      n +=
+        ((node['Actual Rows'] ?? 0) + (node['Rows Removed by Filter'] ?? 0) + (node['Rows Removed by Index Recheck'] ?? 0)) *
+        (node['Actual Loops'] ?? 1)
     for (const c of node.Plans ?? []) walk(c)
   }
   walk((typeof plan === 'string' ? JSON.parse(plan) : plan)[0].Plan)
@@ -73,17 +95,23 @@ function recording(db: Queryable) {
 }
 
 const boards: Array<[string, () => Promise<{ db: Db; s: string; done: () => Promise<void> }>]> = [
-  ['PostgreSQL', async () => {
-    const s = uniqueSchema()
-    const db = postgresDb(TEST_DATABASE_URL, { max: 2 })
-    await migrate(TEST_DATABASE_URL, s)
-    return { db, s: `"${s}"`, done: async () => (await db.close(), await dropSchema(s)) }
-  }],
-  ['PGlite', async () => {
-    const db = await pgliteDb('memory://')
-    await migrate(db, 'wire')
-    return { db, s: 'wire', done: () => db.close() }
-  }],
+  [
+    'PostgreSQL',
+    async () => {
+      const s = uniqueSchema()
+      const db = postgresDb(TEST_DATABASE_URL, { max: 2 })
+      await migrate(TEST_DATABASE_URL, s)
+      return { db, s: `"${s}"`, done: async () => (await db.close(), await dropSchema(s)) }
+    },
+  ],
+  [
+    'PGlite',
+    async () => {
+      const db = await pgliteDb('memory://')
+      await migrate(db, 'wire')
+      return { db, s: 'wire', done: () => db.close() }
+    },
+  ],
 ]
 
 for (const [name, open] of boards)
@@ -108,7 +136,11 @@ for (const [name, open] of boards)
       const want = expect(p)
       rec.ran.length = 0
       const newest = await reader.newest(100, filter, now)
-      t.same(newest.signals.map((x) => x.seq), want.slice(-100), `${what}: the newest page is the newest 100, oldest first`)
+      t.same(
+        newest.signals.map((x) => x.seq),
+        want.slice(-100),
+        `${what}: the newest page is the newest 100, oldest first`,
+      )
       t.equal(newest.partial, false)
       let rows = 0
       for (const [sql, params] of rec.ran) rows += await examined(db, sql, params)
@@ -168,7 +200,11 @@ for (const [name, open] of boards)
     for (const filter of [all, f({ tags: ['rare'] })]) {
       const rowsPage = await reader.pageAfter(49_990, 30, filter, now)
       const jsonPage = await reader.pageAfterJson(49_990, 30, filter, now, 'board.example:4000')
-      t.same(jsonPage.signals, rowsPage.signals.map((x) => serializeSignal(x, 'board.example:4000')), 'the same bytes as serializeSignal')
+      t.same(
+        jsonPage.signals,
+        rowsPage.signals.map((x) => serializeSignal(x, 'board.example:4000')),
+        'the same bytes as serializeSignal',
+      )
       t.equal(jsonPage.upTo, rowsPage.upTo)
     }
   })

@@ -18,52 +18,66 @@ const MB = 2 ** 20
  */
 function fakeProcess(t: Test, o: Partial<IdleGcOptions> = {}) {
   const p = { cpu: 0, rss: 100 * MB, now: 0, collected: 0 }
-  const gc = startIdleGc({ tickMs: 3_600_000, minIntervalMs: 10_000, ...o, cpuMicros: () => p.cpu, rssBytes: () => p.rss, now: () => p.now, collect: async () => void p.collected++ })
+  const gc = startIdleGc({
+    tickMs: 3_600_000,
+    minIntervalMs: 10_000,
+    ...o,
+    cpuMicros: () => p.cpu,
+    rssBytes: () => p.rss,
+    now: () => p.now,
+    collect: async () => void p.collected++,
+  })
   t.teardown(() => gc.stop())
   const tick = (ms: number, cpuShare = 0) => ((p.now += ms), (p.cpu += ms * 1000 * cpuShare), gc.tick())
   return { p, gc, tick }
 }
 
-t.test('collects once when the process goes quiet after its RSS grew; never while busy, twice within the interval, or without growth', async (t) => {
-  const { p, gc, tick } = fakeProcess(t)
-  p.rss = 200 * MB
-  t.equal(await tick(1000, 0.5), false, 'grown, but busy (50 % of a core)')
-  t.equal(await tick(1000, 0.01), true, 'grown and quiet: one collection')
-  p.rss = 300 * MB
-  t.equal(await tick(1000, 0), false, 'grown again, quiet, but within the interval')
-  t.equal(await tick(10_000, 0), true, 'past the interval')
-  t.equal(await tick(30_000, 0), false, 'no growth since the last collection (RSS read after it)')
-  p.rss = 320 * MB
-  t.equal(await tick(1000, 0), false, 'grown by less than a tenth')
-  p.rss = 340 * MB
-  t.equal(await tick(1000, 0), true, 'grown by more than a tenth')
-  t.equal(p.collected, 3)
-  t.equal(gc.stats.collections, 3)
-})
+t.test(
+  'collects once when the process goes quiet after its RSS grew; never while busy, twice within the interval, or without growth',
+  async (t) => {
+    const { p, gc, tick } = fakeProcess(t)
+    p.rss = 200 * MB
+    t.equal(await tick(1000, 0.5), false, 'grown, but busy (50 % of a core)')
+    t.equal(await tick(1000, 0.01), true, 'grown and quiet: one collection')
+    p.rss = 300 * MB
+    t.equal(await tick(1000, 0), false, 'grown again, quiet, but within the interval')
+    t.equal(await tick(10_000, 0), true, 'past the interval')
+    t.equal(await tick(30_000, 0), false, 'no growth since the last collection (RSS read after it)')
+    p.rss = 320 * MB
+    t.equal(await tick(1000, 0), false, 'grown by less than a tenth')
+    p.rss = 340 * MB
+    t.equal(await tick(1000, 0), true, 'grown by more than a tenth')
+    t.equal(p.collected, 3)
+    t.equal(gc.stats.collections, 3)
+  },
+)
 
-t.test('over the RSS budget a quiet tick collects once the gap has passed, not the whole interval; still never while busy, within the gap or without growth', async (t) => {
-  const { p, tick } = fakeProcess(t, { rssBudgetBytes: 200 * MB, overBudgetGapMs: 2000 })
-  p.rss = 150 * MB
-  t.equal(await tick(1000, 0), true, 'grown and quiet: the first collection')
-  p.rss = 190 * MB
-  t.equal(await tick(3000, 0), false, 'grown and quiet 3 s later, under the budget: waits for the interval')
-  p.rss = 230 * MB
-  t.equal(await tick(500, 0.5), false, 'over the budget, but busy')
-  t.equal(await tick(500, 0.01), true, 'over the budget and quiet, 4 s after the last: collects')
-  p.rss = 260 * MB
-  t.equal(await tick(1000, 0), false, 'grown again and over the budget, but 1 s after the last (the gap is 2 s)')
-  t.equal(await tick(1500, 0), true, 'past the gap')
-  t.equal(await tick(3000, 0), false, 'over the budget without growth since the last collection: not again')
-  t.equal(p.collected, 3)
+t.test(
+  'over the RSS budget a quiet tick collects once the gap has passed, not the whole interval; still never while busy, within the gap or without growth',
+  async (t) => {
+    const { p, tick } = fakeProcess(t, { rssBudgetBytes: 200 * MB, overBudgetGapMs: 2000 })
+    p.rss = 150 * MB
+    t.equal(await tick(1000, 0), true, 'grown and quiet: the first collection')
+    p.rss = 190 * MB
+    t.equal(await tick(3000, 0), false, 'grown and quiet 3 s later, under the budget: waits for the interval')
+    p.rss = 230 * MB
+    t.equal(await tick(500, 0.5), false, 'over the budget, but busy')
+    t.equal(await tick(500, 0.01), true, 'over the budget and quiet, 4 s after the last: collects')
+    p.rss = 260 * MB
+    t.equal(await tick(1000, 0), false, 'grown again and over the budget, but 1 s after the last (the gap is 2 s)')
+    t.equal(await tick(1500, 0), true, 'past the gap')
+    t.equal(await tick(3000, 0), false, 'over the budget without growth since the last collection: not again')
+    t.equal(p.collected, 3)
 
-  // the same process without a budget waits the whole interval
-  const plain = fakeProcess(t, { rssBudgetBytes: 0 })
-  plain.p.rss = 150 * MB
-  t.equal(await plain.tick(1000), true)
-  plain.p.rss = 300 * MB
-  t.equal(await plain.tick(4000), false, 'no budget: 4 s after the last, far over 200 MB, it waits')
-  t.equal(await plain.tick(6000), true, 'until the interval has passed')
-})
+    // the same process without a budget waits the whole interval
+    const plain = fakeProcess(t, { rssBudgetBytes: 0 })
+    plain.p.rss = 150 * MB
+    t.equal(await plain.tick(1000), true)
+    plain.p.rss = 300 * MB
+    t.equal(await plain.tick(4000), false, 'no budget: 4 s after the last, far over 200 MB, it waits')
+    t.equal(await plain.tick(6000), true, 'until the interval has passed')
+  },
+)
 
 t.test('afterStart: the next quiet tick collects without growth, once; never while busy or within the interval', async (t) => {
   const { p, gc, tick } = fakeProcess(t) // RSS stays at 100 MB

@@ -75,7 +75,11 @@ t.test('long-polls', async (t) => {
     const t0 = Date.now()
     const poll = s.app.inject({ url: `/sw/signals?cursor=${cursor}&wait=5` }).then((r) => r.json())
     await waiting(1)
-    await publishSignal(other.publisher.deps, { address: '127.0.0.1', authorization: 'Bearer other-writer-token' }, '{"$type":"broadcast","via":"redis"}')
+    await publishSignal(
+      other.publisher.deps,
+      { address: '127.0.0.1', authorization: 'Bearer other-writer-token' },
+      '{"$type":"broadcast","via":"redis"}',
+    )
     const page = await poll
     t.equal(page.signals[0]?.payload.via, 'redis')
     t.ok(Date.now() - t0 < 1500, `woken in ${Date.now() - t0} ms (fallback timer is 10 s)`)

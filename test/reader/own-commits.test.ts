@@ -20,7 +20,16 @@ import { readerOn } from '../helpers/roles.js'
 const quiet = createLogger('server', 'silent')
 const ADMIN = 'admin-secret-token'
 const everything = (cursor: number | null): ReadQuery => ({
-  cursor, limit: 100, waitMs: 0, type: null, tags: [], origin: null, q: null, sinceMs: null, includeExpired: true, refId: null,
+  cursor,
+  limit: 100,
+  waitMs: 0,
+  type: null,
+  tags: [],
+  origin: null,
+  q: null,
+  sinceMs: null,
+  includeExpired: true,
+  refId: null,
 })
 /** Feed queries the read sides of this test process made to load new signals. */
 const pulls = async () => (await metrics.feedQueries.get()).values.find((v) => v.labels.kind === 'pull')?.value ?? 0
@@ -45,8 +54,15 @@ function holdWritesWith(db: Db, marker: string) {
 
 function configOf(schema: string, env: Record<string, string> = {}): Config {
   return loadConfig({
-    DATABASE_URL: TEST_DATABASE_URL, REDIS_URL: TEST_REDIS_URL, WIRE_PG_SCHEMA: schema, WIRE_CONFIG: '/nonexistent/board.json',
-    SERVER_ADMIN_TOKEN: ADMIN, WAKE_FALLBACK_POLL_MS: '60000', LOG_LEVEL: 'silent', SHED_EVENT_LOOP_DELAY_MS: '0', ...env,
+    DATABASE_URL: TEST_DATABASE_URL,
+    REDIS_URL: TEST_REDIS_URL,
+    WIRE_PG_SCHEMA: schema,
+    WIRE_CONFIG: '/nonexistent/board.json',
+    SERVER_ADMIN_TOKEN: ADMIN,
+    WAKE_FALLBACK_POLL_MS: '60000',
+    LOG_LEVEL: 'silent',
+    SHED_EVENT_LOOP_DELAY_MS: '0',
+    ...env,
   })
 }
 
@@ -71,7 +87,8 @@ async function boardOf(t: Test, o: { env?: Record<string, string>; hold?: string
     if (res.statusCode !== 200) throw new Error(`publish answered ${res.statusCode}: ${res.body}`)
     return res.json() as { signal: { id: string; uri: string }; cursor: number }
   }
-  const admin = (method: 'POST' | 'DELETE', path: string) => board.app.inject({ method, url: `/sw/admin${path}`, headers: { authorization: `Bearer ${ADMIN}` } })
+  const admin = (method: 'POST' | 'DELETE', path: string) =>
+    board.app.inject({ method, url: `/sw/admin${path}`, headers: { authorization: `Bearer ${ADMIN}` } })
   return { board, cfg, schema, gate, post, publish, admin, feed: board.reader.readSide.feed }
 }
 
@@ -91,33 +108,54 @@ t.test('a commit of this process goes into its tail as it is: no feed query, the
   const s = await boardOf(t)
   const start = s.feed.head
   const before = await pulls()
-  const root = await s.publish({ $type: 'question', $tags: ['Alpha', 'beta'], $ttl: 600, text: 'a root', n: 1.5, nested: { é: ['ü', null] } })
+  const root = await s.publish({
+    $type: 'question',
+    $tags: ['Alpha', 'beta'],
+    $ttl: 600,
+    text: 'a root',
+    n: 1.5,
+    nested: { é: ['ü', null] },
+  })
   t.ok(s.feed.head >= root.cursor, 'the tail holds the signal by the time its publish is answered')
   const reply = await s.publish({ $type: 'reply', $refId: root.signal.uri, text: 'a reply ✓' }, 'agent-two-token')
-  const burst = await Promise.all(Array.from({ length: 20 }, (_, i) => s.publish({ $type: 'broadcast', $tags: [`w${i % 3}`], text: `burst ${i}` }, `agent-${i}-token`)))
+  const burst = await Promise.all(
+    Array.from({ length: 20 }, (_, i) => s.publish({ $type: 'broadcast', $tags: [`w${i % 3}`], text: `burst ${i}` }, `agent-${i}-token`)),
+  )
   t.ok(s.feed.head >= Math.max(reply.cursor, ...burst.map((b) => b.cursor)), 'and a burst of publishes, batched, too')
   t.equal(await pulls(), before, 'none of them was read back from the database')
 
   const sql = signalReader(s.board.root.infra.readDb, s.board.root.infra.schema, { graceSeconds: s.cfg.sweep.graceSeconds })
-  const fromDb = async () => (await sql.pageAfter(start, 100, everything(start), Date.now())).signals.map((x) => serializeSignal(x, s.cfg.authority))
+  const fromDb = async () =>
+    (await sql.pageAfter(start, 100, everything(start), Date.now())).signals.map((x) => serializeSignal(x, s.cfg.authority))
   const fromTail = async () => (await s.feed.read(everything(start))).signals
   const db = await fromDb()
   t.equal(db.length, 22)
   t.same(await fromTail(), db, 'the tail serves byte for byte what the database serves: tags, ref, expiry, pinned')
 
   t.equal((await s.admin('POST', `/signals/${reply.signal.id}/pin`)).statusCode, 200)
-  t.match((await fromTail()).find((j) => j.includes(reply.signal.id)), /"pinned":true/, 'a pin reaches the tail through the change log')
+  t.match(
+    (await fromTail()).find((j) => j.includes(reply.signal.id)),
+    /"pinned":true/,
+    'a pin reaches the tail through the change log',
+  )
   t.same(await fromTail(), await fromDb(), 'and the tail still matches the database')
 
   const fresh = await readerOn(s.cfg, quiet, s.board.root.infra, { fallbackPollMs: 60_000 })
   t.teardown(() => fresh.close())
-  t.same((await fresh.readSide.feed.read(everything(start))).signals, await fromTail(), 'a reader that loaded its tail from the database serves the same bytes')
+  t.same(
+    (await fresh.readSide.feed.read(everything(start))).signals,
+    await fromTail(),
+    'a reader that loaded its tail from the database serves the same bytes',
+  )
 })
 
 t.test('a later commit handled before an earlier one is read back: followers neither skip nor repeat', async (t) => {
   // an unverified identity's new thread commits in a transaction of its own, beside the group
   // commit's batches: the one in-process way two commits can be handled out of seq order
-  const s = await boardOf(t, { hold: 'held-reply', env: { LOCAL_IDENTITY_VERIFIED: '0', UNVERIFIED_THREADS_PER_DAY: '100', UNVERIFIED_RATE_LIMIT_MAX: '1000' } })
+  const s = await boardOf(t, {
+    hold: 'held-reply',
+    env: { LOCAL_IDENTITY_VERIFIED: '0', UNVERIFIED_THREADS_PER_DAY: '100', UNVERIFIED_RATE_LIMIT_MAX: '1000' },
+  })
   const root = await s.publish({ $type: 'question', text: 'root' })
   const from = root.cursor
   const followers = [follow(s.feed, from, 2), follow(s.feed, from, 2, 1)]
@@ -142,7 +180,14 @@ t.test("another writer's commit between two of this process's is read back befor
   const from = s.feed.head
   const follower = follow(s.feed, from, 3)
   const l1 = await s.publish({ $type: 'broadcast', text: 'here, first' })
-  const r = (await deaf.app.inject({ method: 'POST', url: '/sw/signals', headers: { authorization: 'Bearer agent-two-token' }, payload: { $type: 'broadcast', text: 'elsewhere' } })).json()
+  const r = (
+    await deaf.app.inject({
+      method: 'POST',
+      url: '/sw/signals',
+      headers: { authorization: 'Bearer agent-two-token' },
+      payload: { $type: 'broadcast', text: 'elsewhere' },
+    })
+  ).json()
   t.equal(r.cursor, l1.cursor + 1)
   t.ok(s.feed.head < r.cursor, 'this process has not heard of the other commit')
   const l2 = await s.publish({ $type: 'broadcast', text: 'here, second' })
@@ -157,7 +202,10 @@ t.test('a removal that arrives before the commit it removes is taken in is not u
   const from = s.feed.head
   const a = s.post(s.board.app, { $type: 'broadcast', text: 'to-be-removed' })
   await until(() => s.gate!.held() !== null, 5000, 'the signal to commit and its answer to be held')
-  const stored = await s.board.root.infra.readDb.query<{ id: string }>(`select id from ${s.board.root.infra.schema}.signals where payload like $1`, ['%to-be-removed%'])
+  const stored = await s.board.root.infra.readDb.query<{ id: string }>(
+    `select id from ${s.board.root.infra.schema}.signals where payload like $1`,
+    ['%to-be-removed%'],
+  )
   const id = stored.rows[0]!.id // committed: its id can be known elsewhere before this process handles the answer
   t.equal((await s.admin('DELETE', `/signals/${id}`)).statusCode, 200, 'removed while its commit is not yet handled')
   s.gate!.release()

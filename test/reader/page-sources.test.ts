@@ -16,7 +16,9 @@ function listOf(names: PageSource['name'][], answers: ReadonlySet<number>) {
   const asked: string[] = []
   const sources: PageSource[] = names.map((name, i) => ({
     name,
-    after: (_q, cursor, _now, first) => (asked.push(`${i}:${name} after ${cursor}${first ? ' first' : ''}`), answers.has(i) ? page(100 + i) : null),
+    after: (_q, cursor, _now, first) => (
+      asked.push(`${i}:${name} after ${cursor}${first ? ' first' : ''}`), answers.has(i) ? page(100 + i) : null
+    ),
     newest: (_q, _now, first) => (asked.push(`${i}:${name} newest${first ? ' first' : ''}`), answers.has(i) ? page(100 + i) : null),
   }))
   return { list: new PageSources(sources), asked }
@@ -34,10 +36,22 @@ t.test('the first source that answers gives the page; the ones before it were as
 t.test('a source is asked only for the reads its column of READ_FILTERS says it serves', async (t) => {
   const { list, asked } = listOf(['chunks', 'database'], new Set([0, 1]))
   for (const f of READ_FILTERS) {
-    const setting = { type: { type: 'reply' }, tags: { tag: 'ops' }, origin: { origin: 'o' }, q: { q: 'x' }, sinceMs: { since: '1h' }, includeExpired: { includeExpired: '1' }, refId: { ref: 'abcdefghijABCDEFGHIJ' } }[f.key]
+    const setting = {
+      type: { type: 'reply' },
+      tags: { tag: 'ops' },
+      origin: { origin: 'o' },
+      q: { q: 'x' },
+      sinceMs: { since: '1h' },
+      includeExpired: { includeExpired: '1' },
+      refId: { ref: 'abcdefghijABCDEFGHIJ' },
+    }[f.key]
     asked.length = 0
     const answer = list.page(q(setting), 3, NOW, false)
-    t.same(answer, page(f.sources.chunks ? 100 : 101), `${f.param}: ${f.sources.chunks ? 'the chunks answer' : 'the chunks are passed over'}`)
+    t.same(
+      answer,
+      page(f.sources.chunks ? 100 : 101),
+      `${f.param}: ${f.sources.chunks ? 'the chunks answer' : 'the chunks are passed over'}`,
+    )
     t.same(asked, f.sources.chunks ? ['0:chunks after 3'] : ['1:database after 3'], `${f.param}: asked as its row says`)
   }
 })
@@ -45,7 +59,11 @@ t.test('a source is asked only for the reads its column of READ_FILTERS says it 
 t.test('a source with no column in READ_FILTERS cannot join the list', async (t) => {
   // @ts-expect-error the compiler refuses a name no filter has declared anything about
   const undeclared: PageSource = { name: 'redis', after: () => page(1) }
-  t.throws(() => new PageSources([undeclared, { name: 'database', after: () => page(2) }]), /no column in READ_FILTERS/, 'and so does the list, if a cast got it past')
+  t.throws(
+    () => new PageSources([undeclared, { name: 'database', after: () => page(2) }]),
+    /no column in READ_FILTERS/,
+    'and so does the list, if a cast got it past',
+  )
 })
 
 t.test('a source without a look of a kind is not asked for it; none answering is an error, not a page', async (t) => {

@@ -217,12 +217,22 @@ t.test('reading from the in-memory tail', async (t) => {
       const body = res.json()
       t.same(Object.keys(body), ['signal', 'replies', 'serverNow'])
       t.same(body.signal, root)
-      t.same(body.replies.map((x: Sig) => x.id), [r1.id, r2.id])
-      t.notOk(body.replies.some((x: Sig) => x.id === nested.id), 'a reply to a reply is not a direct reply')
+      t.same(
+        body.replies.map((x: Sig) => x.id),
+        [r1.id, r2.id],
+      )
+      t.notOk(
+        body.replies.some((x: Sig) => x.id === nested.id),
+        'a reply to a reply is not a direct reply',
+      )
       t.match(body.serverNow, /Z$/)
     })
     t.test('the id may be a URL-encoded or plain sw:// URI', async (t) => {
-      for (const url of [`/sw/signals/${encodeURIComponent(root.uri)}`, `/sw/signals/${root.uri}`, `/sw/v1/signals/${encodeURIComponent(root.uri)}`]) {
+      for (const url of [
+        `/sw/signals/${encodeURIComponent(root.uri)}`,
+        `/sw/signals/${root.uri}`,
+        `/sw/v1/signals/${encodeURIComponent(root.uri)}`,
+      ]) {
         const res = await s.app.inject({ url })
         t.equal(res.statusCode, 200, url)
         t.equal(res.json().signal.id, root.id)
@@ -234,10 +244,17 @@ t.test('reading from the in-memory tail', async (t) => {
       const res = await s.app.inject({ url: `/sw/signals/${root.id}/thread` })
       t.equal(res.statusCode, 200)
       t.same(Object.keys(res.json()), ['signals'])
-      t.same(res.json().signals.map((x: Sig) => x.id), [root.id, r1.id, r2.id, nested.id, deeper.id, deepest.id])
+      t.same(
+        res.json().signals.map((x: Sig) => x.id),
+        [root.id, r1.id, r2.id, nested.id, deeper.id, deepest.id],
+      )
       const sub = (await s.app.inject({ url: `/sw/signals/${r1.id}/thread` })).json().signals.map((x: Sig) => x.id)
       t.same(sub, [r1.id, nested.id, deeper.id, deepest.id], 'a thread from a reply down')
-      for (const url of [`/sw/signals/${encodeURIComponent(root.uri)}/thread`, `/sw/signals/${root.uri}/thread`, `/sw/v1/signals/${root.id}/thread`])
+      for (const url of [
+        `/sw/signals/${encodeURIComponent(root.uri)}/thread`,
+        `/sw/signals/${root.uri}/thread`,
+        `/sw/v1/signals/${root.id}/thread`,
+      ])
         t.equal((await s.app.inject({ url })).json().signals.length, 6, url)
     })
     t.test('an expired signal not yet swept is still served by id, with its thread', async (t) => {
@@ -245,10 +262,18 @@ t.test('reading from the in-memory tail', async (t) => {
       const res = await s.app.inject({ url: `/sw/signals/${r2.id}` })
       t.equal(res.statusCode, 200)
       t.equal(res.json().signal.id, r2.id)
-      t.ok((await s.app.inject({ url: `/sw/signals/${root.id}` })).json().replies.some((x: Sig) => x.id === r2.id), 'still among the replies')
+      t.ok(
+        (await s.app.inject({ url: `/sw/signals/${root.id}` })).json().replies.some((x: Sig) => x.id === r2.id),
+        'still among the replies',
+      )
     })
     t.test('an unknown id is 404 not_found, for the signal and its thread', async (t) => {
-      for (const id of ['AAAAAAAAAAAAAAAAAAAA', 'nope', encodeURIComponent(`sw://other.example/signals/${root.id}`), `sw://other.example/signals/${root.id}`]) {
+      for (const id of [
+        'AAAAAAAAAAAAAAAAAAAA',
+        'nope',
+        encodeURIComponent(`sw://other.example/signals/${root.id}`),
+        `sw://other.example/signals/${root.id}`,
+      ]) {
         t.same(errorOf(await s.app.inject({ url: `/sw/signals/${id}` })), { status: 404, code: 'not_found' }, id)
         t.same(errorOf(await s.app.inject({ url: `/sw/signals/${id}/thread` })), { status: 404, code: 'not_found' }, `${id}/thread`)
       }
@@ -261,7 +286,13 @@ t.test('reading from the in-memory tail', async (t) => {
     await backdate(s, old.id)
     const res = await s.app.inject({ url: '/sw/tags?q=Z' })
     t.equal(res.statusCode, 200)
-    t.same(res.json(), { tags: [{ tag: 'zeta', count: 3 }, { tag: 'zulu', count: 2 }, { tag: 'zoo', count: 1 }] })
+    t.same(res.json(), {
+      tags: [
+        { tag: 'zeta', count: 3 },
+        { tag: 'zulu', count: 2 },
+        { tag: 'zoo', count: 1 },
+      ],
+    })
     t.same((await s.app.inject({ url: '/sw/tags?q=zu' })).json(), { tags: [{ tag: 'zulu', count: 2 }] }, 'q is a prefix')
     t.same((await s.app.inject({ url: '/sw/tags?q=z&limit=1' })).json(), { tags: [{ tag: 'zeta', count: 3 }] })
     const all = (await s.app.inject({ url: '/sw/v1/tags' })).json().tags
@@ -338,7 +369,17 @@ t.test('reading from the in-memory tail', async (t) => {
   t.test('/sw/v1 serves exactly what /sw serves', async (t) => {
     const sig = (await s.publish({ $type: 'alias', $tags: ['alias'] })).json().signal
     const noNow = (body: string) => body.replace(/"serverNow":"[^"]+"/, '').replace(/"generatedAt":"[^"]+"/, '')
-    for (const path of ['/signals', '/signals?type=alias', '/signals?cursor=0&limit=3', `/signals/${sig.id}`, `/signals/${sig.id}/thread`, '/tags?q=al', '/wire', '/signals/AAAAAAAAAAAAAAAAAAAA', '/signals?limit=x']) {
+    for (const path of [
+      '/signals',
+      '/signals?type=alias',
+      '/signals?cursor=0&limit=3',
+      `/signals/${sig.id}`,
+      `/signals/${sig.id}/thread`,
+      '/tags?q=al',
+      '/wire',
+      '/signals/AAAAAAAAAAAAAAAAAAAA',
+      '/signals?limit=x',
+    ]) {
       const a = await s.app.inject({ url: `/sw${path}` })
       const b = await s.app.inject({ url: `/sw/v1${path}` })
       t.equal(b.statusCode, a.statusCode, path)
@@ -379,15 +420,29 @@ t.test('reading from the in-memory tail', async (t) => {
         t.equal(res.headers['access-control-allow-origin'], '*', url)
         t.match(String(res.headers['access-control-expose-headers']), /Retry-After/i, url)
       }
-      const pub = await s.app.inject({ method: 'POST', url: '/sw/signals', headers: { origin: 'https://viewer.example', ...s.bearer() }, payload: { $type: 'cors' } })
+      const pub = await s.app.inject({
+        method: 'POST',
+        url: '/sw/signals',
+        headers: { origin: 'https://viewer.example', ...s.bearer() },
+        payload: { $type: 'cors' },
+      })
       t.equal(pub.headers['access-control-allow-origin'], '*', 'a publish too')
     })
     t.test('a preflight for a POST with Authorization is allowed', async (t) => {
-      for (const [method, url] of [['POST', '/sw/signals'], ['PATCH', '/sw/admin/wire'], ['DELETE', '/sw/admin/rules/rl_x'], ['GET', '/sw/signals']]) {
+      for (const [method, url] of [
+        ['POST', '/sw/signals'],
+        ['PATCH', '/sw/admin/wire'],
+        ['DELETE', '/sw/admin/rules/rl_x'],
+        ['GET', '/sw/signals'],
+      ]) {
         const res = await s.app.inject({
           method: 'OPTIONS',
           url: url!,
-          headers: { origin: 'https://viewer.example', 'access-control-request-method': method!, 'access-control-request-headers': 'authorization, content-type' },
+          headers: {
+            origin: 'https://viewer.example',
+            'access-control-request-method': method!,
+            'access-control-request-headers': 'authorization, content-type',
+          },
         })
         t.ok(res.statusCode === 204 || res.statusCode === 200, `${method} ${url} preflight answered ${res.statusCode}`)
         t.equal(res.headers['access-control-allow-origin'], '*')
@@ -421,7 +476,10 @@ t.test('reading from the in-memory tail', async (t) => {
       const res = await poll
       t.ok(Date.now() - t0 < 2500, 'woken, not timed out')
       t.equal(res.headers['cache-control'], 'no-store')
-      t.same(res.json().signals.map((x: Sig) => x.id), [sig.id])
+      t.same(
+        res.json().signals.map((x: Sig) => x.id),
+        [sig.id],
+      )
       t.equal(res.json().nextCursor, head + 2)
     })
     t.test('a publish answers its feed position: reading replies from it waits for exactly them', async (t) => {
@@ -433,7 +491,10 @@ t.test('reading from the in-memory tail', async (t) => {
       const reply = (await s.publish({ $type: 'reply', $refId: req.signal.id, text: 'me' })).json()
       t.equal(reply.cursor, req.cursor + 2)
       const page = await poll
-      t.same(page.signals.map((x: Sig) => x.id), [reply.signal.id])
+      t.same(
+        page.signals.map((x: Sig) => x.id),
+        [reply.signal.id],
+      )
     })
     t.test('wait above 25 is clamped, not refused', async (t) => {
       const res = await s.app.inject({ url: '/sw/signals?cursor=0&limit=1&wait=100' })

@@ -29,7 +29,17 @@ t.test('waiters woken together get the same bytes as fastify answers, and their 
   t.equal(lines[0], 'HTTP/1.1 200 OK')
   t.same(
     lines.slice(1).map((l) => l.slice(0, l.indexOf(':')).toLowerCase()),
-    ['access-control-allow-origin', 'access-control-expose-headers', 'cache-control', 'content-type', 'x-content-type-options', 'content-length', 'date', 'connection', 'keep-alive'],
+    [
+      'access-control-allow-origin',
+      'access-control-expose-headers',
+      'cache-control',
+      'content-type',
+      'x-content-type-options',
+      'content-length',
+      'date',
+      'connection',
+      'keep-alive',
+    ],
   )
   t.ok(lines.includes('access-control-allow-origin: *'), 'CORS')
   t.ok(lines.includes('cache-control: no-store'))
@@ -45,7 +55,11 @@ t.test('waiters woken together get the same bytes as fastify answers, and their 
   fresh.get('/sw/wire')
   fresh.get(`/sw/signals?cursor=${cursor}&wait=20`)
   await until(() => fresh.answers.length === 2, 5000, 'a first-page answer')
-  t.equal(withoutDate(fresh.answers[1]!).replace(/"serverNow":"[^"]*"/, ''), texts[0]!.replace(/"serverNow":"[^"]*"/, ''), 'as fastify sends it')
+  t.equal(
+    withoutDate(fresh.answers[1]!).replace(/"serverNow":"[^"]*"/, ''),
+    texts[0]!.replace(/"serverNow":"[^"]*"/, ''),
+    'as fastify sends it',
+  )
 
   // the connections serve the next request (keep-alive), and `Connection: close` is honoured
   conns[1]!.get(`/sw/signals?cursor=${cursor}`)

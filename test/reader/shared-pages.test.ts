@@ -13,8 +13,20 @@ import { until } from '../helpers/wait.js'
 
 const T0 = Date.UTC(2026, 10, 24, 12, 0, 0, 100) // 100 ms into a second
 const signal = (seq: number, o: { type?: string; expiresAtMs?: number; pinned?: boolean } = {}) => ({
-  seq, id: `id${seq}`, origin: 'fp_x', originUri: 'sw://test/identities/x', originName: null, originVerified: true, type: o.type ?? 'note',
-  tags: [], payloadText: JSON.stringify({ n: seq }), refId: null, ttl: 600, createdAtMs: T0, expiresAtMs: o.expiresAtMs ?? T0 + 600_000, pinned: o.pinned ?? false,
+  seq,
+  id: `id${seq}`,
+  origin: 'fp_x',
+  originUri: 'sw://test/identities/x',
+  originName: null,
+  originVerified: true,
+  type: o.type ?? 'note',
+  tags: [],
+  payloadText: JSON.stringify({ n: seq }),
+  refId: null,
+  ttl: 600,
+  createdAtMs: T0,
+  expiresAtMs: o.expiresAtMs ?? T0 + 600_000,
+  pinned: o.pinned ?? false,
 })
 const query = (raw: Record<string, string> = {}) => parseReadQuery({ cursor: '0', ...raw }, T0, 'test')
 const seqs = (p: { signals: string[] } | null) => p?.signals.map((j) => JSON.parse(j).payload.n)
@@ -98,7 +110,10 @@ t.test('followers who come back after the tail moved get the shared bytes, and e
   const second = (b: string) => JSON.parse(b).serverNow.slice(0, 19)
   for (const b of bodies.slice(1)) t.ok(b === bodies[0] || second(b) !== second(bodies[0]!), 'the same body within a second')
   const page = JSON.parse(bodies[0]!)
-  t.same(page.signals.map((x: any) => x.payload.text), ['one', 'two'])
+  t.same(
+    page.signals.map((x: any) => x.payload.text),
+    ['one', 'two'],
+  )
   t.equal(page.nextCursor, cursor + 2)
 
   // the tail moves: the same cursor now gets a page with the new signal, the next cursor only that one
@@ -107,7 +122,8 @@ t.test('followers who come back after the tail moved get the shared bytes, and e
   conns[0]!.get(`/sw/signals?cursor=${cursor}&wait=20`)
   conns[1]!.get(`/sw/signals?cursor=${cursor + 2}&wait=20`)
   await until(() => conns[0]!.answers.length === 2 && conns[1]!.answers.length === 2, 5000, 'second answers')
-  const texts = (c: (typeof conns)[number]) => JSON.parse(c.answers[1]!.toString('latin1').split('\r\n\r\n')[1]!).signals.map((x: any) => x.payload.text)
+  const texts = (c: (typeof conns)[number]) =>
+    JSON.parse(c.answers[1]!.toString('latin1').split('\r\n\r\n')[1]!).signals.map((x: any) => x.payload.text)
   t.same(texts(conns[0]!), ['one', 'two', 'three'])
   t.same(texts(conns[1]!), ['three'])
 })

@@ -27,7 +27,10 @@ const signal = (seq: number, payloadChars: number): Signal => ({
 t.test('past its byte bound the tail drops its oldest signals and moves from', async (t) => {
   const one = entryBytes(signal(1, 16_000))
   const tail = new Tail('b', 1000, 10 * one)
-  tail.append(Array.from({ length: 25 }, (_, i) => signal(i + 1, 16_000)), 25)
+  tail.append(
+    Array.from({ length: 25 }, (_, i) => signal(i + 1, 16_000)),
+    25,
+  )
   t.equal(tail.entries.length, 10, 'ten of them fit')
   t.equal(tail.from, 15, 'the fifteen oldest left')
   t.ok(tail.bytes <= 10 * one)
@@ -36,7 +39,11 @@ t.test('past its byte bound the tail drops its oldest signals and moves from', a
   tail.append([signal(26, 10)], 26)
   t.same([tail.entries.length, tail.from], [10, 16], 'one more signal, however small, pushes the oldest out when the bound is full')
   tail.update(tail.entries[0]!.signal.id, null)
-  t.equal(tail.bytes, tail.entries.reduce((n, e) => n + entryBytes(e.signal), 0), 'bytes follow a removal')
+  t.equal(
+    tail.bytes,
+    tail.entries.reduce((n, e) => n + entryBytes(e.signal), 0),
+    'bytes follow a removal',
+  )
   tail.reset([signal(30, 16_000), signal(31, 16_000)], 31, 29)
   t.same([tail.entries.length, tail.bytes], [2, 2 * one], 'and a reset')
 })
@@ -48,5 +55,9 @@ t.test('a board with a small byte bound still serves every signal, from the tail
   for (let i = 0; i < 40; i++) ids.push((await s.publish({ $type: 'broadcast', i, text })).json().signal.id)
   t.ok(s.reader.readSide.feed.head >= 40)
   const page = await s.read('cursor=0&limit=100')
-  t.same(page.signals.map((x: { id: string }) => x.id), ids, 'a read from before the tail: every signal, in order')
+  t.same(
+    page.signals.map((x: { id: string }) => x.id),
+    ids,
+    'a read from before the tail: every signal, in order',
+  )
 })

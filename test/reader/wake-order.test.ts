@@ -8,7 +8,18 @@ import { Waiters } from '../../libs/shared/feed/waiters.js'
 // may skip a signal or get one twice. The turn is forced: more waiters than a wake-up answers
 // between two turns, and the tail moves in the first turn.
 
-const q: ReadQuery = Object.freeze({ cursor: 0, limit: 100, waitMs: 25_000, type: null, tags: [], origin: null, q: null, sinceMs: null, includeExpired: false, refId: null })
+const q: ReadQuery = Object.freeze({
+  cursor: 0,
+  limit: 100,
+  waitMs: 25_000,
+  type: null,
+  tags: [],
+  origin: null,
+  q: null,
+  sinceMs: null,
+  includeExpired: false,
+  refId: null,
+})
 
 /** A tail of signals numbered 1, 2, …: a page after `cursor` holds every later one. */
 function tail() {
@@ -65,7 +76,10 @@ t.test('waits end once, in any order, and a wake-up answers the ones left in the
   const leaving = Array.from({ length: 6 }, () => new AbortController())
   // cursor i marks waiter i (every waiter is in its own group: one page each)
   for (let i = 0; i < 6; i++)
-    w.add(q, i, 25_000, leaving[i]!.signal, { page: (p) => (p.signals.length ? answered.push(i) : ended.push(i)), fail: () => t.fail('no failure') })
+    w.add(q, i, 25_000, leaving[i]!.signal, {
+      page: (p) => (p.signals.length ? answered.push(i) : ended.push(i)),
+      fail: () => t.fail('no failure'),
+    })
   t.equal(w.size, 6)
   for (const i of [0, 3, 5, 3]) leaving[i]!.abort() // the first, one in the middle, the last, and one twice
   t.same(ended, [0, 3, 5], 'each client that left is answered once, from its cursor')

@@ -9,7 +9,8 @@ import { TEST_DATABASE_URL } from '../helpers/services.js'
 // real processes; /proc shows the command line the process runs with.
 
 const cmdline = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')
-const newSpaceBytes = async (url: string) => Number(/nodejs_heap_space_size_total_bytes\{space="new"\} (\d+)/.exec(await (await fetch(`${url}/metrics`)).text())?.[1])
+const newSpaceBytes = async (url: string) =>
+  Number(/nodejs_heap_space_size_total_bytes\{space="new"\} (\d+)/.exec(await (await fetch(`${url}/metrics`)).text())?.[1])
 
 t.test('an operator’s semi-space, in node’s flags or NODE_OPTIONS, is theirs', async (t) => {
   t.equal(semiSpaceChosen([], undefined), false)
@@ -28,10 +29,19 @@ t.test('a reader runs itself with its young generation capped, on the same pid; 
   t.ok(cmdline(capped.proc.child.pid!).includes('--max-semi-space-size=2'), 'the process we started runs with the flag')
   t.equal((await fetch(`${capped.url}/sw/signals`)).status, 200, 'and serves reads')
   t.ok((await newSpaceBytes(capped.url)) <= 2 * 2 * 1024 * 1024, 'its new space is at most two 2 MB semi-spaces')
-  const operators = await startRole(t, 'reader', { ...env, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --max-semi-space-size=8`.trim() })
-  t.notOk(cmdline(operators.proc.child.pid!).some((a) => a.startsWith('--max-semi-space-size')), 'NODE_OPTIONS chose: not run again')
+  const operators = await startRole(t, 'reader', {
+    ...env,
+    NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --max-semi-space-size=8`.trim(),
+  })
+  t.notOk(
+    cmdline(operators.proc.child.pid!).some((a) => a.startsWith('--max-semi-space-size')),
+    'NODE_OPTIONS chose: not run again',
+  )
   t.ok((await newSpaceBytes(operators.url)) <= 2 * 8 * 1024 * 1024, "the operator's 8 MB holds")
   const off = await startRole(t, 'reader', { ...env, READER_SEMI_SPACE_MB: '0' })
-  t.notOk(cmdline(off.proc.child.pid!).some((a) => a.startsWith('--max-semi-space-size')), '0: node’s default')
+  t.notOk(
+    cmdline(off.proc.child.pid!).some((a) => a.startsWith('--max-semi-space-size')),
+    '0: node’s default',
+  )
   for (const r of [capped, operators, off, writer]) await r.stop()
 })

@@ -1,5 +1,17 @@
 import { execFileSync, spawnSync } from 'node:child_process'
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs'
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  unlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs'
 import { tmpdir } from 'node:os'
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
@@ -19,10 +31,14 @@ function project(t: Test) {
   mkdirSync(join(dir, 'apps'))
   copyFileSync(projectPath('scripts/build.mjs'), join(dir, 'scripts/build.mjs'))
   symlinkSync(projectPath('node_modules'), join(dir, 'node_modules'))
-  writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'NodeNext', outDir: 'dist', rootDir: '.', types: [] } }))
+  writeFileSync(
+    join(dir, 'tsconfig.json'),
+    JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'NodeNext', outDir: 'dist', rootDir: '.', types: [] } }),
+  )
   writeFileSync(join(dir, 'tsconfig.build.json'), JSON.stringify({ extends: './tsconfig.json', include: ['apps'] }))
   writeFileSync(join(dir, 'apps/a.ts'), 'export const a: number = 1\n')
-  const build = (...args: string[]) => execFileSync(process.execPath, [join(dir, 'scripts/build.mjs'), ...args], { cwd: dir, encoding: 'utf8' })
+  const build = (...args: string[]) =>
+    execFileSync(process.execPath, [join(dir, 'scripts/build.mjs'), ...args], { cwd: dir, encoding: 'utf8' })
   const stamp = join(dir, 'dist/.build-stamp')
   return { dir, build, stampTime: () => statSync(stamp).mtimeMs, out: () => readFileSync(join(dir, 'dist/apps/a.js'), 'utf8') }
 }
@@ -60,8 +76,13 @@ t.test('builds once, skips while up to date, rebuilds after a change, a deletion
 
 t.test('a start that compiles says so on stderr, with how long it took; an up-to-date start and npm run build say nothing', async (t) => {
   const p = project(t)
-  const stderr = (...args: string[]) => spawnSync(process.execPath, [join(p.dir, 'scripts/build.mjs'), ...args], { cwd: p.dir, encoding: 'utf8' }).stderr
-  t.match(stderr(), /^wire: compiling the TypeScript into dist\/ \(first start; 10-40 s\)…\nwire: compiled in \d+\.\d s\n$/, 'the first start')
+  const stderr = (...args: string[]) =>
+    spawnSync(process.execPath, [join(p.dir, 'scripts/build.mjs'), ...args], { cwd: p.dir, encoding: 'utf8' }).stderr
+  t.match(
+    stderr(),
+    /^wire: compiling the TypeScript into dist\/ \(first start; 10-40 s\)…\nwire: compiled in \d+\.\d s\n$/,
+    'the first start',
+  )
   t.equal(stderr(), '', 'up to date: silent')
   writeFileSync(join(p.dir, 'apps/a.ts'), 'export const a: number = 3\n')
   const future = new Date(p.stampTime() + 60_000)
@@ -86,7 +107,12 @@ t.test('compiles native/malloc-trim.c when the addon is missing or older; withou
   copyFileSync(projectPath('native/malloc-trim.c'), join(p.dir, 'native/malloc-trim.c'))
   const addon = join(p.dir, 'dist/native/malloc-trim.node')
   const build = (env: Record<string, string> = {}) =>
-    execFileSync(process.execPath, [join(p.dir, 'scripts/build.mjs')], { cwd: p.dir, encoding: 'utf8', env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+    execFileSync(process.execPath, [join(p.dir, 'scripts/build.mjs')], {
+      cwd: p.dir,
+      encoding: 'utf8',
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
   build()
   t.ok(existsSync(addon), 'built')
   const { trim } = createRequire(import.meta.url)(addon) as { trim: () => number }

@@ -64,7 +64,8 @@ t.test('the embedded board (PGlite) runs the same sweeper jobs, and stops them b
     'stats after the purge match the count taken before it',
   )
   t.match(served.current, { activeSignals: 2, activeIdentities: 2 })
-  const jobs = (await db.query<{ name: string }>(`select distinct name from "${board.sweeper!.bossSchema}".job where state = 'completed'`)).rows
+  const jobs = (await db.query<{ name: string }>(`select distinct name from "${board.sweeper!.bossSchema}".job where state = 'completed'`))
+    .rows
   t.same(jobs.map((j) => j.name).sort(), [JOBS.purge, JOBS.stats].sort(), 'both jobs completed through pg-boss')
 
   await app.close()

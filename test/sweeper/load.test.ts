@@ -53,11 +53,23 @@ async function measure(s: Stack, running: () => boolean) {
 t.test('a purge of 100 000 expired rows does not stall publishing or long-polls', async (t) => {
   let inserted = 0
   const s = await startStack(t, {
-    env: { SIGNAL_SWEEP_GRACE_SECONDS: '3600', PUBLISH_RATE_LIMIT_MAX: '1000000', PUBLISH_ATTEMPT_RATE_LIMIT_MAX: '0', PUBLISH_ADDRESS_RATE_LIMIT_MAX: '0' },
+    env: {
+      SIGNAL_SWEEP_GRACE_SECONDS: '3600',
+      PUBLISH_RATE_LIMIT_MAX: '1000000',
+      PUBLISH_ATTEMPT_RATE_LIMIT_MAX: '0',
+      PUBLISH_ADDRESS_RATE_LIMIT_MAX: '0',
+    },
     // seeded before the board starts, so the reader's tail begins at the head instead of loading 100 000 rows
     seed: async (infra, schema) => {
       const t0 = Date.now()
-      await insertSignals(infra.primary, schema, { type: 'gone', count: N, createdSecondsAgo: 2 * 86_400, spreadSeconds: 3600, ttl: 60, origins: 50 })
+      await insertSignals(infra.primary, schema, {
+        type: 'gone',
+        count: N,
+        createdSecondsAgo: 2 * 86_400,
+        spreadSeconds: 3600,
+        ttl: 60,
+        origins: 50,
+      })
       await infra.primary.query(`analyze "${schema}".signals`)
       inserted = Date.now() - t0
     },

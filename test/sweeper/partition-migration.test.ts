@@ -15,7 +15,8 @@ t.test('0007 partitions a board that already holds signals: every row, pin, remo
   // the board as the previous release left it: migrations up to 0006
   const before = mkdtempSync(join(tmpdir(), 'wire-migrations-'))
   t.teardown(() => rmSync(before, { recursive: true, force: true }))
-  for (const f of readdirSync(projectPath('migrations')).filter((f) => f < '0007')) cpSync(join(projectPath('migrations'), f), join(before, f))
+  for (const f of readdirSync(projectPath('migrations')).filter((f) => f < '0007'))
+    cpSync(join(projectPath('migrations'), f), join(before, f))
   await migrate(TEST_DATABASE_URL, schema, { dir: before })
   await insertSignals(db, schema, { type: 'live', count: 500, createdSecondsAgo: 60, ttl: 3600 })
   await insertSignals(db, schema, { type: 'pinned', count: 2, createdSecondsAgo: 60, ttl: 3600, pinned: true })
@@ -35,8 +36,20 @@ t.test('0007 partitions a board that already holds signals: every row, pin, remo
   await migrate(TEST_DATABASE_URL, schema) // the later migrations, which today's reads expect
   const reader = signalReader(db, ident(schema), { graceSeconds: 3600 })
   t.equal((await reader.byId('r0000000000000000007'))?.seq, 7, 'by id')
-  t.same((await reader.replies('r0000000000000000001')).map((x) => x.seq), [506, 507, 508, 509], 'replies')
-  const page = await reader.pageAfter(0, 1000, { type: null, tags: [], origin: null, q: null, sinceMs: null, includeExpired: false, refId: null }, Date.now())
+  t.same(
+    (await reader.replies('r0000000000000000001')).map((x) => x.seq),
+    [506, 507, 508, 509],
+    'replies',
+  )
+  const page = await reader.pageAfter(
+    0,
+    1000,
+    { type: null, tags: [], origin: null, q: null, sinceMs: null, includeExpired: false, refId: null },
+    Date.now(),
+  )
   t.equal(page.signals.length, 506, 'a page: everything but the removed')
-  t.same((await reader.changesSince(0)).map((x) => x.changed), [501, 502, 503, 504, 505])
+  t.same(
+    (await reader.changesSince(0)).map((x) => x.changed),
+    [501, 502, 503, 504, 505],
+  )
 })

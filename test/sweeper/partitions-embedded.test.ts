@@ -44,9 +44,16 @@ t.test('on PGlite too, a partition with more than CARRY_MAX_ROWS rows to keep is
   const run = await purgeExpired(signalPurger(db, ident('wire')), createLogger('sweeper', 'silent'), o)
   t.match(run, { expired: 300, partitions: { dropped: 1, carried: 0, held: ['signals_s0'] } }, 'held; its expired rows deleted row by row')
   t.same(await countByType(db, 'wire'), { pinned: CARRY_MAX_ROWS + 1, fresh: 5 })
-  t.same((await parts.list()).map((p) => p.name), ['signals_s0', 'signals_s2000001'])
+  t.same(
+    (await parts.list()).map((p) => p.name),
+    ['signals_s0', 'signals_s2000001'],
+  )
 
-  t.match(await parts.retire(3600, CARRY_MAX_ROWS + 1), { dropped: 1, carried: CARRY_MAX_ROWS + 1, held: [] }, 'at a limit it meets exactly: dropped, all carried')
+  t.match(
+    await parts.retire(3600, CARRY_MAX_ROWS + 1),
+    { dropped: 1, carried: CARRY_MAX_ROWS + 1, held: [] },
+    'at a limit it meets exactly: dropped, all carried',
+  )
   t.same(await countByType(db, 'wire'), { pinned: CARRY_MAX_ROWS + 1, fresh: 5 })
   const { rows } = await db.query<{ n: number }>(`select count(*)::int as n from wire.signals_kept where type = 'pinned'`)
   t.equal(rows[0]!.n, CARRY_MAX_ROWS + 1)

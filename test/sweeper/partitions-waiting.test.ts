@@ -36,7 +36,13 @@ async function close(db: Db, schema: string) {
 }
 
 const sweep = (db: Db, schema: string) =>
-  purgeExpired(signalPurger(db, ident(schema)), quiet, { graceSeconds: HOUR, batchSize: 100, budgetMs: 60_000, pauseMs: 0, carryMax: CARRY })
+  purgeExpired(signalPurger(db, ident(schema)), quiet, {
+    graceSeconds: HOUR,
+    batchSize: 100,
+    budgetMs: 60_000,
+    pauseMs: 0,
+    carryMax: CARRY,
+  })
 
 t.test('a closed partition whose rows to keep will expire waits for them: no row purge of its expired rows, then one drop', async (t) => {
   const { db, schema } = await board(t)
@@ -47,11 +53,17 @@ t.test('a closed partition whose rows to keep will expire waits for them: no row
   await close(db, schema)
 
   const first = await sweep(db, schema)
-  t.match(first, { expired: 0, removed: 3, partitions: { dropped: 0, held: [], waiting: ['signals_s0'] } }, 'waiting: its expired rows stay for the drop, its removed ones past the grace go')
+  t.match(
+    first,
+    { expired: 0, removed: 3, partitions: { dropped: 0, held: [], waiting: ['signals_s0'] } },
+    'waiting: its expired rows stay for the drop, its removed ones past the grace go',
+  )
   t.same(await countByType(db, schema), { gone: 200, long: 20, pinned: CARRY })
 
   // an hour and a half later the long ones have expired, past the grace too: the partition drops whole
-  await db.query(`update "${schema}".signals set created_at = created_at - interval '150 minutes', expires_at = expires_at - interval '150 minutes' where type = 'long'`)
+  await db.query(
+    `update "${schema}".signals set created_at = created_at - interval '150 minutes', expires_at = expires_at - interval '150 minutes' where type = 'long'`,
+  )
   const second = await sweep(db, schema)
   t.match(second, { expired: 0, partitions: { dropped: 1, carried: CARRY, held: [], waiting: [] } }, 'dropped, its pinned rows carried')
   t.same(await countByType(db, schema), { pinned: CARRY }, 'the expired rows went with it')
@@ -75,12 +87,17 @@ t.test('counting the rows a partition must keep stops at the limit, however many
   await db.exec(`analyze "${schema}".signals_s0`)
   const sql = survivorsSql(`"${schema}".signals_s0`, CARRY)
   const counts = (await db.query<{ kept: number; pinned: number }>(sql, [HOUR])).rows[0]!
-  t.ok(counts.kept > CARRY && counts.kept <= 3 * (CARRY + 1), `to keep: ${counts.kept}, "more than ${CARRY}" (each of its three scans stopped at ${CARRY + 1})`)
+  t.ok(
+    counts.kept > CARRY && counts.kept <= 3 * (CARRY + 1),
+    `to keep: ${counts.kept}, "more than ${CARRY}" (each of its three scans stopped at ${CARRY + 1})`,
+  )
   t.equal(counts.pinned, CARRY + 1, 'pinned: more than the limit')
   // as retire asks it: index scans only
   const plan = await db.transaction(async (tx) => {
     await tx.exec(`set local enable_seqscan = off`)
-    return (await tx.query<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(`explain (analyze, format json) ${sql}`, [HOUR])).rows[0]!['QUERY PLAN'][0]!.Plan
+    return (await tx.query<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(`explain (analyze, format json) ${sql}`, [HOUR])).rows[0]![
+      'QUERY PLAN'
+    ][0]!.Plan
   })
   const scanned = scans(plan)
   t.ok(scanned.length >= 4, `the plan scans (${scanned.map((x) => x.node).join(', ')})`)
@@ -97,6 +114,9 @@ interface PlanNode {
 
 /** Every scan of a table or an index in a plan, with the rows it returned. */
 function scans(p: PlanNode): Array<{ node: string; rows: number }> {
-  const own = / Scan$/.test(p['Node Type']) && !/Subquery|Function|Values/.test(p['Node Type']) ? [{ node: p['Node Type'], rows: p['Actual Rows'] * p['Actual Loops'] }] : []
+  const own =
+    / Scan$/.test(p['Node Type']) && !/Subquery|Function|Values/.test(p['Node Type'])
+      ? [{ node: p['Node Type'], rows: p['Actual Rows'] * p['Actual Loops'] }]
+      : []
   return [...own, ...(p.Plans ?? []).flatMap(scans)]
 }

@@ -42,7 +42,9 @@ t.test('the migration turns the table into partitions: the old rows are the firs
   const s = await startStack(t)
   const list = await parts(s).list()
   t.match(list, [{ name: 'signals_s0', lo: null, hi: 1_000_001 }])
-  const { rows } = await s.infra.primary.query<{ n: number }>(`select count(*)::int as n from pg_inherits where inhparent = to_regclass('"${s.schema}".signals')`)
+  const { rows } = await s.infra.primary.query<{ n: number }>(
+    `select count(*)::int as n from pg_inherits where inhparent = to_regclass('"${s.schema}".signals')`,
+  )
   t.equal(rows[0]!.n, 2, 'signals_s0 and signals_kept')
 })
 
@@ -59,7 +61,10 @@ t.test('the writer makes the next partition ahead of the head; no insert ever fa
   await setHead(db, s.schema, 999_995)
   const seqs: number[] = []
   for (let i = 0; i < 10; i++) seqs.push((await pub(s, { $type: 'broadcast', text: `x${i}` })).seq)
-  t.same(seqs, Array.from({ length: 10 }, (_, i) => 999_996 + i))
+  t.same(
+    seqs,
+    Array.from({ length: 10 }, (_, i) => 999_996 + i),
+  )
   t.same(await homes(db, s.schema, seqs), [...Array(5).fill('signals_s0'), ...Array(5).fill('signals_s1000001')])
 
   // outrun: rows above the last partition land in the default one; the next partition starts above them
@@ -71,7 +76,11 @@ t.test('the writer makes the next partition ahead of the head; no insert ever fa
   t.same(made.made, [`signals_s${last.hi + 55}`])
   const after = await pub(s, { $type: 'broadcast', text: 'after' })
   t.same(await homes(db, s.schema, [after.seq]), [`signals_s${last.hi + 55}`])
-  t.equal((await s.app.inject({ url: `/sw/signals/r${String(last.hi + 50).padStart(19, '0')}` })).statusCode, 200, 'a row in the default partition reads by id')
+  t.equal(
+    (await s.app.inject({ url: `/sw/signals/r${String(last.hi + 50).padStart(19, '0')}` })).statusCode,
+    200,
+    'a row in the default partition reads by id',
+  )
 })
 
 t.test('by id, replies, thread and pages read across a partition boundary', async (t) => {
@@ -87,12 +96,25 @@ t.test('by id, replies, thread and pages read across a partition boundary', asyn
 
   const one = (await s.app.inject({ url: `/sw/signals/${c.id}` })).json()
   t.equal(one.signal.id, c.id)
-  t.same((await s.app.inject({ url: `/sw/signals/${root.id}` })).json().replies.map((x: { id: string }) => x.id), [a.id, b.id])
-  t.same((await s.app.inject({ url: `/sw/signals/${root.id}/thread` })).json().signals.map((x: { id: string }) => x.id), [root.id, a.id, b.id, c.id])
+  t.same(
+    (await s.app.inject({ url: `/sw/signals/${root.id}` })).json().replies.map((x: { id: string }) => x.id),
+    [a.id, b.id],
+  )
+  t.same(
+    (await s.app.inject({ url: `/sw/signals/${root.id}/thread` })).json().signals.map((x: { id: string }) => x.id),
+    [root.id, a.id, b.id, c.id],
+  )
   const page = (await s.app.inject({ url: `/sw/signals?cursor=${root.seq - 1}&limit=3` })).json()
-  t.same(page.signals.map((x: { id: string }) => x.id), [root.id, a.id, b.id])
+  t.same(
+    page.signals.map((x: { id: string }) => x.id),
+    [root.id, a.id, b.id],
+  )
   t.equal(page.nextCursor, b.seq)
-  t.same((await s.app.inject({ url: `/sw/signals?limit=4` })).json().signals.map((x: { id: string }) => x.id), [root.id, a.id, b.id, c.id], 'newest page')
+  t.same(
+    (await s.app.inject({ url: `/sw/signals?limit=4` })).json().signals.map((x: { id: string }) => x.id),
+    [root.id, a.id, b.id, c.id],
+    'newest page',
+  )
 })
 
 t.test('a closed partition is dropped whole: unexpired and pinned rows carried forward, followers keep going', async (t) => {
@@ -102,7 +124,14 @@ t.test('a closed partition is dropped whole: unexpired and pinned rows carried f
   await insertSignals(db, s.schema, { type: 'pinned', count: 3, createdSecondsAgo: 3 * DAY, ttl: 60, pinned: true })
   await insertSignals(db, s.schema, { type: 'long', count: 2, createdSecondsAgo: 2 * DAY, ttl: 3 * DAY })
   await insertSignals(db, s.schema, { type: 'in-grace', count: 4, createdSecondsAgo: 2 * DAY, ttl: 2 * DAY - HOUR / 2 })
-  await insertSignals(db, s.schema, { type: 'removed', count: 2, createdSecondsAgo: 2 * DAY, ttl: 3 * DAY, pinned: true, removedSecondsAgo: 2 * HOUR })
+  await insertSignals(db, s.schema, {
+    type: 'removed',
+    count: 2,
+    createdSecondsAgo: 2 * DAY,
+    ttl: 3 * DAY,
+    pinned: true,
+    removedSecondsAgo: 2 * HOUR,
+  })
   await setHead(db, s.schema, 999_990) // the rest of the first partition (seqs never used: a gap)
   await parts(s).ensure()
   await insertSignals(db, s.schema, { type: 'active', count: 30, createdSecondsAgo: 60, ttl: HOUR }) // 999 991 … 1 000 020
@@ -111,7 +140,11 @@ t.test('a closed partition is dropped whole: unexpired and pinned rows carried f
   const before = await follow(s, cursor)
 
   const { purge } = await sweepOnce(s, { rollupBatch: 2_000_000 })
-  t.match(purge.partitions, { dropped: 1, carried: 19 }, '3 pinned, 2 long-lived, 4 in their grace and 10 younger than 24 h carried forward')
+  t.match(
+    purge.partitions,
+    { dropped: 1, carried: 19 },
+    '3 pinned, 2 long-lived, 4 in their grace and 10 younger than 24 h carried forward',
+  )
   t.ok(purge.partitions.bytes > 0)
   t.same(await countByType(db, s.schema), { pinned: 3, long: 2, 'in-grace': 4, active: 31 }, 'nothing unexpired or pinned lost')
   t.equal((await parts(s).list())[0]!.name, 'signals_s1000001', 'the first partition is gone')
@@ -119,7 +152,11 @@ t.test('a closed partition is dropped whole: unexpired and pinned rows carried f
   t.equal((await s.app.inject({ url: `/sw/signals/${pinnedId}` })).statusCode, 200, 'a carried pinned signal reads by id')
 
   const after = await follow(s, cursor)
-  t.same(before.seen.slice(0, 10).map(seqOf), [201, 202, 203, 204, 205, 206, 207, 208, 209, 999_991], 'before: the rows past the grace were hidden already')
+  t.same(
+    before.seen.slice(0, 10).map(seqOf),
+    [201, 202, 203, 204, 205, 206, 207, 208, 209, 999_991],
+    'before: the rows past the grace were hidden already',
+  )
   t.equal(before.seen.length, 40)
   t.same(after.seen, before.seen, 'the follower sees exactly what it saw before the drop')
   t.equal(after.cursor, before.cursor, 'and reaches the head')

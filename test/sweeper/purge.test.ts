@@ -18,8 +18,21 @@ t.test('the purge deletes signals past expiry + grace, never pinned ones, never 
   // kept: past expiry + grace but created 23 h ago (the unverified thread limit still counts it)
   await insertSignals(db, s.schema, { type: 'young', count: 11, createdSecondsAgo: 23 * HOUR, ttl: 60 })
   // gone: removed 2 h ago, pinned or not
-  await insertSignals(db, s.schema, { type: 'removed-old', count: 5, createdSecondsAgo: 2 * DAY, ttl: DAY * 3, removedSecondsAgo: 2 * HOUR })
-  await insertSignals(db, s.schema, { type: 'removed-old', count: 2, createdSecondsAgo: 2 * DAY, ttl: 60, pinned: true, removedSecondsAgo: 2 * HOUR })
+  await insertSignals(db, s.schema, {
+    type: 'removed-old',
+    count: 5,
+    createdSecondsAgo: 2 * DAY,
+    ttl: DAY * 3,
+    removedSecondsAgo: 2 * HOUR,
+  })
+  await insertSignals(db, s.schema, {
+    type: 'removed-old',
+    count: 2,
+    createdSecondsAgo: 2 * DAY,
+    ttl: 60,
+    pinned: true,
+    removedSecondsAgo: 2 * HOUR,
+  })
   // kept: removed 10 min ago
   await insertSignals(db, s.schema, { type: 'removed-new', count: 3, createdSecondsAgo: 2 * DAY, ttl: DAY * 3, removedSecondsAgo: 600 })
   // kept: active
@@ -53,13 +66,19 @@ t.test('a signal is retrievable by id until its grace ends, then 404, before and
   const pinned = (await s.publish({ $type: 'broadcast', text: 'pinned' })).json().signal
   t.equal((await s.app.inject({ method: 'POST', url: `/sw/admin/signals/${pinned.id}/pin`, headers: admin })).statusCode, 200)
   const expireAgo = (seconds: number) =>
-    db.query(`update "${s.schema}".signals set created_at = now() - interval '3 days', expires_at = now() - $1::int * interval '1 second'`, [seconds])
+    db.query(
+      `update "${s.schema}".signals set created_at = now() - interval '3 days', expires_at = now() - $1::int * interval '1 second'`,
+      [seconds],
+    )
   const get = async (id: string, thread = false) => s.app.inject({ url: `/sw/signals/${id}${thread ? '/thread' : ''}` })
 
   await expireAgo(HOUR - 60) // expired, one minute of grace left
   const inGrace = await get(root.id)
   t.equal(inGrace.statusCode, 200, 'expired but inside the grace: served by id')
-  t.same(inGrace.json().replies.map((r: { id: string }) => r.id), [reply.id])
+  t.same(
+    inGrace.json().replies.map((r: { id: string }) => r.id),
+    [reply.id],
+  )
   t.equal((await get(root.id, true)).json().signals.length, 2)
   t.equal((await s.publish({ $type: 'reply', $refId: root.id, text: 'late' })).statusCode, 200, 'still a valid $refId')
 

@@ -30,9 +30,20 @@ t.test('stopping the sweeper mid-purge lets the job finish its batch and complet
       [JOBS.purge],
     )
   ).rows
-  t.same(jobs.filter((j) => j.state !== 'completed'), [], 'every purge job completed: none active, none failed')
-  t.ok(jobs.some((j) => j.done === false), 'the interrupted one reports it stopped early')
-  t.equal(jobs.reduce((n, j) => n + (j.expired ?? 0), 0), 20_000 - left, 'its report matches what it deleted')
+  t.same(
+    jobs.filter((j) => j.state !== 'completed'),
+    [],
+    'every purge job completed: none active, none failed',
+  )
+  t.ok(
+    jobs.some((j) => j.done === false),
+    'the interrupted one reports it stopped early',
+  )
+  t.equal(
+    jobs.reduce((n, j) => n + (j.expired ?? 0), 0),
+    20_000 - left,
+    'its report matches what it deleted',
+  )
   // @NOTE an absence: a sweeper still running would purge within its 1 s interval, so wait past it
   await new Promise((r) => setTimeout(r, 1500))
   t.equal((await countByType(db, s.schema)).gone ?? 0, left, 'nothing runs after the stop')

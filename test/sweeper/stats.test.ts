@@ -41,7 +41,11 @@ t.test('stats buckets match a direct count before and after a purge', async (t) 
   t.equal((await s.publish({ $type: 'broadcast', text: 'now' }, 'a-new-identity-token')).statusCode, 200)
   const last = (await compare(s, HOUR, 60)).served.at(-1)!
   const lastBefore = before.at(-1)!
-  t.same(last, { at: lastBefore.at, signals: lastBefore.signals + 1, identities: lastBefore.identities + 1 }, 'a fresh publish counts at once')
+  t.same(
+    last,
+    { at: lastBefore.at, signals: lastBefore.signals + 1, identities: lastBefore.identities + 1 },
+    'a fresh publish counts at once',
+  )
   c = await compare(s, 300, 12)
   t.ok(c.expected.length >= 10, 'five-minute buckets with activity')
   t.same(c.served, c.expected, 'five-minute buckets agree too')
@@ -55,11 +59,17 @@ t.test('GET /sw/stats clamps, aligns to the epoch, zero-fills, and ends with the
   t.equal(body.bucketSeconds, 60, 'default 60 s')
   t.equal(body.buckets.length, 30, 'default 30 buckets')
   const ats = body.buckets.map((b: { at: string }) => Date.parse(b.at))
-  t.ok(ats.every((at: number, i: number) => at % 60_000 === 0 && (i === 0 || at - ats[i - 1] === 60_000)), 'consecutive, epoch-aligned, oldest first')
+  t.ok(
+    ats.every((at: number, i: number) => at % 60_000 === 0 && (i === 0 || at - ats[i - 1] === 60_000)),
+    'consecutive, epoch-aligned, oldest first',
+  )
   const generated = Date.parse(body.generatedAt)
   t.ok(ats.at(-1) <= generated && generated < ats.at(-1) + 60_000, 'the last bucket holds generatedAt (partial)')
   t.same(body.buckets.at(-1), { at: body.buckets.at(-1).at, signals: 3, identities: 2 })
-  t.ok(body.buckets.slice(0, -1).every((b: { signals: number; identities: number }) => b.signals === 0 && b.identities === 0), 'zero-filled')
+  t.ok(
+    body.buckets.slice(0, -1).every((b: { signals: number; identities: number }) => b.signals === 0 && b.identities === 0),
+    'zero-filled',
+  )
   t.same(body.current, { activeSignals: 3, activeIdentities: 2, recentPollers: 0 })
 
   const shape = async (q: string) => {

@@ -33,7 +33,17 @@ export async function insertSignals(db: Queryable, schema: string, r: Rows): Pro
             $5::text, '{}', '{"$type":"' || $5::text || '"}', $9::text, $6::int, created_at, created_at + $6::int * interval '1 second', $7::bool,
             case when $8::float8 is null then null else now() - $8::float8 * interval '1 second' end
      from g`,
-    [r.count, r.createdSecondsAgo, r.spreadSeconds ?? 0, r.origins ?? 5, r.type ?? 'broadcast', r.ttl, r.pinned ?? false, r.removedSecondsAgo ?? null, r.refId ?? null],
+    [
+      r.count,
+      r.createdSecondsAgo,
+      r.spreadSeconds ?? 0,
+      r.origins ?? 5,
+      r.type ?? 'broadcast',
+      r.ttl,
+      r.pinned ?? false,
+      r.removedSecondsAgo ?? null,
+      r.refId ?? null,
+    ],
   )
 }
 

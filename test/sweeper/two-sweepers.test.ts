@@ -81,8 +81,16 @@ t.test('two sweeper processes purge each expired row exactly once, one job per i
   t.ok(purges.length >= 3 && jobs.some((j) => j.name === JOBS.stats), `${purges.length} purge jobs ran`)
   const perSlot = new Map<string, number>()
   for (const j of jobs) perSlot.set(`${j.name} ${j.slot.toISOString()}`, (perSlot.get(`${j.name} ${j.slot.toISOString()}`) ?? 0) + 1)
-  t.same([...perSlot].filter(([, n]) => n > 1), [], 'never two jobs of a queue in one slot, though both sweepers offered each')
-  t.equal(purges.reduce((n, j) => n + (j.expired ?? 0), 0), 30_000, 'the purge jobs deleted 30 000 rows between them: each once')
+  t.same(
+    [...perSlot].filter(([, n]) => n > 1),
+    [],
+    'never two jobs of a queue in one slot, though both sweepers offered each',
+  )
+  t.equal(
+    purges.reduce((n, j) => n + (j.expired ?? 0), 0),
+    30_000,
+    'the purge jobs deleted 30 000 rows between them: each once',
+  )
   t.equal(loggedPurges(a.output()) + loggedPurges(b.output()), 30_000, 'and the two processes logged 30 000 between them')
   t.comment(`purged by process A: ${loggedPurges(a.output())}, by process B: ${loggedPurges(b.output())}`)
   t.notMatch(a.output() + b.output(), /"level":50/, 'no errors logged (the first-start queue deadlock is retried)')
@@ -90,7 +98,11 @@ t.test('two sweeper processes purge each expired row exactly once, one job per i
   const t0 = Date.now()
   a.signal('SIGTERM')
   b.signal('SIGTERM')
-  t.same((await Promise.all([a.exited, b.exited])).map((e) => e.code), [0, 0], 'both exit 0 on SIGTERM')
+  t.same(
+    (await Promise.all([a.exited, b.exited])).map((e) => e.code),
+    [0, 0],
+    'both exit 0 on SIGTERM',
+  )
   t.ok(Date.now() - t0 < 5000, `stopped in ${Date.now() - t0} ms`)
   t.match(a.output(), /"msg":"sweeper stopped"/)
   const active = await db.query(`select 1 from ${boss}.job where state = 'active'`)

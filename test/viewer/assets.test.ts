@@ -19,18 +19,34 @@ t.test('the viewer files', async (t) => {
     t.equal(res.statusCode, 200)
     t.equal(res.headers['content-type'], 'text/html; charset=utf-8')
     const csp = String(res.headers['content-security-policy'])
-    for (const d of ["default-src 'self'", "script-src 'self'", "style-src 'self'", "connect-src 'self'", "frame-ancestors 'none'", "object-src 'none'"])
+    for (const d of [
+      "default-src 'self'",
+      "script-src 'self'",
+      "style-src 'self'",
+      "connect-src 'self'",
+      "frame-ancestors 'none'",
+      "object-src 'none'",
+    ])
       t.ok(csp.split('; ').includes(d), d)
     t.notMatch(csp, /unsafe-inline|unsafe-eval|\*|https?:/, 'no inline code, no eval, no other origin')
     t.equal(res.headers['x-content-type-options'], 'nosniff')
     t.equal(res.headers['x-frame-options'], 'DENY')
     t.equal(res.headers['referrer-policy'], 'no-referrer')
     t.equal(res.headers['cache-control'], 'no-cache')
-    t.match(res.body, /<script type="module" src="view\/main\.js"><\/script>/, 'its files named relative to /view, so a path prefix (a proxy) keeps working')
+    t.match(
+      res.body,
+      /<script type="module" src="view\/main\.js"><\/script>/,
+      'its files named relative to /view, so a path prefix (a proxy) keeps working',
+    )
     t.notMatch(res.body, /(src|href)="\//, 'no absolute path in the page')
     t.notMatch(res.body, /<script>|<style|style="|\son[a-z]+=/i, 'no inline script, style or handler in the page')
     t.ok(readFileSync(projectPath('docs/viewer.md'), 'utf8').includes(`| \`${VIEW_CSP}\` |`), 'docs/viewer.md shows this policy')
-    const moves: [string, string][] = [['/view/', '../view'], ['/view/?tag=deploy&layout=compact', '../view?tag=deploy&layout=compact'], ['/view/index.html', '../view'], ['/view/index.html?q=x', '../view?q=x']]
+    const moves: [string, string][] = [
+      ['/view/', '../view'],
+      ['/view/?tag=deploy&layout=compact', '../view?tag=deploy&layout=compact'],
+      ['/view/index.html', '../view'],
+      ['/view/index.html?q=x', '../view?q=x'],
+    ]
     for (const [url, to] of moves) {
       const moved = await get(url)
       t.equal(moved.statusCode, 308, `${url} is sent to the page`)
@@ -41,7 +57,12 @@ t.test('the viewer files', async (t) => {
   })
 
   t.test('every listed file is served with its type, an ETag and the same headers', async (t) => {
-    const types: Record<string, RegExp> = { html: /^text\/html/, js: /^text\/javascript; charset=utf-8$/, css: /^text\/css; charset=utf-8$/, svg: /^image\/svg\+xml$/ }
+    const types: Record<string, RegExp> = {
+      html: /^text\/html/,
+      js: /^text\/javascript; charset=utf-8$/,
+      css: /^text\/css; charset=utf-8$/,
+      svg: /^image\/svg\+xml$/,
+    }
     for (const name of [...PAGE_FILES, CLIENT_ENTRY]) {
       const res = await get(name === 'index.html' ? '/view' : `/view/${name}`) // /view/index.html is sent to /view
       t.equal(res.statusCode, 200, `${name} is served`)

@@ -24,7 +24,12 @@ t.test('the viewer on a board of 137 signals', async (t) => {
   }
 
   // 137 active: the oldest is a request a late reply answers, so its parent is not on the first page
-  const oldRoot = await publish({ $type: 'request', $tags: ['review'], agent: 'alpha', text: 'Who reviews the <b>ledger</b> migration? <img src=x onerror="document.title=1">' })
+  const oldRoot = await publish({
+    $type: 'request',
+    $tags: ['review'],
+    agent: 'alpha',
+    text: 'Who reviews the <b>ledger</b> migration? <img src=x onerror="document.title=1">',
+  })
   const origins: Record<string, number> = {}
   for (let i = 1; i < 135; i++) {
     const sig = await publish({ $type: ['broadcast', 'offer'][i % 2], $tags: ['busy'], text: `status ${i}: all green` }, AGENTS[i % 3])
@@ -117,7 +122,11 @@ t.test('the viewer on a board of 137 signals', async (t) => {
     const far = page.locator(`#feed-list article[data-id="${lateReply.id}"] .reply-to`)
     await far.locator('.parent-text').waitFor({ timeout: 5000 })
     t.equal(await far.locator('.parent-who').textContent(), 'alpha', "the parent's self-given name")
-    t.equal(await far.locator('.parent-text').textContent(), 'Who reviews the <b>ledger</b> migration? <img src=x onerror="document.title=1">', 'its text, as text')
+    t.equal(
+      await far.locator('.parent-text').textContent(),
+      'Who reviews the <b>ledger</b> migration? <img src=x onerror="document.title=1">',
+      'its text, as text',
+    )
     t.equal(await far.locator('img, b').count(), 0, 'no markup from it')
     const near = page.locator(`#feed-list article[data-id="${newRoot.id}"]`)
     t.equal(await near.count(), 1)
@@ -156,7 +165,9 @@ t.test('the viewer on a board of 137 signals', async (t) => {
       { timeout: 10_000 },
     )
     const held = await page.locator('#feed-list article').evaluateAll((els) => els.length)
-    const shown = await rows.evaluateAll((els) => els.map((e) => [e.getAttribute('data-origin'), Number(e.querySelector('.origin-count')!.textContent)] as const))
+    const shown = await rows.evaluateAll((els) =>
+      els.map((e) => [e.getAttribute('data-origin'), Number(e.querySelector('.origin-count')!.textContent)] as const),
+    )
     const counted = await page.locator('#feed-list article').evaluateAll((els) => {
       const by: Record<string, number> = {}
       for (const e of els) {
@@ -166,14 +177,28 @@ t.test('the viewer on a board of 137 signals', async (t) => {
       return by
     })
     t.same(Object.fromEntries(shown), counted, 'each origin with as many signals as the feed shows from it')
-    t.equal(shown.reduce((n, [, c]) => n + c, 0), held)
-    t.ok(shown.every(([, c], i) => i === 0 || c <= shown[i - 1]![1]), 'busiest first')
+    t.equal(
+      shown.reduce((n, [, c]) => n + c, 0),
+      held,
+    )
+    t.ok(
+      shown.every(([, c], i) => i === 0 || c <= shown[i - 1]![1]),
+      'busiest first',
+    )
     t.match(await page.locator('#origins-note').textContent(), new RegExp(`3 origins in the ${held} signals`))
     const busiest = shown[0]![0]!
     await rows.first().locator('button').click()
     await page.waitForURL(new RegExp(`[?&]origin=${busiest}`), { timeout: 5000 })
-    await page.waitForFunction(() => (globalThis as any).document.querySelectorAll('#origins-list li').length === 1, null, { timeout: 10_000 })
-    t.equal(await page.locator('#feed-list article .origin button').evaluateAll((els, o) => els.every((e) => e.getAttribute('data-value') === o), busiest), true, 'the feed shows only that origin')
+    await page.waitForFunction(() => (globalThis as any).document.querySelectorAll('#origins-list li').length === 1, null, {
+      timeout: 10_000,
+    })
+    t.equal(
+      await page
+        .locator('#feed-list article .origin button')
+        .evaluateAll((els, o) => els.every((e) => e.getAttribute('data-value') === o), busiest),
+      true,
+      'the feed shows only that origin',
+    )
     t.same(problems, [])
   })
 
@@ -183,7 +208,10 @@ t.test('the viewer on a board of 137 signals', async (t) => {
     const proxy = createServer((req, res) => {
       const m = /^\/sw\/board\.test(\/.*)$/.exec(req.url ?? '')
       if (!m) return void res.writeHead(404).end()
-      const up = request({ host: target.hostname, port: target.port, path: m[1], method: req.method, headers: req.headers }, (r) => (res.writeHead(r.statusCode ?? 502, r.headers), r.pipe(res)))
+      const up = request(
+        { host: target.hostname, port: target.port, path: m[1], method: req.method, headers: req.headers },
+        (r) => (res.writeHead(r.statusCode ?? 502, r.headers), r.pipe(res)),
+      )
       up.on('error', () => res.writeHead(502).end())
       req.pipe(up)
     })
@@ -196,7 +224,12 @@ t.test('the viewer on a board of 137 signals', async (t) => {
     await page.locator('#board-chart svg').waitFor({ state: 'attached', timeout: 5000 })
     const fresh = await publish({ $type: 'broadcast', text: 'through the proxy' })
     await page.locator(`#feed-list article[data-id="${fresh.id}"]`).waitFor({ timeout: 5000 })
-    const outside = await page.evaluate(() => performance.getEntriesByType('resource').map((e) => e.name).filter((u) => !u.includes('/sw/board.test/')))
+    const outside = await page.evaluate(() =>
+      performance
+        .getEntriesByType('resource')
+        .map((e) => e.name)
+        .filter((u) => !u.includes('/sw/board.test/')),
+    )
     t.same(outside, [], 'every file and read under the prefix')
     await page.goto(`${prefix}/view/?tag=busy`)
     await live(page)

@@ -13,13 +13,21 @@ t.test('the viewer on a busy board', async (t) => {
   const base = await listen(s)
   const browser = await launchBrowser(t)
   const publish = async (body: Record<string, unknown>, token = 'busy-agent-token') => {
-    const res = await fetch(`${base}/sw/signals`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })
+    const res = await fetch(`${base}/sw/signals`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    })
     if (res.status !== 200) throw new Error(`publish: ${res.status} ${await res.text()}`)
     return ((await res.json()) as { signal: { id: string; origin: string } }).signal
   }
   const words = ['deploy', 'canary', 'rollback', 'queue', 'GPU', 'review', 'cache', 'index']
   for (let i = 0; i < 40; i++)
-    await publish({ $type: ['broadcast', 'request', 'offer'][i % 3], $tags: [words[i % 8]!, 'busy'], text: `${words[(i * 3) % 8]} status ${i}: ${'all green '.repeat(1 + (i % 4))}` })
+    await publish({
+      $type: ['broadcast', 'request', 'offer'][i % 3],
+      $tags: [words[i % 8]!, 'busy'],
+      text: `${words[(i * 3) % 8]} status ${i}: ${'all green '.repeat(1 + (i % 4))}`,
+    })
   const root = await publish({ $type: 'request', $tags: ['review'], agent: 'night-planner', text: 'Who reviews the api-gateway rollout?' })
   await publish({ $type: 'reply', $refId: root.id, name: 'scout-2', text: 'me' }, 'scout-agent-token')
   await publish({ $type: 'reply', $refId: root.id, text: 'me too' }, 'other-agent-token')
@@ -27,7 +35,9 @@ t.test('the viewer on a busy board', async (t) => {
   const live = (page: Page) => page.locator('body[data-feed="live"]').waitFor({ timeout: 5000 })
   /** Signals whose whole card is on the first screen. */
   const onScreen = (page: Page) =>
-    page.locator('#feed-list article').evaluateAll((els) => els.filter((e: any) => e.getBoundingClientRect().bottom <= e.ownerDocument.defaultView.innerHeight).length)
+    page
+      .locator('#feed-list article')
+      .evaluateAll((els) => els.filter((e: any) => e.getBoundingClientRect().bottom <= e.ownerDocument.defaultView.innerHeight).length)
 
   t.test('a screen holds many signals, and compact mode one line each', async (t) => {
     const { page, problems } = await openPage(t, browser, `${base}/view`)
@@ -39,7 +49,9 @@ t.test('the viewer on a busy board', async (t) => {
     t.equal(await page.locator('#layout-toggle').getAttribute('aria-pressed'), 'true')
     const rows = await onScreen(page)
     t.ok(rows >= 20, `${rows} compact rows on the same screen`)
-    const heights = await page.locator('#feed-list article').evaluateAll((els) => els.slice(0, 10).map((e) => e.getBoundingClientRect().height))
+    const heights = await page
+      .locator('#feed-list article')
+      .evaluateAll((els) => els.slice(0, 10).map((e) => e.getBoundingClientRect().height))
     t.ok(Math.max(...heights) < 40, `one line each (${Math.max(...heights)} px at most)`)
     await page.reload()
     await live(page)
@@ -59,7 +71,7 @@ t.test('the viewer on a busy board', async (t) => {
     t.same(problems, [])
   })
 
-  t.test("local identities show the name a signal gives itself, marked as unchecked, beside the id", async (t) => {
+  t.test('local identities show the name a signal gives itself, marked as unchecked, beside the id', async (t) => {
     const { page, problems } = await openPage(t, browser, `${base}/view`)
     await live(page)
     const origin = page.locator(`#feed-list article[data-id="${root.id}"] .origin`)
@@ -81,7 +93,14 @@ t.test('the viewer on a busy board', async (t) => {
     t.same(problems, [])
 
     const dump = await new Promise<{ code: number | null; out: string }>((resolve) => {
-      const p = spawn(CHROMIUM, ['--headless', '--no-sandbox', '--disable-gpu', '--dump-dom', '--virtual-time-budget=10000', `${base}/view?static=1`])
+      const p = spawn(CHROMIUM, [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--dump-dom',
+        '--virtual-time-budget=10000',
+        `${base}/view?static=1`,
+      ])
       let out = ''
       p.stdout.on('data', (d) => (out += d))
       const kill = setTimeout(() => p.kill('SIGKILL'), 60_000) // a page that holds the network open never finishes

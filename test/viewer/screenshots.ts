@@ -68,7 +68,11 @@ t.test('screenshots of the viewer', async (t) => {
   }
   const jobs = ['api-gateway', 'billing', 'search-index', 'ledger', 'auth']
   for (let i = 0; i < 110; i++)
-    await say([planner, scout, builder, builder, scout][i % 5]!, { $type: ['broadcast', 'offer', 'request'][i % 3], $tags: [jobs[i % 5]!, 'ci'], text: `${jobs[i % 5]} build #${1200 + i}: ${['green, 412 tests', 'green, cache warm', 'queued behind 2 jobs'][i % 3]}` })
+    await say([planner, scout, builder, builder, scout][i % 5]!, {
+      $type: ['broadcast', 'offer', 'request'][i % 3],
+      $tags: [jobs[i % 5]!, 'ci'],
+      text: `${jobs[i % 5]} build #${1200 + i}: ${['green, 412 tests', 'green, cache warm', 'queued behind 2 jobs'][i % 3]}`,
+    })
   const busy = await openPage(t, browser, `${base}/view`, SIZES.desktop)
   await busy.page.locator('body[data-feed="live"]').waitFor()
   await busy.page.locator('#board-chart svg').waitFor({ state: 'attached' })

@@ -15,7 +15,11 @@ t.test('the viewer', async (t) => {
   const browser = await launchBrowser(t)
 
   const publish = async (body: Record<string, unknown>, token = 'agent-one-token') => {
-    const res = await fetch(`${base}/sw/signals`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })
+    const res = await fetch(`${base}/sw/signals`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    })
     if (res.status !== 200) throw new Error(`publish: ${res.status} ${await res.text()}`)
     return ((await res.json()) as { signal: { id: string; origin: string } }).signal
   }
@@ -31,7 +35,11 @@ t.test('the viewer', async (t) => {
     await page.locator('#board-chart svg').waitFor({ state: 'attached', timeout: 5000 }) // the board panel has loaded
     t.equal(await page.locator('#board-name').textContent(), 'main', 'the board panel names the board')
     t.match(await page.locator('#stat-signals').textContent(), /^\d+$/, 'with its active signal count')
-    t.match(await page.locator('#board-chart svg').getAttribute('aria-label'), /^\d+ signals in the last 30 minutes/, 'and an activity chart with a text alternative')
+    t.match(
+      await page.locator('#board-chart svg').getAttribute('aria-label'),
+      /^\d+ signals in the last 30 minutes/,
+      'and an activity chart with a text alternative',
+    )
 
     const t0 = Date.now()
     const fresh = await publish({ $type: 'offer', $tags: ['gpu'], text: 'two idle GPUs' })
@@ -47,7 +55,11 @@ t.test('the viewer', async (t) => {
     t.match(await c.locator('.ttl').textContent(), /^1[12] h left$/, 'time left before expiry')
     t.match(await c.locator('time').textContent(), /just now|s ago/, 'relative time')
     await c.locator('summary', { hasText: 'Raw JSON' }).click()
-    t.match(JSON.parse((await c.locator('.raw pre').textContent()) ?? ''), { id: fresh.id, type: 'offer', payload: { text: 'two idle GPUs' } }, 'raw JSON one click away')
+    t.match(
+      JSON.parse((await c.locator('.raw pre').textContent()) ?? ''),
+      { id: fresh.id, type: 'offer', payload: { text: 'two idle GPUs' } },
+      'raw JSON one click away',
+    )
     const loaded = await page.evaluate(() => performance.getEntriesByType('resource').map((e) => new URL(e.name).pathname))
     t.ok(loaded.includes('/view/client/client/src/follow.js'), "the page follows with the client library's Follower")
     t.same(problems, [], 'no script errors or CSP violations')
@@ -81,7 +93,14 @@ t.test('the viewer', async (t) => {
     const wanted = await publish({ $type: 'request', $tags: ['alpha-team'], text: 'alpha, please' })
     await card(page, wanted.id).waitFor({ timeout: 5000 })
     t.equal(await card(page, other.id).count(), 0, 'a signal without the tag is not shown')
-    t.same(await page.locator('#feed-list .tag').allTextContents().then((x) => [...new Set(x)]), ['#alpha-team'], 'every card has the tag')
+    t.same(
+      await page
+        .locator('#feed-list .tag')
+        .allTextContents()
+        .then((x) => [...new Set(x)]),
+      ['#alpha-team'],
+      'every card has the tag',
+    )
 
     await card(page, wanted.id).locator('.type').click() // a type badge filters by that type
     await page.waitForURL(/\?type=request&tag=alpha-team$/, { timeout: 5000 })
@@ -121,7 +140,11 @@ t.test('the viewer', async (t) => {
     await page.locator('#thread[data-state="live"]').waitFor({ timeout: 5000 })
     t.match(page.url(), new RegExp(`\\?thread=${r1.id}$`), 'the open thread is in the URL')
     const tree = page.locator('#thread-body')
-    t.equal(await tree.locator(`li:has(> article[data-id="${root.id}"]) > ol > li > article[data-id="${r1.id}"]`).count(), 1, 'the reply under its root')
+    t.equal(
+      await tree.locator(`li:has(> article[data-id="${root.id}"]) > ol > li > article[data-id="${r1.id}"]`).count(),
+      1,
+      'the reply under its root',
+    )
     t.equal(await tree.locator(`article[data-id="${r1.id}"].current`).count(), 1, 'the clicked signal is marked')
 
     const r2 = await publish({ $type: 'reply', $refId: r1.id, text: 'and me, under you' })
@@ -156,7 +179,9 @@ t.test('the viewer', async (t) => {
     await page.locator('#op-login input[name="token"]').fill(ADMIN)
     await page.locator('#op-login button[type="submit"]').click()
     await page.locator('body.op-mode').waitFor({ timeout: 5000 })
-    const stored = (await page.evaluate('({ local: JSON.stringify(localStorage), session: JSON.stringify(sessionStorage), cookie: document.cookie, url: location.href })')) as Record<string, string>
+    const stored = (await page.evaluate(
+      '({ local: JSON.stringify(localStorage), session: JSON.stringify(sessionStorage), cookie: document.cookie, url: location.href })',
+    )) as Record<string, string>
     for (const [where, v] of Object.entries(stored)) t.notMatch(v, ADMIN, `the token is not in ${where}`)
 
     const get = async (id: string) => (await fetch(`${base}/sw/signals/${id}`)).json() as Promise<any>
@@ -177,7 +202,11 @@ t.test('the viewer', async (t) => {
     await meta.locator('button[type="submit"]').click()
     await page.locator('#board-name', { hasText: 'Night shift' }).waitFor({ timeout: 5000 })
     const board = (await (await fetch(`${base}/sw/wire`)).json()) as any
-    t.match(board, { name: 'Night shift', description: 'Agents <b>at work</b>', allowedSignalTypes: ['broadcast', 'reply', 'request'] }, 'metadata saved')
+    t.match(
+      board,
+      { name: 'Night shift', description: 'Agents <b>at work</b>', allowedSignalTypes: ['broadcast', 'reply', 'request'] },
+      'metadata saved',
+    )
     t.equal(await page.locator('#board-description').textContent(), 'Agents <b>at work</b>', 'and shown as text')
 
     const rules = page.locator('#op-rule')
@@ -189,7 +218,11 @@ t.test('the viewer', async (t) => {
     t.match(listed.rules, [{ ruleType: 'deny', identityId: 'fp_0123456789abcdef0123' }], 'the rule is on the board')
     await page.locator('#op-rules button[data-rule]').click()
     await page.locator('#op-rules li', { hasText: 'fp_0123456789abcdef0123' }).waitFor({ state: 'detached', timeout: 5000 })
-    t.same(((await (await fetch(`${base}/sw/admin/rules`, { headers: { authorization: `Bearer ${ADMIN}` } })).json()) as any).rules, [], 'and removed again')
+    t.same(
+      ((await (await fetch(`${base}/sw/admin/rules`, { headers: { authorization: `Bearer ${ADMIN}` } })).json()) as any).rules,
+      [],
+      'and removed again',
+    )
 
     await page.locator('#op-leave').click()
     t.notOk(await page.locator('body.op-mode').count(), 'leaving operator mode forgets the token')

@@ -33,7 +33,12 @@ const ROUTES: Array<{ method: 'GET' | 'PATCH' | 'POST' | 'DELETE'; path: string;
 
 const errorOf = (res: { statusCode: number; json: () => any }) => ({ status: res.statusCode, code: res.json()?.error?.code })
 /** The environment the stack was built from, enough to build another process's config on the same board. */
-const envOf = (s: Stack) => ({ DATABASE_URL: TEST_DATABASE_URL, WIRE_PG_SCHEMA: s.schema, WIRE_CONFIG: '/nonexistent/subwire.config.json', LOG_LEVEL: 'silent' })
+const envOf = (s: Stack) => ({
+  DATABASE_URL: TEST_DATABASE_URL,
+  WIRE_PG_SCHEMA: s.schema,
+  WIRE_CONFIG: '/nonexistent/subwire.config.json',
+  LOG_LEVEL: 'silent',
+})
 const backdate = (s: Stack, id: string) =>
   s.infra.primary.query(`update "${s.schema}".signals set expires_at = now() - interval '1 minute' where id = $1`, [id])
 
@@ -54,16 +59,35 @@ t.test('the admin API', async (t) => {
     s.app.inject({ method, url: prefix + path, headers: ADMIN, ...(payload !== undefined && { payload: payload as object }) })
 
   t.test('needs the admin token: missing or wrong is 401 unauthorized', async (t) => {
-    const wrong = [undefined, 'Bearer wrong-token', `Bearer ${TOKEN}x`, `Bearer ${TOKEN.slice(0, -1)}`, `Basic ${Buffer.from(`admin:${TOKEN}`).toString('base64')}`, TOKEN, 'Bearer', `Bearer ${TOKEN} extra`]
+    const wrong = [
+      undefined,
+      'Bearer wrong-token',
+      `Bearer ${TOKEN}x`,
+      `Bearer ${TOKEN.slice(0, -1)}`,
+      `Basic ${Buffer.from(`admin:${TOKEN}`).toString('base64')}`,
+      TOKEN,
+      'Bearer',
+      `Bearer ${TOKEN} extra`,
+    ]
     let n = 0 // each from an address of its own: one address's failures are budgeted (test/abuse/budget-coverage.test.ts)
     for (const prefix of PREFIXES)
       for (const r of ROUTES)
         for (const authorization of wrong) {
           const remoteAddress = `10.9.${Math.floor(n / 250)}.${n++ % 250}`
-          const res = await s.app.inject({ method: r.method, url: prefix + r.path, remoteAddress, headers: authorization === undefined ? {} : { authorization }, ...(r.payload && { payload: r.payload }) })
+          const res = await s.app.inject({
+            method: r.method,
+            url: prefix + r.path,
+            remoteAddress,
+            headers: authorization === undefined ? {} : { authorization },
+            ...(r.payload && { payload: r.payload }),
+          })
           t.same(errorOf(res), { status: 401, code: 'unauthorized' }, `${r.method} ${prefix}${r.path} with ${authorization}`)
         }
-    t.equal((await s.app.inject({ url: '/sw/admin/wire', headers: { authorization: `bearer   ${TOKEN}  ` } })).statusCode, 200, 'the scheme is case-insensitive and the token trimmed')
+    t.equal(
+      (await s.app.inject({ url: '/sw/admin/wire', headers: { authorization: `bearer   ${TOKEN}  ` } })).statusCode,
+      200,
+      'the scheme is case-insensitive and the token trimmed',
+    )
   })
 
   t.test('GET /wire is the board metadata including allowedSignalTypes', async (t) => {
@@ -83,9 +107,18 @@ t.test('the admin API', async (t) => {
 
   t.test('PATCH /wire', async (t) => {
     t.test('changes what is sent and returns the updated metadata', async (t) => {
-      const res = await admin('PATCH', '/wire', { name: '  Ops board ', description: 'For the ops agents', allowedSignalTypes: [' offer ', 'reply'] })
+      const res = await admin('PATCH', '/wire', {
+        name: '  Ops board ',
+        description: 'For the ops agents',
+        allowedSignalTypes: [' offer ', 'reply'],
+      })
       t.equal(res.statusCode, 200)
-      t.match(res.json(), { name: 'Ops board', description: 'For the ops agents', allowedSignalTypes: ['offer', 'reply'], uri: 'sw://localhost:4000' })
+      t.match(res.json(), {
+        name: 'Ops board',
+        description: 'For the ops agents',
+        allowedSignalTypes: ['offer', 'reply'],
+        uri: 'sw://localhost:4000',
+      })
       const pub = (await s.app.inject({ url: '/sw/wire' })).json()
       t.match(pub, { name: 'Ops board', description: 'For the ops agents', allowedSignalTypes: ['offer', 'reply'] })
       const disco = (await s.app.inject({ url: '/.well-known/wire' })).json()
@@ -102,7 +135,11 @@ t.test('the admin API', async (t) => {
       t.match(res.json(), { name: 'main', description: null, allowedSignalTypes: null })
     })
     t.test('accepts the limits: name 128, description 2048, types of 128 characters', async (t) => {
-      const res = await admin('PATCH', '/wire', { name: 'n'.repeat(128), description: 'd'.repeat(2048), allowedSignalTypes: ['t'.repeat(128)] })
+      const res = await admin('PATCH', '/wire', {
+        name: 'n'.repeat(128),
+        description: 'd'.repeat(2048),
+        allowedSignalTypes: ['t'.repeat(128)],
+      })
       t.equal(res.statusCode, 200)
       await admin('PATCH', '/wire', { name: null, description: null, allowedSignalTypes: null })
     })
@@ -125,9 +162,21 @@ t.test('the admin API', async (t) => {
         [],
         'name',
       ]
-      for (const body of bad) t.same(errorOf(await admin('PATCH', '/wire', body)), { status: 400, code: 'invalid_request' }, JSON.stringify(body))
+      for (const body of bad)
+        t.same(errorOf(await admin('PATCH', '/wire', body)), { status: 400, code: 'invalid_request' }, JSON.stringify(body))
       for (const raw of ['', '{', 'null', '{"name":"a","name":"b"'])
-        t.same(errorOf(await s.app.inject({ method: 'PATCH', url: '/sw/admin/wire', headers: { ...ADMIN, 'content-type': 'application/json' }, payload: raw })), { status: 400, code: 'invalid_request' }, raw)
+        t.same(
+          errorOf(
+            await s.app.inject({
+              method: 'PATCH',
+              url: '/sw/admin/wire',
+              headers: { ...ADMIN, 'content-type': 'application/json' },
+              payload: raw,
+            }),
+          ),
+          { status: 400, code: 'invalid_request' },
+          raw,
+        )
       t.same((await admin('GET', '/wire')).json(), before)
     })
   })
@@ -165,7 +214,17 @@ t.test('the admin API', async (t) => {
       }
     })
     t.test('a bad rule is 400 invalid_request', async (t) => {
-      for (const body of [{ ruleType: 'block', identityId: 'x' }, { ruleType: 'deny' }, { identityId: 'x' }, { ruleType: 'deny', identityId: '' }, { ruleType: 'deny', identityId: 5 }, { ruleType: 'deny', identityId: 'x', note: 'y' }, { ruleType: 'deny', identityId: 'x'.repeat(257) }, [], 'deny'])
+      for (const body of [
+        { ruleType: 'block', identityId: 'x' },
+        { ruleType: 'deny' },
+        { identityId: 'x' },
+        { ruleType: 'deny', identityId: '' },
+        { ruleType: 'deny', identityId: 5 },
+        { ruleType: 'deny', identityId: 'x', note: 'y' },
+        { ruleType: 'deny', identityId: 'x'.repeat(257) },
+        [],
+        'deny',
+      ])
         t.same(errorOf(await admin('POST', '/rules', body)), { status: 400, code: 'invalid_request' }, JSON.stringify(body))
       t.equal((await admin('GET', '/rules')).json().rules.length, 2)
     })
@@ -203,8 +262,14 @@ t.test('the admin API', async (t) => {
       t.same(errorOf(await s.app.inject({ url: `/sw/signals/${root.id}` })), { status: 404, code: 'not_found' }, 'by id')
       t.same(errorOf(await s.app.inject({ url: `/sw/signals/${root.id}/thread` })), { status: 404, code: 'not_found' }, 'its thread')
       const feed = await s.read('includeExpired=1')
-      t.notOk(feed.signals.some((x: { id: string }) => x.id === root.id), 'not in the feed')
-      t.ok(feed.signals.some((x: { id: string }) => x.id === reply.id), 'the reply is in the feed')
+      t.notOk(
+        feed.signals.some((x: { id: string }) => x.id === root.id),
+        'not in the feed',
+      )
+      t.ok(
+        feed.signals.some((x: { id: string }) => x.id === reply.id),
+        'the reply is in the feed',
+      )
       const r = await s.app.inject({ url: `/sw/signals/${reply.id}` })
       t.equal(r.statusCode, 200, 'the reply is served by id')
       t.equal(r.json().signal.refId, root.id, 'and still names its parent')
@@ -240,7 +305,11 @@ t.test('the admin API', async (t) => {
       t.same(Object.keys(body), ['ok', 'signal'])
       t.equal(body.ok, true)
       t.match(body.signal, { id: sig.id, pinned: true, payload: { text: 'pin me' }, createdAt: sig.createdAt, expiresAt: sig.expiresAt })
-      t.equal((await admin('POST', `/signals/${sig.id}/pin`, undefined, '/sw/v1/admin')).json().signal.pinned, true, 'pinning twice is fine')
+      t.equal(
+        (await admin('POST', `/signals/${sig.id}/pin`, undefined, '/sw/v1/admin')).json().signal.pinned,
+        true,
+        'pinning twice is fine',
+      )
       const unpin = await admin('DELETE', `/signals/${sig.id}/pin`)
       t.equal(unpin.statusCode, 200)
       t.match(unpin.json(), { ok: true, signal: { id: sig.id, pinned: false, expiresAt: sig.expiresAt } })
@@ -265,7 +334,10 @@ t.test('the admin API', async (t) => {
  * reader's in-memory tail (the default) and against the database path (a tail of 0 sends reads to
  * SQL). Each step is repeated so a lucky race cannot pass it.
  */
-for (const [label, tailSize] of [['from the in-memory tail', undefined], ['from the database', 0]] as const) {
+for (const [label, tailSize] of [
+  ['from the in-memory tail', undefined],
+  ['from the database', 0],
+] as const) {
   t.test(`admin changes show in the next read of the feed ${label}`, async (t) => {
     const s = await startStack(t, { overrides: tailSize === undefined ? {} : { tailSize } })
     const inFeed = async (id: string) => ((await s.read()).signals as Array<{ id: string; pinned: boolean }>).find((x) => x.id === id)
@@ -285,7 +357,11 @@ for (const [label, tailSize] of [['from the in-memory tail', undefined], ['from 
         t.ok(await inFeed(sig.id), 'in the feed before')
         await backdate(s, sig.id)
         await s.app.inject({ method: 'POST', url: `/sw/admin/signals/${sig.id}/pin`, headers: ADMIN })
-        t.match((await s.app.inject({ url: `/sw/signals/${sig.id}` })).json(), { signal: { pinned: true } }, `pinned ${i + 1}: shown pinned by id`)
+        t.match(
+          (await s.app.inject({ url: `/sw/signals/${sig.id}` })).json(),
+          { signal: { pinned: true } },
+          `pinned ${i + 1}: shown pinned by id`,
+        )
         t.match(await inFeed(sig.id), { pinned: true }, `pinned ${i + 1}: in the feed past expiresAt, shown pinned`)
         await s.app.inject({ method: 'DELETE', url: `/sw/admin/signals/${sig.id}/pin`, headers: ADMIN })
         t.notOk(await inFeed(sig.id), `unpinned ${i + 1}: gone from the next read`)
@@ -304,17 +380,27 @@ t.test('a reader that missed an invalidation still drops a removed or unpinned s
   const log = createLogger('reader', 'silent')
   const { app: reader, close } = await startReader(cfg, log)
   t.teardown(close)
-  const feedOf = async () => (await reader.inject({ url: '/sw/signals?includeExpired=1' })).json().signals as Array<{ id: string; pinned: boolean }>
+  const feedOf = async () =>
+    (await reader.inject({ url: '/sw/signals?includeExpired=1' })).json().signals as Array<{ id: string; pinned: boolean }>
   const removed = (await s.publish({ $type: 'broadcast', text: 'remove me' })).json().signal
   const unpinned = (await s.publish({ $type: 'broadcast', text: 'unpin me' })).json().signal
   await s.app.inject({ method: 'POST', url: `/sw/admin/signals/${unpinned.id}/pin`, headers: ADMIN })
-  t.ok(await eventually(async () => (await feedOf()).some((x) => x.id === unpinned.id && x.pinned), 1000), 'the second reader has both, one pinned')
+  t.ok(
+    await eventually(async () => (await feedOf()).some((x) => x.id === unpinned.id && x.pinned), 1000),
+    'the second reader has both, one pinned',
+  )
   await s.app.inject({ method: 'DELETE', url: `/sw/admin/signals/${removed.id}`, headers: ADMIN })
   await backdate(s, unpinned.id)
   await s.app.inject({ method: 'DELETE', url: `/sw/admin/signals/${unpinned.id}/pin`, headers: ADMIN })
   t.equal((await reader.inject({ url: `/sw/signals/${removed.id}` })).statusCode, 404, 'by id it is gone at once')
-  t.ok(await eventually(async () => !(await feedOf()).some((x) => x.id === removed.id), 1000), 'the removed signal leaves its feed within 1 s')
-  t.ok(await eventually(async () => !(await feedOf()).some((x) => x.id === unpinned.id && x.pinned), 1000), 'the unpinned signal is no longer pinned in its feed within 1 s')
+  t.ok(
+    await eventually(async () => !(await feedOf()).some((x) => x.id === removed.id), 1000),
+    'the removed signal leaves its feed within 1 s',
+  )
+  t.ok(
+    await eventually(async () => !(await feedOf()).some((x) => x.id === unpinned.id && x.pinned), 1000),
+    'the unpinned signal is no longer pinned in its feed within 1 s',
+  )
 })
 
 t.test('the board file (WIRE_CONFIG)', async (t) => {
@@ -337,15 +423,24 @@ t.test('the board file (WIRE_CONFIG)', async (t) => {
   const admin = (method: 'GET' | 'POST' | 'DELETE', url: string, payload?: object) =>
     s.app.inject({ method, url, headers: ADMIN, ...(payload && { payload }) })
   const rulePairs = async () =>
-    ((await admin('GET', '/sw/admin/rules')).json().rules as Array<{ ruleType: string; identityId: string }>).map((r) => `${r.ruleType} ${r.identityId}`).sort()
+    ((await admin('GET', '/sw/admin/rules')).json().rules as Array<{ ruleType: string; identityId: string }>)
+      .map((r) => `${r.ruleType} ${r.identityId}`)
+      .sort()
 
   t.test('seeds the name, description and types', async (t) => {
-    t.match((await s.app.inject({ url: '/sw/wire' })).json(), { name: 'Seeded board', description: 'From the file', allowedSignalTypes: ['offer', 'reply'] })
+    t.match((await s.app.inject({ url: '/sw/wire' })).json(), {
+      name: 'Seeded board',
+      description: 'From the file',
+      allowedSignalTypes: ['offer', 'reply'],
+    })
     t.match((await s.app.inject({ url: '/.well-known/wire' })).json().subwires, [{ name: 'Seeded board', description: 'From the file' }])
   })
 
   t.test('seeds its allow and block rules, and they apply', async (t) => {
-    t.same(await rulePairs(), [`allow ${idOf('allowed-agent-1')}`, `allow ${idOf('blocked-agent-1')}`, `deny ${idOf('blocked-agent-1')}`].sort())
+    t.same(
+      await rulePairs(),
+      [`allow ${idOf('allowed-agent-1')}`, `allow ${idOf('blocked-agent-1')}`, `deny ${idOf('blocked-agent-1')}`].sort(),
+    )
     t.equal((await s.publish({ $type: 'offer' }, 'allowed-agent-1')).statusCode, 200)
     t.same(errorOf(await s.publish({ $type: 'offer' }, 'blocked-agent-1')), { status: 403, code: 'forbidden' }, 'blocked')
     t.same(errorOf(await s.publish({ $type: 'offer' }, 'someone-else-1')), { status: 403, code: 'forbidden' }, 'not on the allow list')
@@ -367,15 +462,22 @@ t.test('the board file (WIRE_CONFIG)', async (t) => {
     const log = createLogger('writer', 'silent')
     const second = await writerOn({ ...s.cfg, boardFile: file }, log, s.infra)
     await second.close()
-    t.same(await rulePairs(), [
-      `allow ${idOf('allowed-agent-1')}`,
-      `allow ${idOf('allowed-agent-2')}`,
-      `allow ${idOf('blocked-agent-1')}`,
-      `allow ${idOf('runtime-agent-1')}`,
-      `deny ${idOf('blocked-agent-1')}`,
-      `deny ${idOf('blocked-agent-2')}`,
-    ].sort())
-    t.match((await s.app.inject({ url: '/sw/wire' })).json(), { name: 'Seeded board', description: 'From the file', allowedSignalTypes: ['offer', 'reply'] }, 'the database stays the source of truth')
+    t.same(
+      await rulePairs(),
+      [
+        `allow ${idOf('allowed-agent-1')}`,
+        `allow ${idOf('allowed-agent-2')}`,
+        `allow ${idOf('blocked-agent-1')}`,
+        `allow ${idOf('runtime-agent-1')}`,
+        `deny ${idOf('blocked-agent-1')}`,
+        `deny ${idOf('blocked-agent-2')}`,
+      ].sort(),
+    )
+    t.match(
+      (await s.app.inject({ url: '/sw/wire' })).json(),
+      { name: 'Seeded board', description: 'From the file', allowedSignalTypes: ['offer', 'reply'] },
+      'the database stays the source of truth',
+    )
   })
 
   t.test('an invalid board file stops the boot', async (t) => {

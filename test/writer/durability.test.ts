@@ -11,6 +11,13 @@ t.test('without a synchronous standby: /readyz, wire_db_synchronous_standby and 
   t.match(ready, { ok: true, durability: { synchronousStandby: false, synchronousCommit: String, standbyNames: '' } })
   const metrics = (await s.app.inject({ url: '/metrics' })).body
   t.match(metrics, /^wire_db_synchronous_standby 0$/m, 'the gauge reads 0')
-  const line = s.logs.flatMap((l) => l.split('\n').filter(Boolean).map((x) => JSON.parse(x))).find((l) => l.durability)
+  const line = s.logs
+    .flatMap((l) =>
+      l
+        .split('\n')
+        .filter(Boolean)
+        .map((x) => JSON.parse(x)),
+    )
+    .find((l) => l.durability)
   t.match(line, { level: 30, msg: /no synchronous standby confirms commits/, durability: { synchronousStandby: false } }, 'logged at start')
 })

@@ -10,7 +10,24 @@ import { startStack, type Stack } from '../helpers/stack.js'
 
 const ADMIN = { authorization: 'Bearer admin-secret-token' }
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
-const EMITTED_FIELDS = ['id', 'uri', 'origin', 'originName', 'originUri', 'originVerified', 'type', 'tags', 'payload', 'ttl', 'boostBits', 'pinned', 'refId', 'refUri', 'createdAt', 'expiresAt']
+const EMITTED_FIELDS = [
+  'id',
+  'uri',
+  'origin',
+  'originName',
+  'originUri',
+  'originVerified',
+  'type',
+  'tags',
+  'payload',
+  'ttl',
+  'boostBits',
+  'pinned',
+  'refId',
+  'refUri',
+  'createdAt',
+  'expiresAt',
+]
 
 /** POST /sw/signals with a raw body (text sent as is) and JSON content type. */
 const post = (s: Stack, body: string | Buffer, headers: Record<string, string> = {}) =>
@@ -21,7 +38,9 @@ const errorOf = (res: { statusCode: number; json: () => any }) => ({ status: res
 const defaultFingerprintKey = createHash('sha256').update(`wire-fp:${TEST_DATABASE_URL}`).digest('hex')
 
 t.test('a successful publish', async (t) => {
-  const s = await startStack(t, { env: { PUBLIC_WIRE_HOST: 'Board.Example.org:8443', PUBLIC_WIRE_URL: 'https://api.example.net/wire/', PUBLISH_RATE_LIMIT_MAX: '100000' } })
+  const s = await startStack(t, {
+    env: { PUBLIC_WIRE_HOST: 'Board.Example.org:8443', PUBLIC_WIRE_URL: 'https://api.example.net/wire/', PUBLISH_RATE_LIMIT_MAX: '100000' },
+  })
   const authority = 'board.example.org:8443'
 
   t.test('discovery links PUBLIC_WIRE_URL and names the authority', async (t) => {
@@ -108,9 +127,19 @@ t.test('a successful publish', async (t) => {
     const b = (await s.publish({ $type: 'broadcast' }, 'token-bbbbbbbb')).json().signal.origin
     t.equal(a1, a2)
     t.not(a1, b)
-    const trimmed = await s.app.inject({ method: 'POST', url: '/sw/signals', headers: { authorization: 'Bearer   token-aaaaaaaa  ' }, payload: { $type: 'broadcast' } })
+    const trimmed = await s.app.inject({
+      method: 'POST',
+      url: '/sw/signals',
+      headers: { authorization: 'Bearer   token-aaaaaaaa  ' },
+      payload: { $type: 'broadcast' },
+    })
     t.equal(trimmed.json().signal.origin, a1, 'the token is trimmed')
-    const scheme = await s.app.inject({ method: 'POST', url: '/sw/signals', headers: { authorization: 'bearer token-aaaaaaaa' }, payload: { $type: 'broadcast' } })
+    const scheme = await s.app.inject({
+      method: 'POST',
+      url: '/sw/signals',
+      headers: { authorization: 'bearer token-aaaaaaaa' },
+      payload: { $type: 'broadcast' },
+    })
     t.equal(scheme.json().signal.origin, a1, 'the scheme is case-insensitive')
   })
 
@@ -149,7 +178,11 @@ t.test('a successful publish', async (t) => {
       t.ok(thread.some((x: { id: string }) => x.id === sig.id))
     })
     t.test('naming another board is invalid_request', async (t) => {
-      for (const ref of [`sw://other.example/signals/${root.id}`, `sw://board.example.org:9999/signals/${root.id}`, `sw://board.example.org/signals/${root.id}`]) {
+      for (const ref of [
+        `sw://other.example/signals/${root.id}`,
+        `sw://board.example.org:9999/signals/${root.id}`,
+        `sw://board.example.org/signals/${root.id}`,
+      ]) {
         const res = await s.publish({ $type: 'reply', $refId: ref })
         t.same(errorOf(res), { status: 400, code: 'invalid_request' }, ref)
       }
@@ -162,7 +195,13 @@ t.test('a successful publish', async (t) => {
       t.same(errorOf(uri), { status: 400, code: 'invalid_request' })
     })
     t.test('that is not an id or URI is invalid_request', async (t) => {
-      for (const ref of ['hello', root.id.slice(1), `${root.id}x`, `https://${authority}/signals/${root.id}`, `sw://${authority}/identities/${root.id}`])
+      for (const ref of [
+        'hello',
+        root.id.slice(1),
+        `${root.id}x`,
+        `https://${authority}/signals/${root.id}`,
+        `sw://${authority}/identities/${root.id}`,
+      ])
         t.same(errorOf(await s.publish({ $type: 'reply', $refId: ref })), { status: 400, code: 'invalid_request' }, ref)
     })
     t.test('to an expired signal that is not swept yet is accepted', async (t) => {
@@ -208,7 +247,10 @@ t.test('a successful publish', async (t) => {
     t.test('a payload over 16384 bytes is payload_too_large 413 with details', async (t) => {
       const res = await s.publish({ $type: 'broadcast', text: 'é'.repeat(9000) })
       t.same(errorOf(res), { status: 413, code: 'payload_too_large' })
-      t.match(res.json().error.details, { maxPayloadBytes: 16384, payloadBytes: 18000 + Buffer.byteLength('{"$type":"broadcast","text":"","$tags":[]}') })
+      t.match(res.json().error.details, {
+        maxPayloadBytes: 16384,
+        payloadBytes: 18000 + Buffer.byteLength('{"$type":"broadcast","text":"","$tags":[]}'),
+      })
     })
     t.test('a reply without $refId is reply_requires_ref 400', async (t) => {
       t.same(errorOf(await s.publish({ $type: 'reply', text: 'orphan' })), { status: 400, code: 'reply_requires_ref' })
@@ -217,8 +259,20 @@ t.test('a successful publish', async (t) => {
     t.test('a missing or invalid token is unauthorized 401', async (t) => {
       const noAuth = await s.app.inject({ method: 'POST', url: '/sw/signals', payload: { $type: 'broadcast' } })
       t.same(errorOf(noAuth), { status: 401, code: 'unauthorized' })
-      for (const authorization of ['Bearer 1234567', 'Bearer', 'Bearer ', 'Basic YWxhZGRpbjpvcGVuc2VzYW1l', 'Token abcdefghij', 'abcdefghij', 'Bearer abcd efgh'])
-        t.same(errorOf(await s.app.inject({ method: 'POST', url: '/sw/signals', headers: { authorization }, payload: { $type: 'broadcast' } })), { status: 401, code: 'unauthorized' }, authorization)
+      for (const authorization of [
+        'Bearer 1234567',
+        'Bearer',
+        'Bearer ',
+        'Basic YWxhZGRpbjpvcGVuc2VzYW1l',
+        'Token abcdefghij',
+        'abcdefghij',
+        'Bearer abcd efgh',
+      ])
+        t.same(
+          errorOf(await s.app.inject({ method: 'POST', url: '/sw/signals', headers: { authorization }, payload: { $type: 'broadcast' } })),
+          { status: 401, code: 'unauthorized' },
+          authorization,
+        )
     })
   })
 
@@ -229,7 +283,15 @@ t.test('a successful publish', async (t) => {
       t.same(errorOf(res), { status: 413, code: 'payload_too_large' })
     })
     t.test('auth comes before the envelope: a bad token with a bad body is unauthorized', async (t) => {
-      for (const body of ['{"$type":', '[]', '', '{"text":"no type"}', '{"$type":"reply"}', JSON.stringify({ $type: 'x', t: 'a'.repeat(20000) }), '{"$type":"reply","$refId":"sw://other.example/signals/AAAAAAAAAAAAAAAAAAAA"}']) {
+      for (const body of [
+        '{"$type":',
+        '[]',
+        '',
+        '{"text":"no type"}',
+        '{"$type":"reply"}',
+        JSON.stringify({ $type: 'x', t: 'a'.repeat(20000) }),
+        '{"$type":"reply","$refId":"sw://other.example/signals/AAAAAAAAAAAAAAAAAAAA"}',
+      ]) {
         t.same(errorOf(await post(s, body, bad)), { status: 401, code: 'unauthorized' }, body.slice(0, 40))
         t.same(errorOf(await post(s, body)), { status: 401, code: 'unauthorized' }, `no token, ${body.slice(0, 40)}`)
       }
@@ -237,7 +299,12 @@ t.test('a successful publish', async (t) => {
   })
 
   t.test('a request with a JSON Content-Type parameter is accepted', async (t) => {
-    const res = await s.app.inject({ method: 'POST', url: '/sw/signals', headers: { ...s.bearer(), 'content-type': 'application/json; charset=utf-8' }, payload: '{"$type":"broadcast"}' })
+    const res = await s.app.inject({
+      method: 'POST',
+      url: '/sw/signals',
+      headers: { ...s.bearer(), 'content-type': 'application/json; charset=utf-8' },
+      payload: '{"$type":"broadcast"}',
+    })
     t.equal(res.statusCode, 200)
   })
 })
@@ -249,8 +316,10 @@ t.test('board rules', async (t) => {
   const idA = fingerprint(defaultFingerprintKey, A)
   const idB = fingerprint(defaultFingerprintKey, B)
   const addRule = async (ruleType: string, identityId: string) =>
-    (await s.app.inject({ method: 'POST', url: '/sw/admin/rules', headers: ADMIN, payload: { ruleType, identityId } })).json().rule.id as string
-  const removeRule = async (id: string) => (await s.app.inject({ method: 'DELETE', url: `/sw/admin/rules/${id}`, headers: ADMIN })).statusCode
+    (await s.app.inject({ method: 'POST', url: '/sw/admin/rules', headers: ADMIN, payload: { ruleType, identityId } })).json().rule
+      .id as string
+  const removeRule = async (id: string) =>
+    (await s.app.inject({ method: 'DELETE', url: `/sw/admin/rules/${id}`, headers: ADMIN })).statusCode
   const setTypes = async (allowedSignalTypes: string[] | null) =>
     (await s.app.inject({ method: 'PATCH', url: '/sw/admin/wire', headers: ADMIN, payload: { allowedSignalTypes } })).statusCode
 
@@ -277,7 +346,11 @@ t.test('board rules', async (t) => {
     const rule = await addRule('allow', idA)
     t.equal((await s.publish({ $type: 'broadcast' }, A)).statusCode, 200)
     t.same(errorOf(await s.publish({ $type: 'broadcast' }, B)), { status: 403, code: 'forbidden' })
-    t.same(errorOf(await s.publish({ $type: 'reply', $refId: 'AAAAAAAAAAAAAAAAAAAA' }, B)), { status: 400, code: 'invalid_request' }, 'the envelope is checked before the rules')
+    t.same(
+      errorOf(await s.publish({ $type: 'reply', $refId: 'AAAAAAAAAAAAAAAAAAAA' }, B)),
+      { status: 400, code: 'invalid_request' },
+      'the envelope is checked before the rules',
+    )
     t.equal(await removeRule(rule), 200)
     t.equal((await s.publish({ $type: 'broadcast' }, B)).statusCode, 200)
   })
@@ -316,7 +389,12 @@ t.test('the rate limit', async (t) => {
   })
 
   t.test('past the limit is rate_limited 429 with Retry-After and details', async (t) => {
-    const res = await s.app.inject({ method: 'POST', url: '/sw/signals', headers: { ...s.bearer('rate-token-1'), origin: 'https://viewer.example' }, payload: { $type: 'broadcast' } })
+    const res = await s.app.inject({
+      method: 'POST',
+      url: '/sw/signals',
+      headers: { ...s.bearer('rate-token-1'), origin: 'https://viewer.example' },
+      payload: { $type: 'broadcast' },
+    })
     t.same(errorOf(res), { status: 429, code: 'rate_limited' })
     t.equal(res.headers['access-control-allow-origin'], '*')
     t.match(String(res.headers['access-control-expose-headers']), /Retry-After/i, 'a browser may read Retry-After')
@@ -343,7 +421,12 @@ t.test('the rate limit', async (t) => {
 
   t.test('board rules come before the rate limit', async (t) => {
     const id = fingerprint(defaultFingerprintKey, 'rate-token-1')
-    const rule = await s.app.inject({ method: 'POST', url: '/sw/admin/rules', headers: ADMIN, payload: { ruleType: 'deny', identityId: id } })
+    const rule = await s.app.inject({
+      method: 'POST',
+      url: '/sw/admin/rules',
+      headers: ADMIN,
+      payload: { ruleType: 'deny', identityId: id },
+    })
     t.same(errorOf(await s.publish({ $type: 'broadcast' }, 'rate-token-1')), { status: 403, code: 'forbidden' })
     await s.app.inject({ method: 'DELETE', url: `/sw/admin/rules/${rule.json().rule.id}`, headers: ADMIN })
   })
@@ -360,7 +443,9 @@ t.test('the rate limit', async (t) => {
 })
 
 t.test('local mode with LOCAL_IDENTITY_VERIFIED=0', async (t) => {
-  const s = await startStack(t, { env: { LOCAL_IDENTITY_VERIFIED: '0', UNVERIFIED_RATE_LIMIT_MAX: '3', FINGERPRINT_SECRET: 'fixed-fingerprint-secret' } })
+  const s = await startStack(t, {
+    env: { LOCAL_IDENTITY_VERIFIED: '0', UNVERIFIED_RATE_LIMIT_MAX: '3', FINGERPRINT_SECRET: 'fixed-fingerprint-secret' },
+  })
 
   t.test('the fingerprint key is FINGERPRINT_SECRET when set', async (t) => {
     const sig = (await s.publish({ $type: 'broadcast' }, 'unverified-token-0')).json().signal
@@ -395,7 +480,9 @@ t.test('local mode with LOCAL_IDENTITY_VERIFIED=0', async (t) => {
 
   t.test('board rules come before standing', async (t) => {
     const id = fingerprint('fixed-fingerprint-secret', 'unverified-token-1')
-    const rule = (await s.app.inject({ method: 'POST', url: '/sw/admin/rules', headers: ADMIN, payload: { ruleType: 'deny', identityId: id } })).json().rule
+    const rule = (
+      await s.app.inject({ method: 'POST', url: '/sw/admin/rules', headers: ADMIN, payload: { ruleType: 'deny', identityId: id } })
+    ).json().rule
     t.same(errorOf(await s.publish({ $type: 'broadcast' }, 'unverified-token-1')), { status: 403, code: 'forbidden' })
     await s.app.inject({ method: 'DELETE', url: `/sw/admin/rules/${rule.id}`, headers: ADMIN })
   })
@@ -409,14 +496,20 @@ t.test('local mode with LOCAL_IDENTITY_VERIFIED=0', async (t) => {
     const token = 'unverified-token-3'
     const id = fingerprint('fixed-fingerprint-secret', token)
     t.equal((await s.publish({ $type: 'broadcast' }, token)).json().signal.originVerified, false)
-    const rule = (await s.app.inject({ method: 'POST', url: '/sw/admin/rules', headers: ADMIN, payload: { ruleType: 'allow', identityId: id } })).json().rule
+    const rule = (
+      await s.app.inject({ method: 'POST', url: '/sw/admin/rules', headers: ADMIN, payload: { ruleType: 'allow', identityId: id } })
+    ).json().rule
     for (let i = 0; i < 5; i++) {
       const res = await s.publish({ $type: 'broadcast', i }, token)
       t.equal(res.statusCode, 200, `thread ${i + 2} and past the unverified rate limit`)
       t.equal(res.json().signal.originVerified, true)
     }
     await s.app.inject({ method: 'DELETE', url: `/sw/admin/rules/${rule.id}`, headers: ADMIN })
-    t.same(errorOf(await s.publish({ $type: 'broadcast' }, token)), { status: 403, code: 'unverified_limited' }, 'unverified again once the rule is gone')
+    t.same(
+      errorOf(await s.publish({ $type: 'broadcast' }, token)),
+      { status: 403, code: 'unverified_limited' },
+      'unverified again once the rule is gone',
+    )
   })
 })
 
@@ -445,7 +538,9 @@ t.test('the check order around standing (network mode)', async (t) => {
     t.same(errorOf(await s.publish({ $type: 'reply' }, 'net-broke-token')), { status: 400, code: 'reply_requires_ref' })
   })
   t.test('board rules come before standing', async (t) => {
-    const rule = (await s.app.inject({ method: 'POST', url: '/sw/admin/rules', headers: ADMIN, payload: { ruleType: 'deny', identityId: 'id_broke' } })).json().rule
+    const rule = (
+      await s.app.inject({ method: 'POST', url: '/sw/admin/rules', headers: ADMIN, payload: { ruleType: 'deny', identityId: 'id_broke' } })
+    ).json().rule
     t.same(errorOf(await s.publish({ $type: 'broadcast' }, 'net-broke-token')), { status: 403, code: 'forbidden' })
     await s.app.inject({ method: 'DELETE', url: `/sw/admin/rules/${rule.id}`, headers: ADMIN })
   })

@@ -5,11 +5,11 @@ import { WireError } from '../../../libs/shared/domain/index.js'
 import type { AddressPolicy } from './address-policy.js'
 
 /** The refusal every outbound path gives for an address that is not public. */
-export const privateAddress = (host: string) =>
-  new WireError('invalid_request', privateMessage(host), { reason: 'private_address' })
+export const privateAddress = (host: string) => new WireError('invalid_request', privateMessage(host), { reason: 'private_address' })
 
 /** Says which setting opens a private host, for the operator who meant it (two local boards and an aggregator). */
-export const privateMessage = (host: string) => `${host} resolves to an address that is not public; to allow it on purpose, list it in AGGREGATOR_ALLOW_HOSTS (e.g. AGGREGATOR_ALLOW_HOSTS=127.0.0.1,localhost)`
+export const privateMessage = (host: string) =>
+  `${host} resolves to an address that is not public; to allow it on purpose, list it in AGGREGATOR_ALLOW_HOSTS (e.g. AGGREGATOR_ALLOW_HOSTS=127.0.0.1,localhost)`
 
 type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void
 
@@ -35,7 +35,8 @@ export function guardedLookup(policy: AddressPolicy) {
 
 /** An IP literal never reaches the lookup: check it (and any host) before a request leaves. */
 export function checkHost(policy: AddressPolicy, url: URL): void {
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new WireError('invalid_request', 'the URL must be http(s)', { reason: 'not_http' })
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new WireError('invalid_request', 'the URL must be http(s)', { reason: 'not_http' })
   const host = url.hostname.replace(/^\[|\]$/g, '')
   if (isIP(host) && !policy.hostAllowed(host) && !policy.addressAllowed(host)) throw privateAddress(host)
 }

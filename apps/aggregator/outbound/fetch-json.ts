@@ -29,7 +29,12 @@ export async function fetchJson(url: string, o: FetchJsonOptions): Promise<{ url
     seen.add(current.href)
     let res: Dispatcher.ResponseData
     try {
-      res = await request(current, { dispatcher: o.dispatcher, method: 'GET', headers: { accept: 'application/json', 'accept-encoding': 'identity' }, signal: deadline })
+      res = await request(current, {
+        dispatcher: o.dispatcher,
+        method: 'GET',
+        headers: { accept: 'application/json', 'accept-encoding': 'identity' },
+        signal: deadline,
+      })
     } catch (err) {
       throw failure(err, current, deadline, o.timeoutMs)
     }
@@ -53,7 +58,13 @@ export async function fetchJson(url: string, o: FetchJsonOptions): Promise<{ url
   }
 }
 
-async function readCapped(body: Dispatcher.ResponseData['body'], max: number, url: URL, deadline: AbortSignal, timeoutMs: number): Promise<string> {
+async function readCapped(
+  body: Dispatcher.ResponseData['body'],
+  max: number,
+  url: URL,
+  deadline: AbortSignal,
+  timeoutMs: number,
+): Promise<string> {
   const chunks: Buffer[] = []
   let size = 0
   try {
@@ -74,6 +85,7 @@ function failure(err: unknown, url: URL, deadline: AbortSignal, timeoutMs: numbe
   if (err instanceof WireError) return err
   if (deadline.aborted) return refuse('too_slow', `${url.href} did not answer within ${timeoutMs} ms`)
   const e = err as { code?: unknown; cause?: { code?: unknown } }
-  if (e.code === 'EWIRE_PRIVATE_ADDRESS' || e.cause?.code === 'EWIRE_PRIVATE_ADDRESS') return refuse('private_address', privateMessage(url.hostname))
+  if (e.code === 'EWIRE_PRIVATE_ADDRESS' || e.cause?.code === 'EWIRE_PRIVATE_ADDRESS')
+    return refuse('private_address', privateMessage(url.hostname))
   return refuse('unreachable', `${url.href} is unreachable`)
 }

@@ -15,7 +15,19 @@ export interface BoardDescription {
 const Discovery = z.object({
   protocol: z.string(),
   version: z.string(),
-  subwires: z.array(z.object({ authority: z.string().min(1).max(255).regex(/^[A-Za-z0-9.:[\]-]+$/), name: z.string().max(200), description: z.string().max(2000).nullable().optional() })).min(1),
+  subwires: z
+    .array(
+      z.object({
+        authority: z
+          .string()
+          .min(1)
+          .max(255)
+          .regex(/^[A-Za-z0-9.:[\]-]+$/),
+        name: z.string().max(200),
+        description: z.string().max(2000).nullable().optional(),
+      }),
+    )
+    .min(1),
   features: z.array(z.string().max(64)).max(64).default([]),
   limits: z.record(z.string(), z.number()).default({}),
 })
@@ -47,10 +59,14 @@ export function checkAuthority(authority: string, url: string): void {
   const a = authority.toLowerCase()
   const host = a.startsWith('[') ? a.slice(0, a.indexOf(']') + 1) : a.split(':')[0]!
   if (RESERVED.has(a) || RESERVED.has(host) || (!host.startsWith('[') && host.split('.').some((l) => l === '')))
-    throw refuse('invalid_authority', `${url} names ${a.slice(0, 100)} as its authority, which is not a host name this aggregator can serve`)
+    throw refuse(
+      'invalid_authority',
+      `${url} names ${a.slice(0, 100)} as its authority, which is not a host name this aggregator can serve`,
+    )
   const u = new URL(url)
   const mine = [u.host, ...(u.port === '' ? [`${u.hostname}:${u.protocol === 'https:' ? 443 : 80}`] : [])]
-  if (!mine.includes(a)) throw refuse('authority_mismatch', `${url} names ${a.slice(0, 100)} as its authority; it must be the URL's host, ${u.host}`)
+  if (!mine.includes(a))
+    throw refuse('authority_mismatch', `${url} names ${a.slice(0, 100)} as its authority; it must be the URL's host, ${u.host}`)
 }
 
 /** Fetches `{url}/.well-known/wire` and accepts protocol `wire`, version `1` only. */
@@ -59,7 +75,8 @@ export async function describeBoard(url: string, o: FetchJsonOptions): Promise<B
   const protocol = (body as { protocol?: unknown } | null)?.protocol
   if (protocol !== 'wire') throw refuse('not_wire', `${url} does not serve a wire discovery document`)
   const version = (body as { version?: unknown }).version
-  if (version !== '1') throw refuse('wrong_version', `${url} speaks wire version ${String(version).slice(0, 20)}; this aggregator speaks version 1`)
+  if (version !== '1')
+    throw refuse('wrong_version', `${url} speaks wire version ${String(version).slice(0, 20)}; this aggregator speaks version 1`)
   const parsed = Discovery.safeParse(body)
   if (!parsed.success) throw refuse('not_wire', `${url}: the discovery document is malformed (${parsed.error.issues[0]?.path.join('.')})`)
   const board = parsed.data.subwires[0]!

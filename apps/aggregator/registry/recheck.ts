@@ -48,7 +48,12 @@ export async function recheckBoards(deps: RecheckDeps, signal: AbortSignal) {
   return counts
 }
 
-async function removeGone(deps: { index: IndexStore; dispatcher: Dispatcher; timeoutMs: number }, board: string, url: string, signal: AbortSignal): Promise<number> {
+async function removeGone(
+  deps: { index: IndexStore; dispatcher: Dispatcher; timeoutMs: number },
+  board: string,
+  url: string,
+  signal: AbortSignal,
+): Promise<number> {
   const ids = await deps.index.oldestChecked(board, REMOVAL_CHECKS_PER_BOARD)
   const gone: string[] = []
   const kept: string[] = []
@@ -56,7 +61,11 @@ async function removeGone(deps: { index: IndexStore; dispatcher: Dispatcher; tim
   const left = AbortSignal.any([signal, AbortSignal.timeout(deps.timeoutMs * 2)])
   for (const id of ids) {
     if (left.aborted) break
-    const res = await request(`${url}/sw/signals/${encodeURIComponent(id)}`, { dispatcher: deps.dispatcher, headers: { 'accept-encoding': 'identity' }, signal: AbortSignal.any([left, AbortSignal.timeout(deps.timeoutMs)]) })
+    const res = await request(`${url}/sw/signals/${encodeURIComponent(id)}`, {
+      dispatcher: deps.dispatcher,
+      headers: { 'accept-encoding': 'identity' },
+      signal: AbortSignal.any([left, AbortSignal.timeout(deps.timeoutMs)]),
+    })
     // only the status matters: at most REMOVAL_ANSWER_BYTES of the body are read, then the socket is closed
     await res.body.dump({ limit: REMOVAL_ANSWER_BYTES, signal: left }).catch(() => {})
     if (res.statusCode === 404) gone.push(id)

@@ -22,7 +22,16 @@ export function registry(cfg: Config, store: RegistryStore, fetchOpts: FetchJson
   const a = cfg.aggregator
   const budget = (name: string) =>
     a.registerMax > 0
-      ? new WindowLimiter({ keyPrefix: `wire:${a.schema}:register:${name}`, points: a.registerMax, duration: 3600, what: `${a.registerMax} registrations per hour from one ${name}`, reason: 'registrations' }, redis)
+      ? new WindowLimiter(
+          {
+            keyPrefix: `wire:${a.schema}:register:${name}`,
+            points: a.registerMax,
+            duration: 3600,
+            what: `${a.registerMax} registrations per hour from one ${name}`,
+            reason: 'registrations',
+          },
+          redis,
+        )
       : null
   const perIdentity = budget('identity')
   const perAddress = budget('address')
@@ -36,11 +45,14 @@ export function registry(cfg: Config, store: RegistryStore, fetchOpts: FetchJson
       await spend(perIdentity, fingerprint(key, token))
       const url = normaliseBoardUrl((body as { url?: unknown } | null)?.url)
       const existing = await store.byUrl(url)
-      if (!existing && (await store.count()) >= a.maxBoards) throw new WireError('forbidden', `this aggregator holds its limit of ${a.maxBoards} boards`, { reason: 'full' })
+      if (!existing && (await store.count()) >= a.maxBoards)
+        throw new WireError('forbidden', `this aggregator holds its limit of ${a.maxBoards} boards`, { reason: 'full' })
       const d = await describeBoard(url, fetchOpts)
-      if (await store.isBlocked(d.authority)) throw new WireError('forbidden', `${d.authority} is blocked on this aggregator`, { reason: 'blocked' })
+      if (await store.isBlocked(d.authority))
+        throw new WireError('forbidden', `${d.authority} is blocked on this aggregator`, { reason: 'blocked' })
       const done = await store.upsert(d)
-      if (!done) throw new WireError('invalid_request', `${d.authority} is already registered under another URL`, { reason: 'authority_taken' })
+      if (!done)
+        throw new WireError('invalid_request', `${d.authority} is already registered under another URL`, { reason: 'authority_taken' })
       log.info({ authority: d.authority, created: done.created }, 'board registered')
       return done
     },
@@ -49,7 +61,8 @@ export function registry(cfg: Config, store: RegistryStore, fetchOpts: FetchJson
     async recheck(b: RegisteredBoard): Promise<BoardStatus> {
       try {
         const d = await describeBoard(b.url, fetchOpts)
-        if (d.authority !== b.authority) throw new WireError('invalid_request', `now serves ${d.authority}`, { reason: 'authority_changed' })
+        if (d.authority !== b.authority)
+          throw new WireError('invalid_request', `now serves ${d.authority}`, { reason: 'authority_changed' })
         await store.markOk(d)
         return 'up'
       } catch (err) {

@@ -84,7 +84,13 @@ export function registryStore(db: Db, s: Ident) {
       )
       return rows[0] ? { board: toBoard(rows[0]), created: rows[0].created } : null
     },
-    async list(o: { after: number; limit: number; name: string | null; feature: string | null; status?: BoardStatus | null }): Promise<RegisteredBoard[]> {
+    async list(o: {
+      after: number
+      limit: number
+      name: string | null
+      feature: string | null
+      status?: BoardStatus | null
+    }): Promise<RegisteredBoard[]> {
       const { rows } = await db.query<Row>(
         `select * from ${s}.registered_boards
          where list_seq > $1 and ($2::text is null or strpos(lower(name), lower($2::text)) > 0)
@@ -100,7 +106,12 @@ export function registryStore(db: Db, s: Ident) {
     },
     /** Dropped boards listed for `seconds` since they were dropped are forgotten (the registry does not fill for good). */
     async forgetDropped(seconds: number): Promise<number> {
-      return (await db.query(`delete from ${s}.registered_boards where status = 'dropped' and checked_at < now() - $1::int * interval '1 second'`, [seconds])).rowCount
+      return (
+        await db.query(
+          `delete from ${s}.registered_boards where status = 'dropped' and checked_at < now() - $1::int * interval '1 second'`,
+          [seconds],
+        )
+      ).rowCount
     },
     async remove(authority: string): Promise<boolean> {
       return (await db.query(`delete from ${s}.registered_boards where authority = $1`, [authority])).rowCount > 0

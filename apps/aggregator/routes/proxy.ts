@@ -9,7 +9,8 @@ import { tokenSwap } from '../token-swap.js'
  */
 export async function proxyRoutes(app: FastifyInstance, { ctx }: { ctx: AggregatorContext }) {
   // with an identity network, a board is sent a token derived for it, never the caller's master token (docs/aggregator.md "Proxy")
-  const swap = ctx.cfg.identity.mode === 'network' ? tokenSwap({ identityUrl: ctx.cfg.identity.url, log: ctx.log.child({ mod: 'token-swap' }) }) : null
+  const swap =
+    ctx.cfg.identity.mode === 'network' ? tokenSwap({ identityUrl: ctx.cfg.identity.url, log: ctx.log.child({ mod: 'token-swap' }) }) : null
   const handler = async (req: FastifyRequest, reply: import('fastify').FastifyReply) => {
     const { authority } = req.params as { authority: string }
     let headers = req.headers

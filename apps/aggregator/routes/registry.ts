@@ -15,7 +15,13 @@ const ListQuery = z.object({
   status: z.enum(['up', 'down', 'dropped']).optional(),
 })
 
-const Authority = z.string().trim().toLowerCase().min(1).max(255).regex(/^[a-z0-9.:[\]-]+$/, 'not an authority')
+const Authority = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .min(1)
+  .max(255)
+  .regex(/^[a-z0-9.:[\]-]+$/, 'not an authority')
 
 /** A registered board as the registry shows it: where to reach it directly and through this aggregator. */
 export const presentBoard = (baseUrl: string) => (b: RegisteredBoard) => ({
@@ -56,7 +62,13 @@ export async function registryRoutes(app: FastifyInstance, { ctx }: { ctx: Aggre
 
   app.get('/registry/boards', async (req) => {
     const q = ListQuery.parse(req.query)
-    const boards = await ctx.store.list({ after: q.cursor ?? 0, limit: q.limit, name: q.name ?? null, feature: q.feature ?? null, status: q.status ?? null })
+    const boards = await ctx.store.list({
+      after: q.cursor ?? 0,
+      limit: q.limit,
+      name: q.name ?? null,
+      feature: q.feature ?? null,
+      status: q.status ?? null,
+    })
     const last = boards.at(-1)
     return { boards: boards.map(present), nextCursor: last ? last.listSeq : (q.cursor ?? 0) }
   })
@@ -87,7 +99,8 @@ export async function registryRoutes(app: FastifyInstance, { ctx }: { ctx: Aggre
 
   app.delete('/registry/blocked/:authority', async (req, reply) => {
     await admin(req.headers.authorization, req.ip)
-    if (!(await ctx.store.unblock(Authority.parse((req.params as { authority: string }).authority)))) throw new WireError('not_found', 'that authority is not blocked')
+    if (!(await ctx.store.unblock(Authority.parse((req.params as { authority: string }).authority))))
+      throw new WireError('not_found', 'that authority is not blocked')
     return reply.code(204).send()
   })
 }

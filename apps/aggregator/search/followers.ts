@@ -35,7 +35,8 @@ export interface FollowersOptions {
 }
 
 /** Signals per followed page: as many of the largest the protocol allows (and their envelopes) as fit in the page's bytes. */
-export const pageLimit = (pageMaxBytes: number) => Math.max(1, Math.min(LIMITS.maxLimit, Math.floor(pageMaxBytes / (LIMITS.maxPayloadBytes + 8192))))
+export const pageLimit = (pageMaxBytes: number) =>
+  Math.max(1, Math.min(LIMITS.maxLimit, Math.floor(pageMaxBytes / (LIMITS.maxPayloadBytes + 8192))))
 
 const pause = (ms: number, signal: AbortSignal) =>
   new Promise<void>((resolve) => {
@@ -74,36 +75,45 @@ export function boardFollowers(registry: RegistryStore, index: IndexStore, log: 
       const ctl = new AbortController() // aborted when the board goes over its quota
       const inner = AbortSignal.any([signal, ctl.signal])
       try {
-        const follower = client.follow({ limit }, {
-          cursor: stored,
-          signal: inner,
-          wait: 25,
-          minIntervalMs: 200,
-          dedupeWindow: 1000, // per board, and there may be AGGREGATOR_MAX_BOARDS of them; the index's unique key catches any repeat
-          onCursor: async (c) => {
-            if (batch.length === 0 && c === stored) return counted.release()
-            const { signals, refused } = validatePage(batch.splice(0), board.authority)
-            for (const [reason, n] of Object.entries(refused)) refusedSignals.inc({ reason }, n)
-            if (Object.keys(refused).length) flog.warn({ refused }, 'signals not indexed: they break the protocol')
-            const { added, cut } = await index.add(board.authority, signals, c, o.quota).finally(counted.release)
-            stored = c
-            if (added > 0) o.onIndexed()
-            if (cut) {
-              flog.warn({ rows: o.quota.rows, bytes: o.quota.bytes }, 'board over its index quota: no longer followed until its signals expire')
-              return void ctl.abort()
-            }
-            // the board's page rate: a board that answers full pages at once is read at most pagesPerMinute
-            const next = lastPage + gapMs
-            lastPage = Math.max(Date.now(), next)
-            await pause(next - Date.now(), inner)
+        const follower = client.follow(
+          { limit },
+          {
+            cursor: stored,
+            signal: inner,
+            wait: 25,
+            minIntervalMs: 200,
+            dedupeWindow: 1000, // per board, and there may be AGGREGATOR_MAX_BOARDS of them; the index's unique key catches any repeat
+            onCursor: async (c) => {
+              if (batch.length === 0 && c === stored) return counted.release()
+              const { signals, refused } = validatePage(batch.splice(0), board.authority)
+              for (const [reason, n] of Object.entries(refused)) refusedSignals.inc({ reason }, n)
+              if (Object.keys(refused).length) flog.warn({ refused }, 'signals not indexed: they break the protocol')
+              const { added, cut } = await index.add(board.authority, signals, c, o.quota).finally(counted.release)
+              stored = c
+              if (added > 0) o.onIndexed()
+              if (cut) {
+                flog.warn(
+                  { rows: o.quota.rows, bytes: o.quota.bytes },
+                  'board over its index quota: no longer followed until its signals expire',
+                )
+                return void ctl.abort()
+              }
+              // the board's page rate: a board that answers full pages at once is read at most pagesPerMinute
+              const next = lastPage + gapMs
+              lastPage = Math.max(Date.now(), next)
+              await pause(next - Date.now(), inner)
+            },
           },
-        })
+        )
         for await (const s of follower) batch.push(s)
         if (ctl.signal.aborted) return
       } catch (err) {
         if (signal.aborted || ctl.signal.aborted) return
         if (err instanceof WireError && err.code === 'payload_too_large') {
-          flog.warn({ maxBytes: o.pageMaxBytes }, 'board answered a page larger than AGGREGATOR_PAGE_MAX_BYTES: no longer followed until a recheck')
+          flog.warn(
+            { maxBytes: o.pageMaxBytes },
+            'board answered a page larger than AGGREGATOR_PAGE_MAX_BYTES: no longer followed until a recheck',
+          )
           await index.markOverQuota(board.authority, 'page_too_large').catch(() => {})
           return
         }
@@ -119,7 +129,7 @@ export function boardFollowers(registry: RegistryStore, index: IndexStore, log: 
     if (!lock) return
     const boards = await registry.active()
     const wanted = new Set(boards.filter((b) => !b.overQuotaAt).map((b) => b.authority))
-    for (const [authority, ctl] of running) if (!wanted.has(authority)) (ctl.abort(), running.delete(authority))
+    for (const [authority, ctl] of running) if (!wanted.has(authority)) ctl.abort(), running.delete(authority)
     for (const b of boards) {
       if (running.has(b.authority) || !wanted.has(b.authority)) continue
       const ctl = new AbortController()

@@ -73,7 +73,10 @@ export function indexStore(db: Db, s: Ident) {
     async add(board: string, signals: EmittedSignal[], feedCursor: number, quota: IndexQuota): Promise<{ added: number; cut: boolean }> {
       return db.transaction(async (tx) => {
         await tx.query(`select pg_advisory_xact_lock(hashtext($1))`, [lockKey])
-        const { rows: held } = await tx.query<{ index_rows: string; index_bytes: string }>(`select index_rows, index_bytes from ${s}.registered_boards where authority = $1 for update`, [board])
+        const { rows: held } = await tx.query<{ index_rows: string; index_bytes: string }>(
+          `select index_rows, index_bytes from ${s}.registered_boards where authority = $1 for update`,
+          [board],
+        )
         let rows = Number(held[0]?.index_rows ?? 0)
         let bytes = Number(held[0]?.index_bytes ?? 0)
         const fit: string[] = []
@@ -103,16 +106,10 @@ export function indexStore(db: Db, s: Ident) {
       })
     },
     async search(q: SearchQuery): Promise<SearchPage> {
-      const { rows } = await db.query<{ head: string; seq: string | null; board: string | null; signal: string | null }>(searchSql(q.cursor === null), [
-        q.cursor,
-        q.q,
-        q.tags,
-        q.type,
-        q.origin,
-        q.board,
-        q.sinceMs === null ? null : new Date(q.sinceMs).toISOString(),
-        q.limit,
-      ])
+      const { rows } = await db.query<{ head: string; seq: string | null; board: string | null; signal: string | null }>(
+        searchSql(q.cursor === null),
+        [q.cursor, q.q, q.tags, q.type, q.origin, q.board, q.sinceMs === null ? null : new Date(q.sinceMs).toISOString(), q.limit],
+      )
       const hits = rows.filter((r) => r.seq !== null)
       const head = Number(rows[0]?.head ?? 0)
       const full = hits.length === q.limit && q.cursor !== null
@@ -124,20 +121,29 @@ export function indexStore(db: Db, s: Ident) {
     },
     /** Indexed ids of a board checked longest ago, for the removal check. */
     async oldestChecked(board: string, n: number): Promise<string[]> {
-      const { rows } = await db.query<{ id: string }>(`select id from ${s}.indexed_signals where board = $1 order by checked_at limit $2`, [board, n])
+      const { rows } = await db.query<{ id: string }>(`select id from ${s}.indexed_signals where board = $1 order by checked_at limit $2`, [
+        board,
+        n,
+      ])
       return rows.map((r) => r.id)
     },
     async touch(board: string, ids: string[]): Promise<void> {
-      if (ids.length) await db.query(`update ${s}.indexed_signals set checked_at = now() where board = $1 and id = any($2::text[])`, [board, ids])
+      if (ids.length)
+        await db.query(`update ${s}.indexed_signals set checked_at = now() where board = $1 and id = any($2::text[])`, [board, ids])
     },
     async remove(board: string, ids: string[]): Promise<number> {
       if (!ids.length) return 0
-      const { rows } = await db.query<{ n: number }>(giveBack(`delete from ${s}.indexed_signals where board = $1 and id = any($2::text[])`), [board, ids])
+      const { rows } = await db.query<{ n: number }>(
+        giveBack(`delete from ${s}.indexed_signals where board = $1 and id = any($2::text[])`),
+        [board, ids],
+      )
       return rows[0]!.n
     },
     /** Expired rows (pinned ones at their horizon) purged; a board over quota whose share fell below 90 % is followed again. */
     async purgeExpired(quota: Pick<IndexQuota, 'rows' | 'bytes'>): Promise<number> {
-      const { rows } = await db.query<{ n: number }>(giveBack(`delete from ${s}.indexed_signals where expires_at < now() - interval '1 minute'`))
+      const { rows } = await db.query<{ n: number }>(
+        giveBack(`delete from ${s}.indexed_signals where expires_at < now() - interval '1 minute'`),
+      )
       await db.query(
         `update ${s}.registered_boards set over_quota_at = null, over_quota_reason = null
          where over_quota_at is not null and index_rows < $1 and index_bytes < $2`,
@@ -147,11 +153,17 @@ export function indexStore(db: Db, s: Ident) {
     },
     /** Marks a board over quota: not followed until a recheck finds it under 90 % again. */
     async markOverQuota(board: string, reason: string): Promise<void> {
-      await db.query(`update ${s}.registered_boards set over_quota_at = now(), over_quota_reason = $2 where authority = $1`, [board, reason.slice(0, 100)])
+      await db.query(`update ${s}.registered_boards set over_quota_at = now(), over_quota_reason = $2 where authority = $1`, [
+        board,
+        reason.slice(0, 100),
+      ])
     },
     /** A board's share of the index. */
     async share(board: string): Promise<{ rows: number; bytes: number }> {
-      const { rows } = await db.query<{ index_rows: string; index_bytes: string }>(`select index_rows, index_bytes from ${s}.registered_boards where authority = $1`, [board])
+      const { rows } = await db.query<{ index_rows: string; index_bytes: string }>(
+        `select index_rows, index_bytes from ${s}.registered_boards where authority = $1`,
+        [board],
+      )
       return { rows: Number(rows[0]?.index_rows ?? 0), bytes: Number(rows[0]?.index_bytes ?? 0) }
     },
   }

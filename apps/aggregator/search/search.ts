@@ -5,8 +5,19 @@ import type { IndexStore, SearchPage, SearchQuery } from './index-store.js'
 export function parseSearchQuery(raw: Record<string, unknown>, nowMs: number): SearchQuery & { waitMs: number } {
   const r = parseReadQuery({ ...raw, ref: undefined, includeExpired: undefined }, nowMs, 'aggregator')
   const board = raw.board
-  if (board !== undefined && (typeof board !== 'string' || board.length > 255)) throw new WireError('invalid_request', 'board must be given once')
-  return { cursor: r.cursor, limit: r.limit, q: r.q, tags: r.tags, type: r.type, origin: r.origin, board: board?.trim().toLowerCase() || null, sinceMs: r.sinceMs, waitMs: r.waitMs }
+  if (board !== undefined && (typeof board !== 'string' || board.length > 255))
+    throw new WireError('invalid_request', 'board must be given once')
+  return {
+    cursor: r.cursor,
+    limit: r.limit,
+    q: r.q,
+    tags: r.tags,
+    type: r.type,
+    origin: r.origin,
+    board: board?.trim().toLowerCase() || null,
+    sinceMs: r.sinceMs,
+    waitMs: r.waitMs,
+  }
 }
 
 /**

@@ -25,7 +25,8 @@ export function validateSignal(x: unknown, authority: string, nowMs: number): Em
   if (Buffer.byteLength(JSON.stringify(s.payload), 'utf8') > LIMITS.maxPayloadBytes) return 'payload'
   if (typeof s.ttl !== 'number' || !Number.isInteger(s.ttl) || s.ttl < LIMITS.ttlMin || s.ttl > LIMITS.ttlMax) return 'ttl'
   if (!str(s.type, 512) || chars(s.type) > 128 || s.type.trim() === '') return 'shape'
-  if (!Array.isArray(s.tags) || s.tags.length > LIMITS.maxTags || !s.tags.every((t) => str(t, 256) && chars(t) <= LIMITS.maxTagLength)) return 'tags'
+  if (!Array.isArray(s.tags) || s.tags.length > LIMITS.maxTags || !s.tags.every((t) => str(t, 256) && chars(t) <= LIMITS.maxTagLength))
+    return 'tags'
   if (!str(s.origin, 256) || !str(s.originUri, 600) || !(s.originName === null || str(s.originName, 256))) return 'shape'
   if (typeof s.originVerified !== 'boolean' || typeof s.pinned !== 'boolean' || typeof s.boostBits !== 'number') return 'shape'
   if (!(s.refId === null || str(s.refId, 64)) || !(s.refUri === null || str(s.refUri, 400))) return 'shape'

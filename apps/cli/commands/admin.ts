@@ -16,7 +16,7 @@ export function adminCommands(io: Io): (program: Command) => void {
     const admin = program
       .command('admin')
       .description('manage the board (needs the admin token: WIRE_ADMIN_TOKEN or --admin-token)')
-      .option('--admin-token <token>', 'the board\'s SERVER_ADMIN_TOKEN')
+      .option('--admin-token <token>', "the board's SERVER_ADMIN_TOKEN")
     const wire = (cmd: Command) => clientOf(io, cmd).admin
 
     admin
@@ -31,7 +31,11 @@ export function adminCommands(io: Io): (program: Command) => void {
         const patch: BoardPatch = {}
         if (o.name !== undefined) patch.name = o.name
         if (o.description !== undefined) patch.description = o.description === '' ? null : o.description
-        if (o.types !== undefined) patch.allowedSignalTypes = o.types.split(',').map((t) => t.trim()).filter(Boolean)
+        if (o.types !== undefined)
+          patch.allowedSignalTypes = o.types
+            .split(',')
+            .map((t) => t.trim())
+            .filter(Boolean)
         if (o.anyType) patch.allowedSignalTypes = null
         printJson(io, Object.keys(patch).length ? await wire(cmd).patchMetadata(patch) : await wire(cmd).metadata())
       })

@@ -33,9 +33,10 @@ export async function followExec(io: Io, wire: WireClient, query: FollowQuery, o
         onCursor: (c) => {
           kept = c
           if (o.cursorFile) writeCursorFile(o.cursorFile, c)
-          if (!announced) (io.err(`wire: following ${follower.url} after cursor ${c}, running: ${o.command}`), (announced = true))
+          if (!announced) io.err(`wire: following ${follower.url} after cursor ${c}, running: ${o.command}`), (announced = true)
         },
-        onRetry: ({ error, delayMs, url }) => io.err(`wire: ${url}: ${error.code}: ${error.message}; trying again in ${(delayMs / 1000).toFixed(1)} s`),
+        onRetry: ({ error, delayMs, url }) =>
+          io.err(`wire: ${url}: ${error.code}: ${error.message}; trying again in ${(delayMs / 1000).toFixed(1)} s`),
       },
     )
     for await (const s of follower) {
@@ -45,7 +46,9 @@ export async function followExec(io: Io, wire: WireClient, query: FollowQuery, o
         continue
       }
       const delayMs = backoffDelay(failures++, { baseMs: 1000, maxMs: 60_000 })
-      io.err(`wire: ${o.command}: exited ${code} on signal ${s.id}; the cursor stays at ${kept ?? 'the head'}, running it again in ${(delayMs / 1000).toFixed(1)} s`)
+      io.err(
+        `wire: ${o.command}: exited ${code} on signal ${s.id}; the cursor stays at ${kept ?? 'the head'}, running it again in ${(delayMs / 1000).toFixed(1)} s`,
+      )
       failed = true
       if (!(await sleep(delayMs, io.signal))) return
       break // a new follower from the kept cursor offers the same signal again

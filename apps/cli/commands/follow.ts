@@ -37,7 +37,10 @@ export function followCommand(io: Io): (program: Command) => void {
       .option('--cursor <n>', 'start after this feed position (default: the newest page first)')
       .option('--cursor-file <path>', 'resume from the cursor in this file, and keep it there after every page')
       .option('--json', 'one JSON signal per line (NDJSON)')
-      .option('--exec <command>', 'run this shell command once per signal, its JSON on standard input; the cursor moves on only when it exits 0 (start: the head, unless --cursor or --cursor-file)')
+      .option(
+        '--exec <command>',
+        'run this shell command once per signal, its JSON on standard input; the cursor moves on only when it exits 0 (start: the head, unless --cursor or --cursor-file)',
+      )
       .addHelpText(
         'after',
         `\nExamples:\n  wire follow --tag gpu\n  wire follow --json --cursor-file .wire-cursor | my-agent\n  wire follow --type request --cursor-file .wire-cursor --exec './handle-request.sh'`,
@@ -67,9 +70,10 @@ export function followCommand(io: Io): (program: Command) => void {
             if (o.cursorFile) writeCursorFile(o.cursorFile, c)
             // where it started, once the first page is in: a resumed follower names the cursor it resumed from
             const from = cursor !== undefined ? `after cursor ${cursor}` : `from the newest page (now at cursor ${c})`
-            if (!announced) (io.err(`wire: following ${follower.url} ${from}`), (announced = true))
+            if (!announced) io.err(`wire: following ${follower.url} ${from}`), (announced = true)
           },
-          onRetry: ({ error, delayMs, url }) => io.err(`wire: ${url}: ${error.code}: ${error.message}; trying again in ${(delayMs / 1000).toFixed(1)} s`),
+          onRetry: ({ error, delayMs, url }) =>
+            io.err(`wire: ${url}: ${error.code}: ${error.message}; trying again in ${(delayMs / 1000).toFixed(1)} s`),
         })
         const style = { colour: io.tty && !io.cfg.noColor, relative: io.tty }
         for await (const s of follower) io.out(o.json ? JSON.stringify(s) : signalLine(s, style))

@@ -4,7 +4,18 @@ import { PassThrough } from 'node:stream'
 import type { Command } from 'commander'
 import { fingerprintKey } from '../../../libs/shared/auth/index.js'
 import { loadConfig, type Config } from '../../../libs/shared/config/index.js'
-import { ident, migrate, pgliteDb, postgresDb, readStoredFingerprintKey, restoreBoardBackup, writeBoardBackup, type BackupCounts, type Db, type RestoreReport } from '../../../libs/shared/db/index.js'
+import {
+  ident,
+  migrate,
+  pgliteDb,
+  postgresDb,
+  readStoredFingerprintKey,
+  restoreBoardBackup,
+  writeBoardBackup,
+  type BackupCounts,
+  type Db,
+  type RestoreReport,
+} from '../../../libs/shared/db/index.js'
 import { UsageError, type Io } from '../io.js'
 import { friendlyError, lineSink, linesOf, openFileSink } from './move-io.js'
 
@@ -42,10 +53,14 @@ const summary = (c: BackupCounts) =>
 
 /** What the operator must know after a restore: where it went, and a FINGERPRINT_SECRET that overrides the carried key. */
 async function reportRestore(io: Io, cfg: Config, dst: BoardDb, r: RestoreReport, done: string) {
-  io.out(`${done} ${summary(r.counts)} to ${dst.where}; feed head ${r.feedHead}${r.applied.length ? `; applied ${r.applied.join(', ')}` : ''}`)
+  io.out(
+    `${done} ${summary(r.counts)} to ${dst.where}; feed head ${r.feedHead}${r.applied.length ? `; applied ${r.applied.join(', ')}` : ''}`,
+  )
   const stored = await readStoredFingerprintKey(dst.db, ident(dst.schema))
   if (cfg.secrets.fingerprintSecret && cfg.secrets.fingerprintSecret !== stored)
-    io.err('wire: warning: FINGERPRINT_SECRET is set here and is not the board\'s key: while it is set, every local identity gets a new id. Unset it on the servers (the board now carries its key), or set it to the value the board had.')
+    io.err(
+      "wire: warning: FINGERPRINT_SECRET is set here and is not the board's key: while it is set, every local identity gets a new id. Unset it on the servers (the board now carries its key), or set it to the value the board had.",
+    )
 }
 
 /** `wire backup`, `wire restore`, `wire move` (docs/operations.md "Moving a board"). */
@@ -58,13 +73,19 @@ export function moveCommands(io: Io): (program: Command) => void {
       await b.db.close()
     }
   }
-  const guarded = <A extends unknown[]>(fn: (...a: A) => Promise<void>) => (...a: A) => fn(...a).catch((err: unknown) => Promise.reject(friendlyError(err)))
+  const guarded =
+    <A extends unknown[]>(fn: (...a: A) => Promise<void>) =>
+    (...a: A) =>
+      fn(...a).catch((err: unknown) => Promise.reject(friendlyError(err)))
 
   return (program) => {
     program
       .command('backup')
       .description("write the server's board (DATABASE_URL, else the embedded database in WIRE_DATA_DIR) to a file, as JSON lines")
-      .requiredOption('--to <file>', 'the backup file, or - for standard output (a file is written under a temporary name, renamed once complete)')
+      .requiredOption(
+        '--to <file>',
+        'the backup file, or - for standard output (a file is written under a temporary name, renamed once complete)',
+      )
       .action(
         guarded(async (o: { to: string }) => {
           const cfg = loadConfig(io.env)
@@ -84,12 +105,15 @@ export function moveCommands(io: Io): (program: Command) => void {
       .command('restore')
       .description("load a backup into the server's database (DATABASE_URL, else WIRE_DATA_DIR), migrating it first")
       .requiredOption('--from <file>', 'the backup file, or - for standard input')
-      .option('--replace', "the target already has signals: delete its signals, rules and stats and restore over it")
+      .option('--replace', 'the target already has signals: delete its signals, rules and stats and restore over it')
       .action(
         guarded(async (o: { from: string; replace?: boolean }) => {
           const cfg = loadConfig(io.env)
           await withDb(cfg, async (dst) => {
-            const r = await restoreBoardBackup(dst.db, dst.schema, linesOf(o.from === '-' ? io.streams.in : o.from), { migrateWith: dst.migrateWith, replace: o.replace === true })
+            const r = await restoreBoardBackup(dst.db, dst.schema, linesOf(o.from === '-' ? io.streams.in : o.from), {
+              migrateWith: dst.migrateWith,
+              replace: o.replace === true,
+            })
             await reportRestore(io, cfg, dst, r, 'restored')
           })
         }),
@@ -102,7 +126,8 @@ export function moveCommands(io: Io): (program: Command) => void {
       .action(
         guarded(async (o: { replace?: boolean }) => {
           const cfg = loadConfig(io.env)
-          if (cfg.db.kind !== 'postgres') throw new UsageError('wire move needs DATABASE_URL: the PostgreSQL to move the board to (the board comes from WIRE_DATA_DIR)')
+          if (cfg.db.kind !== 'postgres')
+            throw new UsageError('wire move needs DATABASE_URL: the PostgreSQL to move the board to (the board comes from WIRE_DATA_DIR)')
           const from = loadConfig({ ...io.env, DATABASE_URL: undefined })
           const dataDir = assertEmbeddedBoard(from)
           await withDb(from, (src) =>
@@ -114,7 +139,10 @@ export function moveCommands(io: Io): (program: Command) => void {
                 (c) => (pipe.end(), c),
                 (err: unknown) => (pipe.destroy(err as Error), Promise.reject(err)),
               )
-              const restored = restoreBoardBackup(dst.db, dst.schema, linesOf(pipe), { migrateWith: dst.migrateWith, replace: o.replace === true }).catch((err: unknown) => {
+              const restored = restoreBoardBackup(dst.db, dst.schema, linesOf(pipe), {
+                migrateWith: dst.migrateWith,
+                replace: o.replace === true,
+              }).catch((err: unknown) => {
                 pipe.destroy(new Error('the restore stopped'))
                 return Promise.reject(err)
               })
@@ -140,7 +168,8 @@ function assertEmbeddedBoard(cfg: Config): string {
 
 /** The embedded board's schema: WIRE_PG_SCHEMA when the board is there, else `public` (a trial board's, whatever the target's schema). */
 async function embeddedSchema(db: Db, configured: string): Promise<string> {
-  const has = async (schema: string) => (await db.query<{ t: string | null }>(`select to_regclass($1)::text as t`, [`${ident(schema)}.board`])).rows[0]?.t != null
+  const has = async (schema: string) =>
+    (await db.query<{ t: string | null }>(`select to_regclass($1)::text as t`, [`${ident(schema)}.board`])).rows[0]?.t != null
   if (await has(configured)) return configured
   if (configured !== 'public' && (await has('public'))) return 'public'
   throw new UsageError(`the embedded database holds no board in schema ${configured}`)

@@ -36,11 +36,13 @@ export function opsCommands(io: Io): (program: Command) => void {
   return (program) => {
     program
       .command('migrate')
-      .description('apply pending database migrations and exit (the Kubernetes Job; the server\'s DATABASE_URL, WIRE_PG_SCHEMA)')
+      .description("apply pending database migrations and exit (the Kubernetes Job; the server's DATABASE_URL, WIRE_PG_SCHEMA)")
       .action(async () => {
         const cfg = loadConfig(io.env)
         const db: Db =
-          cfg.db.kind === 'postgres' ? postgresDb(cfg.db.directUrl, { max: 1, applicationName: 'wire-migrate' }) : await pgliteDb(cfg.db.dataDir, { sharedBuffersMb: cfg.db.sharedBuffersMb })
+          cfg.db.kind === 'postgres'
+            ? postgresDb(cfg.db.directUrl, { max: 1, applicationName: 'wire-migrate' })
+            : await pgliteDb(cfg.db.dataDir, { sharedBuffersMb: cfg.db.sharedBuffersMb })
         try {
           const { applied } = await migrate(db, cfg.db.schema)
           io.out(applied.length ? `applied ${applied.join(', ')} to schema ${cfg.db.schema}` : `schema ${cfg.db.schema} is up to date`)
@@ -54,12 +56,16 @@ export function opsCommands(io: Io): (program: Command) => void {
 
     program
       .command('check-config')
-      .description('validate the server\'s environment and board file without starting anything; exit 0 or 1')
+      .description("validate the server's environment and board file without starting anything; exit 0 or 1")
       .action(async () => {
         const cfg = loadConfig(io.env)
         const file = loadBoardFile(cfg.boardFile)
         io.out(`configuration OK: ${describe(cfg)}`)
-        io.out(file ? `board file ${cfg.boardFile} OK${file.name ? ` (board "${file.name}")` : ''}` : `no board file at ${cfg.boardFile} (a new board is named "${cfg.boardName ?? 'main'}")`)
+        io.out(
+          file
+            ? `board file ${cfg.boardFile} OK${file.name ? ` (board "${file.name}")` : ''}`
+            : `no board file at ${cfg.boardFile} (a new board is named "${cfg.boardName ?? 'main'}")`,
+        )
         for (const line of formatUnsetForPublicHost(cfg)) io.out(line) // a public name with ★ settings unset: named, still exit 0
       })
   }

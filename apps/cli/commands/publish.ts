@@ -59,17 +59,26 @@ export function publishCommand(io: Io): (program: Command) => void {
     program
       .command('publish')
       .description('publish a signal; prints {ok, signal, cursor} as JSON')
-      .argument('[text]', 'the payload text, or - to read the whole flat JSON signal from standard input (read without - too when piped in)')
+      .argument(
+        '[text]',
+        'the payload text, or - to read the whole flat JSON signal from standard input (read without - too when piped in)',
+      )
       .option('-t, --type <type>', '$type (default broadcast, or the one in the JSON body)')
       .option('--tag <tag>', 'a tag (repeat, or separate with commas)', collectValues)
       .option('--ttl <seconds>', `$ttl, lifetime in seconds`)
       .option('--ref <id>', '$refId: the signal this replies to (id or sw:// URI)')
       .option('-f, --field <key=value>', 'a payload field (repeat); the value is JSON when it parses, else text', collectValues)
       .option('--idempotency-key <key>', 'sent as Idempotency-Key, so a retried publish is accepted once')
-      .addHelpText('after', `\nExamples:\n  wire publish --tag hello "hi, wire"\n  wire publish -t reply --ref <id> "me too"\n  echo '{"$type":"offer","$tags":["gpu"],"price":3}' | wire publish -`)
+      .addHelpText(
+        'after',
+        `\nExamples:\n  wire publish --tag hello "hi, wire"\n  wire publish -t reply --ref <id> "me too"\n  echo '{"$type":"offer","$tags":["gpu"],"price":3}' | wire publish -`,
+      )
       .action(async (text: string | undefined, o: PublishOptions, cmd: Command) => {
         const body = await bodyFrom(io, text, o)
-        const res = await clientOf(io, cmd).publish(body, { ...(o.idempotencyKey && { idempotencyKey: o.idempotencyKey }), signal: io.signal })
+        const res = await clientOf(io, cmd).publish(body, {
+          ...(o.idempotencyKey && { idempotencyKey: o.idempotencyKey }),
+          signal: io.signal,
+        })
         printJson(io, res)
       })
 }

@@ -54,9 +54,19 @@ export async function accountRoutes(app: FastifyInstance, { ctx, who }: { ctx: I
     const a = await who.account(callerOf(req))
     const { displayName } = NewIdentity.parse(parseJsonBody(req.body))
     const token = ctx.keys.mint(MASTER_PREFIX)
-    const id = await ctx.identities.create({ id: newIdentityId(), displayName: cleanName(displayName), accountId: a.id, tokenHash: ctx.keys.hash(token), grant: n.claimedGrant, now: ctx.clock.now() })
+    const id = await ctx.identities.create({
+      id: newIdentityId(),
+      displayName: cleanName(displayName),
+      accountId: a.id,
+      tokenHash: ctx.keys.hash(token),
+      grant: n.claimedGrant,
+      now: ctx.clock.now(),
+    })
     identityEvents.inc({ event: 'registered' })
-    return reply.code(201).header('cache-control', 'no-store').send({ ...standing(id), token })
+    return reply
+      .code(201)
+      .header('cache-control', 'no-store')
+      .send({ ...standing(id), token })
   })
 
   // possession of an instant identity's master token proves control of it

@@ -23,14 +23,23 @@ export async function bitsRoutes(app: FastifyInstance, { ctx, who }: { ctx: Iden
     const from = await who.master(caller)
     const t = Transfer.parse(parseJsonBody(req.body))
     const header = caller.idempotencyKey
-    if (header !== undefined && (typeof header !== 'string' || !KEY.test(header))) throw invalid('Idempotency-Key: 1 to 128 printable ASCII characters')
+    if (header !== undefined && (typeof header !== 'string' || !KEY.test(header)))
+      throw invalid('Idempotency-Key: 1 to 128 printable ASCII characters')
     if (t.to === from.id) throw invalid('to: an identity cannot send bits to itself')
-    const r = await ctx.ledger.transfer({ from: from.id, to: t.to, amount: t.amount, memo: t.memo, key: header ?? null, now: ctx.clock.now() })
+    const r = await ctx.ledger.transfer({
+      from: from.id,
+      to: t.to,
+      amount: t.amount,
+      memo: t.memo,
+      key: header ?? null,
+      now: ctx.clock.now(),
+    })
     if (r.conflict) throw invalid('Idempotency-Key was already used for a different transfer')
     if (r.replayed) reply.header('idempotent-replayed', 'true')
     identityEvents.inc({ event: r.outcome === 'ok' ? 'transferred' : 'transfer_refused' })
     if (r.outcome === 'not_found') throw new WireError('not_found', 'no such identity', { to: r.to })
-    if (r.outcome === 'insufficient_bits') throw new WireError('insufficient_bits', 'not enough bits', { required: r.amount, bits: r.balance })
+    if (r.outcome === 'insufficient_bits')
+      throw new WireError('insufficient_bits', 'not enough bits', { required: r.amount, bits: r.balance })
     return { ok: true, from: r.from, to: r.to, amount: r.amount, memo: r.memo, balance: r.balance }
   })
 }

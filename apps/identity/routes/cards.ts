@@ -23,7 +23,8 @@ export async function cardRoutes(app: FastifyInstance, { ctx, who }: { ctx: Iden
   app.put('/identity/card', async (req, reply) => {
     const id = await who.master(callerOf(req))
     const card = Card.parse(parseJsonBody(req.body))
-    if (Buffer.byteLength(JSON.stringify(card)) > CARD_MAX_BYTES) throw new WireError('payload_too_large', `a card is at most ${CARD_MAX_BYTES} bytes`)
+    if (Buffer.byteLength(JSON.stringify(card)) > CARD_MAX_BYTES)
+      throw new WireError('payload_too_large', `a card is at most ${CARD_MAX_BYTES} bytes`)
     await ctx.identities.setCard(id.id, card)
     return reply.code(200).send({ ok: true, card: `${base}/identities/${id.id}/card` })
   })
@@ -33,8 +34,15 @@ export async function cardRoutes(app: FastifyInstance, { ctx, who }: { ctx: Iden
     const found = await ctx.identities.card(id)
     if (!found) throw new WireError('not_found', 'no such identity')
     const { identity, card } = found
-    const body: Record<string, unknown> = card ?? { name: identity.displayName ?? identity.id, description: 'An agent identity on this identity network', version: '1' }
-    const caps = body.capabilities !== null && typeof body.capabilities === 'object' && !Array.isArray(body.capabilities) ? (body.capabilities as Record<string, unknown>) : {}
+    const body: Record<string, unknown> = card ?? {
+      name: identity.displayName ?? identity.id,
+      description: 'An agent identity on this identity network',
+      version: '1',
+    }
+    const caps =
+      body.capabilities !== null && typeof body.capabilities === 'object' && !Array.isArray(body.capabilities)
+        ? (body.capabilities as Record<string, unknown>)
+        : {}
     const theirs = Array.isArray(caps.extensions) ? caps.extensions.filter((e) => (e as { uri?: unknown } | null)?.uri !== STANDING) : []
     const stamp = {
       uri: STANDING,

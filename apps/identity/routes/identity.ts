@@ -46,7 +46,10 @@ export async function identityRoutes(app: FastifyInstance, { ctx, who }: { ctx: 
       now: ctx.clock.now(),
     })
     identityEvents.inc({ event: 'registered' })
-    return reply.code(201).header('cache-control', 'no-store').send({ identityId: id.id, token, verified: false, bits: id.bits, displayName: id.displayName })
+    return reply
+      .code(201)
+      .header('cache-control', 'no-store')
+      .send({ identityId: id.id, token, verified: false, bits: id.bits, displayName: id.displayName })
   })
 
   // boards call this for every publish they have not cached (30 s): its own per-address budget, not the read budget
@@ -68,7 +71,9 @@ export async function identityRoutes(app: FastifyInstance, { ctx, who }: { ctx: 
     const expiresAt = Math.floor(ctx.clock.now() / 1000) + d.ttl
     const token = ctx.keys.derive({ identityId: id.id, authority, generation: id.generation, expiresAt })
     identityEvents.inc({ event: 'derived' })
-    return reply.header('cache-control', 'no-store').send({ token, authority, identityId: id.id, expiresAt: new Date(expiresAt * 1000).toISOString() })
+    return reply
+      .header('cache-control', 'no-store')
+      .send({ token, authority, identityId: id.id, expiresAt: new Date(expiresAt * 1000).toISOString() })
   })
 
   app.get('/identity/balance', async (req) => {

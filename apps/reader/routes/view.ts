@@ -42,7 +42,10 @@ export async function viewRoutes(app: FastifyInstance, { ctx }: { ctx: ReaderCon
   // miss, so the browser is sent to `/view` (a relative Location: the prefix is kept too).
   const toPage = (req: FastifyRequest, reply: FastifyReply) => {
     const q = req.url.indexOf('?')
-    return reply.code(308).header('location', `../view${q >= 0 ? req.url.slice(q) : ''}`).send()
+    return reply
+      .code(308)
+      .header('location', `../view${q >= 0 ? req.url.slice(q) : ''}`)
+      .send()
   }
   app.get('/view', async (req, reply) => {
     if (!page) throw new WireError('not_found', 'the viewer is not installed')

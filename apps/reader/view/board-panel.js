@@ -24,7 +24,9 @@ export function createBoardPanel(board, { onBoard, held = () => ({ shown: 0, wai
     $('#board-uri').textContent = b.uri
     $('#board-description').textContent = b.description ?? 'No description.'
     const types = b.allowedSignalTypes
-    $('#board-types').replaceChildren(...(types?.length ? types.map((t) => h('li', null, h('code', null, t))) : [h('li', null, 'any type')]))
+    $('#board-types').replaceChildren(
+      ...(types?.length ? types.map((t) => h('li', null, h('code', null, t))) : [h('li', null, 'any type')]),
+    )
   }
 
   /** How the feed's count relates to the board's: all of them, some (load older), or a filter's. */
@@ -33,10 +35,13 @@ export function createBoardPanel(board, { onBoard, held = () => ({ shown: 0, wai
     const n = shown + waiting
     const above = waiting ? ` (${waiting} of them new, above it)` : ''
     $('#stat-cover').textContent =
-      active === null ? ''
-      : filtered() ? `The feed holds ${n} signal${n === 1 ? '' : 's'} matching its filters${above}.`
-      : n >= active ? `The feed holds all ${active}${above}.`
-      : `The feed holds the newest ${n} of these ${active}${above}: Load older, at its end, shows more.`
+      active === null
+        ? ''
+        : filtered()
+          ? `The feed holds ${n} signal${n === 1 ? '' : 's'} matching its filters${above}.`
+          : n >= active
+            ? `The feed holds all ${active}${above}.`
+            : `The feed holds the newest ${n} of these ${active}${above}: Load older, at its end, shows more.`
   }
 
   function showStats(current) {

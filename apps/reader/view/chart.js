@@ -21,8 +21,18 @@ export function activityChart({ bucketSeconds, buckets }) {
   const bars = buckets.map((b, i) =>
     s(
       'rect',
-      { class: 'bar', x: (PAD.left + i * step + 1).toFixed(1), y: y(b.signals).toFixed(1), width: Math.max(1, step - 2).toFixed(1), height: (PAD.top + ih - y(b.signals)).toFixed(1) },
-      s('title', null, `${clock(b.at)}: ${b.signals} signal${b.signals === 1 ? '' : 's'}, ${b.identities} identit${b.identities === 1 ? 'y' : 'ies'}`),
+      {
+        class: 'bar',
+        x: (PAD.left + i * step + 1).toFixed(1),
+        y: y(b.signals).toFixed(1),
+        width: Math.max(1, step - 2).toFixed(1),
+        height: (PAD.top + ih - y(b.signals)).toFixed(1),
+      },
+      s(
+        'title',
+        null,
+        `${clock(b.at)}: ${b.signals} signal${b.signals === 1 ? '' : 's'}, ${b.identities} identit${b.identities === 1 ? 'y' : 'ies'}`,
+      ),
     ),
   )
   const points = buckets.map((b, i) => `${(PAD.left + i * step + step / 2).toFixed(1)},${y(b.identities).toFixed(1)}`).join(' ')

@@ -42,10 +42,13 @@ export function createFeed(board, { onChange = () => {} } = {}) {
     olderBtn.disabled = loadingOlder
     olderBtn.textContent = loadingOlder ? 'Loading older signals…' : 'Load older signals'
     olderNote.textContent =
-      shown.size === 0 ? ''
-      : full ? `The page holds at most ${MAX_CARDS.toLocaleString('en')} signals: narrow the filters to see older ones.`
-      : hasOlder ? `These are the newest ${shown.size}; older active signals may match.`
-      : `No older active signals match: all ${shown.size} are here.`
+      shown.size === 0
+        ? ''
+        : full
+          ? `The page holds at most ${MAX_CARDS.toLocaleString('en')} signals: narrow the filters to see older ones.`
+          : hasOlder
+            ? `These are the newest ${shown.size}; older active signals may match.`
+            : `No older active signals match: all ${shown.size} are here.`
   }
 
   // screen readers hear how many arrived, once things settle, not every card
@@ -78,12 +81,12 @@ export function createFeed(board, { onChange = () => {} } = {}) {
     shown.set(s.id, { item, signal: s })
     parents.learn(s)
     parents.fill(item)
-    while (shown.size > MAX_CARDS) (drop(list.lastElementChild.dataset.id), (hasOlder = true)) // the oldest on screen
+    while (shown.size > MAX_CARDS) drop(list.lastElementChild.dataset.id), (hasOlder = true) // the oldest on screen
   }
 
   function add(s, fresh) {
     if (shown.has(s.id) || pending.has(s.id)) return
-    if (fresh) (arrived++, clearTimeout(hush), (hush = setTimeout(told, 2000)))
+    if (fresh) arrived++, clearTimeout(hush), (hush = setTimeout(told, 2000))
     countReply(s)
     if (fresh && waiting.away()) {
       pending.set(s.id, s)
@@ -118,7 +121,7 @@ export function createFeed(board, { onChange = () => {} } = {}) {
     try {
       const got = await readOlder(board, filters, Date.parse(last.createdAt), (id) => shown.has(id) || pending.has(id))
       if (signal.aborted) return
-      for (const s of got.signals.toReversed()) if (!shown.has(s.id)) (countReply(s), place(s, 'bottom', false))
+      for (const s of got.signals.toReversed()) if (!shown.has(s.id)) countReply(s), place(s, 'bottom', false)
       hasOlder = got.more && shown.size < MAX_CARDS
       onChange()
     } catch (err) {

@@ -31,7 +31,11 @@ const thread = createThread(board, {
     writeState(state)
   },
 })
-const panel = createBoardPanel(board, { onBoard: (b) => filters.setTypes(b.allowedSignalTypes), held: () => feed.held(), filtered: () => feed.filtered() })
+const panel = createBoardPanel(board, {
+  onBoard: (b) => filters.setTypes(b.allowedSignalTypes),
+  held: () => feed.held(),
+  filtered: () => feed.filtered(),
+})
 const operator = createOperator(board, {
   onBoard: (b) => (panel.showMeta(b), filters.setTypes(b.allowedSignalTypes)),
   onSignal: (s) => (feed.update(s), thread.update(s)),
@@ -60,8 +64,9 @@ document.addEventListener('click', (e) => {
   const btn = e.target.closest('button[data-action]')
   if (!btn) return
   const { action, value } = btn.dataset
-  if (action === 'thread' || action === 'parent') openThread(value) // a reply's parent: its thread, at the parent
-  else if (action.startsWith('filter-')) (thread.close(), filters.apply(action.slice('filter-'.length), value))
+  if (action === 'thread' || action === 'parent')
+    openThread(value) // a reply's parent: its thread, at the parent
+  else if (action.startsWith('filter-')) thread.close(), filters.apply(action.slice('filter-'.length), value)
   else operator.act({ action, id: value })
 })
 

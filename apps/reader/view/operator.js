@@ -41,8 +41,24 @@ export function createOperator(board, { onBoard, onSignal, onRemoved }) {
     $('#op-rules').replaceChildren(
       ...(rules.length
         ? rules.map((r) =>
-            h('li', null, h('span', { class: `rule ${r.ruleType}` }, r.ruleType), ' ', h('code', null, r.identityId), ' ',
-              h('button', { type: 'button', class: 'danger small', 'data-rule': r.id, 'aria-label': `Remove the ${r.ruleType} rule for ${r.identityId}` }, 'Remove')),
+            h(
+              'li',
+              null,
+              h('span', { class: `rule ${r.ruleType}` }, r.ruleType),
+              ' ',
+              h('code', null, r.identityId),
+              ' ',
+              h(
+                'button',
+                {
+                  type: 'button',
+                  class: 'danger small',
+                  'data-rule': r.id,
+                  'aria-label': `Remove the ${r.ruleType} rule for ${r.identityId}`,
+                },
+                'Remove',
+              ),
+            ),
           )
         : [h('li', { class: 'empty' }, 'No rules: anyone with a token may publish.')]),
     )
@@ -79,40 +95,56 @@ export function createOperator(board, { onBoard, onSignal, onRemoved }) {
     }
   }
 
-  login.addEventListener('submit', guard(async () => {
-    const f = login.elements
-    await enter(f.namedItem('token').value.trim(), f.namedItem('remember').checked)
-    announce('Operator mode: pin, remove, metadata and rules are available.')
-  }))
+  login.addEventListener(
+    'submit',
+    guard(async () => {
+      const f = login.elements
+      await enter(f.namedItem('token').value.trim(), f.namedItem('remember').checked)
+      announce('Operator mode: pin, remove, metadata and rules are available.')
+    }),
+  )
   $('#op-leave').addEventListener('click', leave)
 
-  meta.addEventListener('submit', guard(async () => {
-    const f = meta.elements
-    const types = f.namedItem('types').value.split(',').map((t) => t.trim()).filter(Boolean)
-    const b = await admin.patchBoard({
-      name: f.namedItem('name').value.trim() || null,
-      description: f.namedItem('description').value.trim() || null,
-      allowedSignalTypes: types.length ? types : null,
-    })
-    fillMeta(b)
-    onBoard(b)
-    announce('Board metadata saved.')
-  }))
+  meta.addEventListener(
+    'submit',
+    guard(async () => {
+      const f = meta.elements
+      const types = f
+        .namedItem('types')
+        .value.split(',')
+        .map((t) => t.trim())
+        .filter(Boolean)
+      const b = await admin.patchBoard({
+        name: f.namedItem('name').value.trim() || null,
+        description: f.namedItem('description').value.trim() || null,
+        allowedSignalTypes: types.length ? types : null,
+      })
+      fillMeta(b)
+      onBoard(b)
+      announce('Board metadata saved.')
+    }),
+  )
 
-  ruleForm.addEventListener('submit', guard(async () => {
-    const f = ruleForm.elements
-    const rule = await admin.addRule(f.namedItem('ruleType').value, f.namedItem('identityId').value.trim())
-    f.namedItem('identityId').value = ''
-    await showRules()
-    announce(`Rule added: ${rule.ruleType} ${rule.identityId}.`)
-  }))
-  $('#op-rules').addEventListener('click', guard(async (e) => {
-    const id = e.target.closest('button[data-rule]')?.dataset.rule
-    if (!id) return
-    await admin.removeRule(id)
-    await showRules()
-    announce('Rule removed.')
-  }))
+  ruleForm.addEventListener(
+    'submit',
+    guard(async () => {
+      const f = ruleForm.elements
+      const rule = await admin.addRule(f.namedItem('ruleType').value, f.namedItem('identityId').value.trim())
+      f.namedItem('identityId').value = ''
+      await showRules()
+      announce(`Rule added: ${rule.ruleType} ${rule.identityId}.`)
+    }),
+  )
+  $('#op-rules').addEventListener(
+    'click',
+    guard(async (e) => {
+      const id = e.target.closest('button[data-rule]')?.dataset.rule
+      if (!id) return
+      await admin.removeRule(id)
+      await showRules()
+      announce('Rule removed.')
+    }),
+  )
 
   const saved = session()?.getItem(KEY)
   if (saved) enter(saved, true).catch(() => session()?.removeItem(KEY))

@@ -21,7 +21,7 @@ export function createOrigins() {
       const t = Date.parse(s.createdAt)
       const o = by.get(s.origin)
       if (!o) by.set(s.origin, { s, n: 1, last: t })
-      else (o.n++, t > o.last && ((o.last = t), (o.s = s)))
+      else o.n++, t > o.last && ((o.last = t), (o.s = s))
     }
     const rows = [...by.values()].sort((a, b) => b.n - a.n || b.last - a.last)
     const max = rows[0]?.n ?? 1
@@ -33,10 +33,24 @@ export function createOrigins() {
         return h(
           'li',
           { 'data-origin': s.origin },
-          h('button', { type: 'button', class: `link${o.claimed ? ' claimed' : ''}`, 'data-action': 'filter-origin', 'data-value': s.origin, title: `${s.origin}. Click to show only its signals.` }, o.name ?? o.short),
+          h(
+            'button',
+            {
+              type: 'button',
+              class: `link${o.claimed ? ' claimed' : ''}`,
+              'data-action': 'filter-origin',
+              'data-value': s.origin,
+              title: `${s.origin}. Click to show only its signals.`,
+            },
+            o.name ?? o.short,
+          ),
           h('span', { class: 'origin-count' }, String(n)),
           h('span', { class: 'origin-track', 'aria-hidden': 'true' }, bar),
-          h('time', { class: 'origin-last', datetime: new Date(last).toISOString(), 'data-ago': new Date(last).toISOString() }, ago(new Date(last).toISOString(), now)),
+          h(
+            'time',
+            { class: 'origin-last', datetime: new Date(last).toISOString(), 'data-ago': new Date(last).toISOString() },
+            ago(new Date(last).toISOString(), now),
+          ),
         )
       }),
     )

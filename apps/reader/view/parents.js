@@ -30,7 +30,13 @@ export function createParents(board, { held }) {
 
   function draw(el, sum) {
     el.dataset.parent = sum ? 'shown' : 'gone'
-    if (sum) el.replaceChildren('↳ ', h('span', { class: 'parent-who' }, sum.who), ': ', h('span', { class: 'parent-text' }, sum.text || '(no text)'))
+    if (sum)
+      el.replaceChildren(
+        '↳ ',
+        h('span', { class: 'parent-who' }, sum.who),
+        ': ',
+        h('span', { class: 'parent-text' }, sum.text || '(no text)'),
+      )
     else el.append(h('span', { class: 'parent-text' }, ' (no longer on the board)'))
   }
 
@@ -60,7 +66,7 @@ export function createParents(board, { held }) {
         const s = held(id)
         if (s) remember(id, summary(s))
         if (known.has(id)) draw(el, known.get(id))
-        else if (!queued.has(id) && queue.length < MAX_QUEUED) (queued.add(id), queue.push(id))
+        else if (!queued.has(id) && queue.length < MAX_QUEUED) queued.add(id), queue.push(id)
       }
       pump()
     },

@@ -59,7 +59,11 @@ function origin(s) {
 }
 
 function times(s) {
-  const created = h('time', { datetime: s.createdAt, title: new Date(s.createdAt).toLocaleString(), 'data-ago': s.createdAt }, ago(s.createdAt))
+  const created = h(
+    'time',
+    { datetime: s.createdAt, title: new Date(s.createdAt).toLocaleString(), 'data-ago': s.createdAt },
+    ago(s.createdAt),
+  )
   const expiry = s.pinned
     ? h('span', { class: 'ttl' }, 'kept while pinned')
     : h('span', { class: 'ttl', 'data-left': s.expiresAt, title: `expires ${new Date(s.expiresAt).toLocaleString()}` }, left(s.expiresAt))
@@ -73,7 +77,14 @@ function times(s) {
 const replyTo = (s) =>
   h(
     'button',
-    { type: 'button', class: 'reply-to', 'data-parent-of': s.refId, 'data-action': 'parent', 'data-value': s.refId, title: `In reply to ${s.refId}. Click to open the thread.` },
+    {
+      type: 'button',
+      class: 'reply-to',
+      'data-parent-of': s.refId,
+      'data-action': 'parent',
+      'data-value': s.refId,
+      title: `In reply to ${s.refId}. Click to open the thread.`,
+    },
     '↳ ',
     h('code', null, `${s.refId.slice(0, 8)}…`),
   )
@@ -83,12 +94,32 @@ function meta(s, { inThread }) {
   return h(
     'div',
     { class: 'meta' },
-    h('button', { type: 'button', class: `type hue-${hue(s.type)}`, 'data-action': 'filter-type', 'data-value': s.type, title: `Show only ${s.type} signals` }, s.type),
+    h(
+      'button',
+      {
+        type: 'button',
+        class: `type hue-${hue(s.type)}`,
+        'data-action': 'filter-type',
+        'data-value': s.type,
+        title: `Show only ${s.type} signals`,
+      },
+      s.type,
+    ),
     s.pinned && h('span', { class: 'pinned' }, 'Pinned'),
     origin(s),
     s.refId && !inThread && replyTo(s),
     s.tags.length > 0 &&
-      h('ul', { class: 'tags', 'aria-label': 'tags' }, s.tags.map((t) => h('li', null, h('button', { type: 'button', class: 'tag', 'data-action': 'filter-tag', 'data-value': t, title: `Show only #${t}` }, `#${t}`)))),
+      h(
+        'ul',
+        { class: 'tags', 'aria-label': 'tags' },
+        s.tags.map((t) =>
+          h(
+            'li',
+            null,
+            h('button', { type: 'button', class: 'tag', 'data-action': 'filter-tag', 'data-value': t, title: `Show only #${t}` }, `#${t}`),
+          ),
+        ),
+      ),
     times(s),
   )
 }

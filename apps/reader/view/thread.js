@@ -59,7 +59,13 @@ export function createThread(board, { onClose }) {
     } catch (err) {
       if (signal.aborted) return
       dialog.dataset.state = 'error'
-      body.replaceChildren(h('p', { class: 'empty', role: 'alert' }, err.code === 'not_found' ? 'This thread is gone (removed or expired).' : `Could not load the thread: ${err.message}`))
+      body.replaceChildren(
+        h(
+          'p',
+          { class: 'empty', role: 'alert' },
+          err.code === 'not_found' ? 'This thread is gone (removed or expired).' : `Could not load the thread: ${err.message}`,
+        ),
+      )
     }
   }
 

@@ -42,12 +42,25 @@ export interface PurgeReport {
  */
 export async function purgeExpired(purger: SignalPurger, log: Logger, o: PurgeOptions): Promise<PurgeReport> {
   const t0 = Date.now()
-  const report: PurgeReport = { partitions: { made: 0, dropped: 0, bytes: 0, carried: 0, held: [], waiting: [], detachMs: 0, dropMs: 0 }, expired: 0, removed: 0, keys: 0, batches: 0, ms: 0, done: false }
+  const report: PurgeReport = {
+    partitions: { made: 0, dropped: 0, bytes: 0, carried: 0, held: [], waiting: [], detachMs: 0, dropMs: 0 },
+    expired: 0,
+    removed: 0,
+    keys: 0,
+    batches: 0,
+    ms: 0,
+    done: false,
+  }
   const more = () => !o.signal?.aborted && Date.now() - t0 < o.budgetMs
   try {
     report.partitions.made = (await purger.partitions.ensure()).made.length
     const retired = await purger.partitions.retire(o.graceSeconds, o.carryMax)
-    report.partitions = { ...retired, made: report.partitions.made, detachMs: Math.round(retired.detachMs), dropMs: Math.round(retired.dropMs) }
+    report.partitions = {
+      ...retired,
+      made: report.partitions.made,
+      detachMs: Math.round(retired.detachMs),
+      dropMs: Math.round(retired.dropMs),
+    }
     metrics.purgedPartitions.inc(retired.dropped)
     const partitions = await purger.partitions.rowPurged(retired)
     for (const kind of ['expired', 'removed'] satisfies PurgeKind[]) {

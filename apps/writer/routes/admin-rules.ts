@@ -14,7 +14,7 @@ export async function adminRuleRoutes(app: FastifyInstance, { ctx }: { ctx: Writ
   app.post('/rules', async (req, reply) => {
     const { ruleType, identityId } = NewRule.parse(parseJsonBody(req.body))
     const { rule, created } = await ctx.boardWrite.addRule(ruleType, identityId)
-    if (created) (await changed(), req.log.info({ rule: rule.id, ruleType }, 'rule added'))
+    if (created) await changed(), req.log.info({ rule: rule.id, ruleType }, 'rule added')
     return reply.code(created ? 201 : 200).send({ rule })
   })
   app.delete<{ Params: { id: string } }>('/rules/:id', async (req) => {

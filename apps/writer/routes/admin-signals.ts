@@ -20,7 +20,10 @@ export async function adminSignalRoutes(app: FastifyInstance, { ctx }: { ctx: Wr
     req.log.info({ id }, 'signal removed')
     return { ok: true }
   })
-  for (const [method, pinned] of [['POST', true], ['DELETE', false]] as const) {
+  for (const [method, pinned] of [
+    ['POST', true],
+    ['DELETE', false],
+  ] as const) {
     app.route<{ Params: { id: string } }>({
       method,
       url: '/signals/:id/pin',

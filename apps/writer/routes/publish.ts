@@ -14,7 +14,8 @@ export async function publishRoutes(app: FastifyInstance, { ctx }: { ctx: Writer
     if (reply.statusCode === 200) metrics.publishSeconds.observe(reply.elapsedTime / 1000)
     done()
   })
-  app.post('/signals', { config: DOOR }, async (req, reply) => { // the publish path spends the attempt budget first
+  app.post('/signals', { config: DOOR }, async (req, reply) => {
+    // the publish path spends the attempt budget first
     const body = typeof req.body === 'string' ? req.body : undefined
     const signal = await publishSignal(ctx.publisher.deps, callerOf(req), body)
     req.log.debug({ id: signal.id, seq: signal.seq, origin: signal.origin }, 'signal published')

@@ -14,7 +14,8 @@ const WITHIN_MS = 20_000
 const stalledThread = new WeakMap<NetFleet, Promise<number | string>>()
 
 const cut = (a: Host, b: Host) => async (f: NetFleet) => (await f.hosts.cut(a, b), () => f.hosts.heal(a, b))
-const down = (role: RoleName, name: string) => async (f: NetFleet) => ((await metric(f.roles[role], name)) === 0 ? `${role}: ${name} 0` : null)
+const down = (role: RoleName, name: string) => async (f: NetFleet) =>
+  (await metric(f.roles[role], name)) === 0 ? `${role}: ${name} 0` : null
 const notReady = (role: RoleName) => async (f: NetFleet) => {
   const s = await readyz(f.roles[role])
   return s === '200' ? null : `${role}: /readyz ${s}`
@@ -42,7 +43,10 @@ const publishesAcked = async (load: Load, check: (c: Check) => void, n = 10) => 
 /** The sweeper completes a job run after the fault, without a restart. */
 const sweeperRuns = async (f: NetFleet, load: Load, check: (c: Check) => void) => {
   const before = await metric(f.roles.sweeper, 'wire_sweep_runs_total', 'outcome="complete"')
-  const ok = await load.timeUntil(async () => (await metric(f.roles.sweeper, 'wire_sweep_runs_total', 'outcome="complete"')) > before, WITHIN_MS)
+  const ok = await load.timeUntil(
+    async () => (await metric(f.roles.sweeper, 'wire_sweep_runs_total', 'outcome="complete"')) > before,
+    WITHIN_MS,
+  )
   check({ what: 'the sweeper completed a job after the fault', ok: ok !== null })
 }
 /** The agents process publishes and reads (MCP) after the fault. */
@@ -53,7 +57,10 @@ const agentsServe = async (f: NetFleet, check: (c: Check) => void) => {
     for (const end = Date.now() + WITHIN_MS; Date.now() < end && typeof pub === 'string'; ) pub = await mcp.publish('after the fault')
     const read = typeof pub === 'string' ? pub : await mcp.read(pub.cursor - 1)
     const ok = typeof pub !== 'string' && typeof read !== 'string' && read.ids[0] === pub.id
-    check({ what: `the agents process published and read after the fault${ok ? '' : ` (${typeof read === 'string' ? read : 'not read back'})`}`, ok })
+    check({
+      what: `the agents process published and read after the fault${ok ? '' : ` (${typeof read === 'string' ? read : 'not read back'})`}`,
+      ok,
+    })
   } finally {
     await mcp.close()
   }
@@ -98,7 +105,10 @@ export const DRILLS: Drill[] = [
         method: 'POST',
         headers: { authorization: 'Bearer drill-thread-opener', 'content-type': 'application/json' },
         body: JSON.stringify({ $type: 'broadcast', text: 'a new thread' }),
-      }).then((r) => r.status, () => 'network')
+      }).then(
+        (r) => r.status,
+        () => 'network',
+      )
       stalledThread.set(f, opener)
       return () => f.writerLink.pass()
     },
@@ -112,7 +122,10 @@ export const DRILLS: Drill[] = [
       // the stalled transaction holds feed_head's lock on the primary: the agents process publishes once it is freed
       const mcp = await agentClient(f.roles.agents.url, WITHIN_MS)
       const pub = await mcp.publish('beside a stalled writer').finally(() => mcp.close())
-      check({ what: `the agents process publishes while the writer is stalled${typeof pub === 'string' ? ` (${pub})` : ''}`, ok: typeof pub !== 'string' })
+      check({
+        what: `the agents process publishes while the writer is stalled${typeof pub === 'string' ? ` (${pub})` : ''}`,
+        ok: typeof pub !== 'string',
+      })
     },
   },
   {
@@ -132,12 +145,19 @@ export const DRILLS: Drill[] = [
   {
     name: 'agents ↔ databases cut',
     role: 'agents',
-    fault: async (f) => (await f.hosts.cut('agents', 'pg'), await f.hosts.cut('agents', 'replica'), async () => (await f.hosts.heal('agents', 'pg'), await f.hosts.heal('agents', 'replica'))),
+    fault: async (f) => (
+      await f.hosts.cut('agents', 'pg'),
+      await f.hosts.cut('agents', 'replica'),
+      async () => (await f.hosts.heal('agents', 'pg'), await f.hosts.heal('agents', 'replica'))
+    ),
     shows: notReady('agents'),
     async meanwhile(f, _load, check) {
       const mcp = await agentClient(f.roles.agents.url, WITHIN_MS)
       const answer = await mcp.publish('to a cut-off agents process').finally(() => mcp.close())
-      check({ what: `an MCP publish to the cut-off agents process is answered${answer === 'hung' ? ' (hung)' : ''}`, ok: answer !== 'hung' })
+      check({
+        what: `an MCP publish to the cut-off agents process is answered${answer === 'hung' ? ' (hung)' : ''}`,
+        ok: answer !== 'hung',
+      })
     },
     after: async (f, _load, check) => agentsServe(f, check),
   },

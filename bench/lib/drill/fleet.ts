@@ -91,7 +91,13 @@ export async function startNetFleet(env: Record<string, string> = {}): Promise<N
     await hosts.exec('pg', cluster, ['start', String(PG_PORT), pgDir], pgEnv)
     const primaryUrl = `postgres://postgres@${hosts.ip('pg')}:${PG_PORT}/postgres`
 
-    const replicaEnv = { ...process.env, PRIMARY_HOST: hosts.ip('pg'), PRIMARY_PORT: String(PG_PORT), LISTEN_ADDRESS: hosts.ip('replica'), ALLOW_CIDR: cidr }
+    const replicaEnv = {
+      ...process.env,
+      PRIMARY_HOST: hosts.ip('pg'),
+      PRIMARY_PORT: String(PG_PORT),
+      LISTEN_ADDRESS: hosts.ip('replica'),
+      ALLOW_CIDR: cidr,
+    }
     const replica = projectPath('scripts/replica.sh')
     const replicaDir = `${hosts.dir}/replica`
     undo.push(() => hosts.exec('replica', replica, ['stop', String(PG_PORT), replicaDir], replicaEnv))
@@ -99,12 +105,19 @@ export async function startNetFleet(env: Record<string, string> = {}): Promise<N
     undo.push(() => redis.stop())
     const writerLink = await linkProxy(hosts.ip('client'), { host: hosts.ip('pg'), port: PG_PORT })
     const replicaLink = await linkProxy(hosts.ip('client'), { host: hosts.ip('replica'), port: PG_PORT })
-    undo.push(() => writerLink.close(), () => replicaLink.close())
+    undo.push(
+      () => writerLink.close(),
+      () => replicaLink.close(),
+    )
 
     const common = baseEnv({ DATABASE_URL: primaryUrl, REDIS_URL: `redis://${hosts.ip('redis')}:${REDIS_PORT}`, ...env })
     const role = async (name: RoleName, e: Record<string, string>) => {
       const kind = name.startsWith('reader') ? 'reader' : (name as 'writer' | 'agents' | 'sweeper')
-      const r = await startRole(kind, ROLE_PORT, { ...common, ...e }, undefined, [], { launcher: hosts.launcher(name), host: hosts.ip(name), readyWithinS: 60 })
+      const r = await startRole(kind, ROLE_PORT, { ...common, ...e }, undefined, [], {
+        launcher: hosts.launcher(name),
+        host: hosts.ip(name),
+        readyWithinS: 60,
+      })
       undo.push(async () => {
         const kill = setTimeout(() => r.child.kill('SIGKILL'), 15_000) // a role that does not stop is not waited for
         await r.stop()
@@ -136,7 +149,12 @@ export async function startNetFleet(env: Record<string, string> = {}): Promise<N
       replicaLink,
       restartPrimary: async () => void (await hosts.exec('pg', cluster, ['restart', String(PG_PORT), pgDir], pgEnv)),
       terminate: async (app) =>
-        (await sql<{ n: number }>(primaryUrl, `select count(pg_terminate_backend(pid))::int as n from pg_stat_activity where application_name = '${app.replaceAll("'", "''")}'`))[0]!.n,
+        (
+          await sql<{ n: number }>(
+            primaryUrl,
+            `select count(pg_terminate_backend(pid))::int as n from pg_stat_activity where application_name = '${app.replaceAll("'", "''")}'`,
+          )
+        )[0]!.n,
       stopRedis: () => redis.stop(),
       startRedis: () => redis.start(),
       close,
@@ -149,7 +167,11 @@ export async function startNetFleet(env: Record<string, string> = {}): Promise<N
 
 /** The thread the load replies to (a reply is not counted as a thread, so its publishes go through the group commit). */
 async function openThread(writerUrl: string): Promise<string> {
-  const res = await fetch(`${writerUrl}/sw/signals`, { method: 'POST', headers: { authorization: 'Bearer drill-thread-root', 'content-type': 'application/json' }, body: JSON.stringify({ $type: 'broadcast', text: 'the drills' }) })
+  const res = await fetch(`${writerUrl}/sw/signals`, {
+    method: 'POST',
+    headers: { authorization: 'Bearer drill-thread-root', 'content-type': 'application/json' },
+    body: JSON.stringify({ $type: 'broadcast', text: 'the drills' }),
+  })
   if (!res.ok) throw new Error(`the drills' thread: ${res.status} ${await res.text()}`)
   return ((await res.json()) as { signal: { id: string } }).signal.id
 }

@@ -135,14 +135,21 @@ export async function makeHosts(names: string[]): Promise<Hosts & { dir: string 
     await close()
     throw err
   }
-  const ipOf = (h: string) => addr.get(h) ?? (() => { throw new Error(`no host ${h}`) })()
+  const ipOf = (h: string) =>
+    addr.get(h) ??
+    (() => {
+      throw new Error(`no host ${h}`)
+    })()
   const launcher = (h: string) => (h === 'client' ? [] : ['ip', 'netns', 'exec', ns(h)])
   const inHost = (h: string, cmd: string, args: string[]): [string, string[]] => {
     const [first, ...rest] = [...launcher(h), cmd, ...args]
     return [first!, rest]
   }
   const rule = async (op: 'add' | 'del', a: string, b: string) => {
-    for (const [from, to] of [[a, b], [b, a]] as const) {
+    for (const [from, to] of [
+      [a, b],
+      [b, a],
+    ] as const) {
       const key = `${from}>${to}`
       if ((op === 'add') === rules.has(key)) continue
       await ip('-n', router, 'rule', op, 'from', ipOf(from), 'to', ipOf(to), 'blackhole')

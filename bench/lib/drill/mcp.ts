@@ -14,7 +14,9 @@ export interface AgentClient {
 
 export async function agentClient(url: string, timeoutMs: number): Promise<AgentClient> {
   const client = new Client({ name: 'wire-drill', version: '1.0.0' })
-  await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', url), { requestInit: { headers: { authorization: 'Bearer drill-model-token' } } }))
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL('/mcp', url), { requestInit: { headers: { authorization: 'Bearer drill-model-token' } } }),
+  )
   // a tool's JSON answer (its fields read below), or what went wrong as text
   type Answer = { cursor: number; signal: { id: string }; signals: Array<{ id: string }>; nextCursor: number }
   const call = async (name: string, args: Record<string, unknown>): Promise<Answer | string> => {

@@ -44,11 +44,18 @@ export async function underLoad<T>(f: NetFleet, body: (load: Load) => Promise<T>
   const starts = specs.map(() => -1)
   let finalHead = Infinity
   const stop = new AbortController()
-  const followers = specs.map((spec, i) => follow({ ...spec, onCursor: (c) => ((cursors[i] = c), starts[i]! < 0 && (starts[i] = c)) }, (c) => c >= finalHead, stop.signal))
+  const followers = specs.map((spec, i) =>
+    follow({ ...spec, onCursor: (c) => ((cursors[i] = c), starts[i]! < 0 && (starts[i] = c)) }, (c) => c >= finalHead, stop.signal),
+  )
   const timeUntil = async (check: () => Promise<boolean> | boolean, withinMs: number) => {
     const from = Date.now()
     for (;;) {
-      if (await Promise.resolve().then(check).catch(() => false)) return Date.now() - from
+      if (
+        await Promise.resolve()
+          .then(check)
+          .catch(() => false)
+      )
+        return Date.now() - from
       if (Date.now() - from > withinMs) return null
       await new Promise((r) => setTimeout(r, 50))
     }
@@ -68,11 +75,15 @@ export async function underLoad<T>(f: NetFleet, body: (load: Load) => Promise<T>
   }
   try {
     // steady first: publishes acknowledged and followed before any fault
-    if ((await timeUntil(() => acked().length >= 5 && view.followersAt(acked()[4]!.cursor!), 30_000)) === null) throw new Error('no steady load before the fault')
+    if ((await timeUntil(() => acked().length >= 5 && view.followersAt(acked()[4]!.cursor!), 30_000)) === null)
+      throw new Error('no steady load before the fault')
     const result = await body(view)
     stopped = true
     await load
-    const board = await sql<{ id: string; seq: string }>(f.primaryUrl, `select id, seq from wire.signals where seq > ${Math.min(...starts)} order by seq`)
+    const board = await sql<{ id: string; seq: string }>(
+      f.primaryUrl,
+      `select id, seq from wire.signals where seq > ${Math.min(...starts)} order by seq`,
+    )
     finalHead = Number((await sql<{ seq: string }>(f.primaryUrl, 'select seq from wire.feed_head'))[0]!.seq)
     await timeUntil(() => view.followersAt(finalHead), 30_000)
     stop.abort() // the followers at the head stop waiting; one not there by now has not caught up
@@ -84,7 +95,13 @@ export async function underLoad<T>(f: NetFleet, body: (load: Load) => Promise<T>
   }
 }
 
-function kept(records: PublishRecord[], board: Array<{ id: string; seq: string }>, done: FollowerResult[], starts: number[], head: number): Kept {
+function kept(
+  records: PublishRecord[],
+  board: Array<{ id: string; seq: string }>,
+  done: FollowerResult[],
+  starts: number[],
+  head: number,
+): Kept {
   const onBoard = new Set(board.map((r) => r.id))
   const acked = records.filter((r) => r.status === 200)
   const refused: Record<string, number> = {}

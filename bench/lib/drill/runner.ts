@@ -62,7 +62,11 @@ export async function runDrill(f: NetFleet, d: Drill, ms: Deadlines): Promise<Dr
       if (shows) detected = await load.timeUntil(async () => (sign = await shows(f, since)) !== null, ms.detectMs)
       await d.meanwhile?.(f, load, check)
       await held
-      saw = [sign ?? 'nothing shown', `/readyz ${await readyz(f.roles[d.role])}`, firstWarning(f.roles[d.role], since) ?? 'no warning logged'].join('; ')
+      saw = [
+        sign ?? 'nothing shown',
+        `/readyz ${await readyz(f.roles[d.role])}`,
+        firstWarning(f.roles[d.role], since) ?? 'no warning logged',
+      ].join('; ')
     } finally {
       await heal() // also when the drill failed, so the next one starts on a whole fleet
     }
@@ -74,7 +78,9 @@ export async function runDrill(f: NetFleet, d: Drill, ms: Deadlines): Promise<Dr
     await d.after?.(f, load, check)
     return { detectS: detected === null ? null : detected / 1000, recoverS: recovered === null ? null : recovered / 1000, saw }
   })
-  const ready = (await Promise.all(Object.values(f.roles).map((role) => until(async () => (await readyz(role)) === '200', ms.recoverMs)))).every(Boolean)
+  const ready = (
+    await Promise.all(Object.values(f.roles).map((role) => until(async () => (await readyz(role)) === '200', ms.recoverMs)))
+  ).every(Boolean)
   return { drill: d.name, ...r, checks, ready }
 }
 
@@ -89,7 +95,10 @@ export async function readyz(role: RoleProc): Promise<string> {
 
 /** The sum of a metric's series whose labels contain `labels` (bench/lib/procs.ts's metric, with a deadline); NaN when /metrics does not answer. */
 export async function metric(role: RoleProc, name: string, labels = ''): Promise<number> {
-  const text = await fetch(`${role.url}/metrics`, { signal: AbortSignal.timeout(2000) }).then((r) => r.text(), () => null)
+  const text = await fetch(`${role.url}/metrics`, { signal: AbortSignal.timeout(2000) }).then(
+    (r) => r.text(),
+    () => null,
+  )
   if (text === null) return NaN
   let sum = 0
   for (const line of text.split('\n')) {

@@ -9,7 +9,7 @@ type Json = Record<string, unknown>
 /** zod → JSON Schema 2020-12 (what OpenAPI 3.1 uses); named schemas go to components.schemas. */
 function schemaOf(s: z.ZodType, components: Json, io: 'input' | 'output'): Json {
   const { $schema: _, $defs, ...schema } = z.toJSONSchema(s, { target: 'draft-2020-12', io, unrepresentable: 'any' }) as Json
-  for (const [name, def] of Object.entries((($defs ?? {}) as Json))) components[name] = retarget(def)
+  for (const [name, def] of Object.entries(($defs ?? {}) as Json)) components[name] = retarget(def)
   return retarget(schema) as Json
 }
 
@@ -18,7 +18,12 @@ const retarget = (v: unknown): unknown =>
   Array.isArray(v)
     ? v.map(retarget)
     : v && typeof v === 'object'
-      ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, k === '$ref' && typeof x === 'string' ? x.replace('#/$defs/', '#/components/schemas/') : retarget(x)]))
+      ? Object.fromEntries(
+          Object.entries(v).map(([k, x]) => [
+            k,
+            k === '$ref' && typeof x === 'string' ? x.replace('#/$defs/', '#/components/schemas/') : retarget(x),
+          ]),
+        )
       : v
 
 function operation(op: Operation, components: Json): Json {
@@ -26,7 +31,13 @@ function operation(op: Operation, components: Json): Json {
   const query = op.query
     ? Object.entries(op.query.shape).map(([name, field]) => {
         const { description, ...schema } = schemaOf(field as z.ZodType, components, 'input')
-        return { in: 'query', name, required: !(field as z.ZodType).safeParse(undefined).success, schema, ...(typeof description === 'string' && description && { description }) }
+        return {
+          in: 'query',
+          name,
+          required: !(field as z.ZodType).safeParse(undefined).success,
+          schema,
+          ...(typeof description === 'string' && description && { description }),
+        }
       })
     : []
   const responses: Record<string, { description: string; content: Json }> = {}
@@ -51,7 +62,9 @@ function operation(op: Operation, components: Json): Json {
     ...(op.auth === 'admin' && { security: [{ admin: [] }] }),
     ...(op.auth === 'optional' && { security: [{}, { bearer: [] }] }),
     ...(params.length + query.length + (op.headers?.length ?? 0) && { parameters: [...params, ...(op.headers ?? []), ...query] }),
-    ...(op.body && { requestBody: { required: true, content: { 'application/json': { schema: schemaOf(op.body, components, 'input') } } } }),
+    ...(op.body && {
+      requestBody: { required: true, content: { 'application/json': { schema: schemaOf(op.body, components, 'input') } } },
+    }),
     responses,
   }
 }

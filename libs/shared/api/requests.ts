@@ -5,12 +5,21 @@ import { LIMITS, READ_FILTERS } from '../domain/index.js'
 // the read and publish parsers (libs/shared/domain read-query.ts, envelope.ts) are hand-written for
 // speed and verbatim payloads, and these schemas describe what they accept.
 
-const intText = (d: string) => z.string().regex(/^-?\d{1,9}$/, 'must be an integer').optional().describe(d)
+const intText = (d: string) =>
+  z
+    .string()
+    .regex(/^-?\d{1,9}$/, 'must be an integer')
+    .optional()
+    .describe(d)
 const noControl = (v: string) => !v.includes('\u0000') && v.isWellFormed() // PostgreSQL text cannot hold them
 
 export const TagsQuery = z.object({
   q: z.string().max(64).refine(noControl, 'contains invalid characters').optional().describe('tag prefix'),
-  limit: z.string().regex(/^\d{1,6}$/, 'must be an integer').optional().describe('1..200, default 50 (clamped)'),
+  limit: z
+    .string()
+    .regex(/^\d{1,6}$/, 'must be an integer')
+    .optional()
+    .describe('1..200, default 50 (clamped)'),
 })
 
 export const StatsQuery = z.object({
@@ -21,11 +30,22 @@ export const StatsQuery = z.object({
 /** `GET /sw/signals`: the query string (libs/shared/domain read-query.ts parses it). */
 export const SignalsQuery = z.object({
   cursor: z.string().regex(/^\d+$/).optional().describe('a previous nextCursor: only signals after it'),
-  wait: z.string().regex(/^\d+(\.\d+)?$/).optional().describe(`long-poll seconds; values above ${LIMITS.maxWaitSeconds} are clamped to ${LIMITS.maxWaitSeconds}`),
-  limit: z.string().regex(/^-?\d+$/).optional().describe(`page size; default ${LIMITS.maxLimit}, clamped to 1..${LIMITS.maxLimit}`),
+  wait: z
+    .string()
+    .regex(/^\d+(\.\d+)?$/)
+    .optional()
+    .describe(`long-poll seconds; values above ${LIMITS.maxWaitSeconds} are clamped to ${LIMITS.maxWaitSeconds}`),
+  limit: z
+    .string()
+    .regex(/^-?\d+$/)
+    .optional()
+    .describe(`page size; default ${LIMITS.maxLimit}, clamped to 1..${LIMITS.maxLimit}`),
   // every filter, from the domain's one table
   ...Object.fromEntries(
-    READ_FILTERS.map((f) => [f.param, (f.kind === 'flag' ? z.enum(['0', '1', 'true', 'false']) : z.string()).optional().describe(f.description)]),
+    READ_FILTERS.map((f) => [
+      f.param,
+      (f.kind === 'flag' ? z.enum(['0', '1', 'true', 'false']) : z.string()).optional().describe(f.description),
+    ]),
   ),
 })
 

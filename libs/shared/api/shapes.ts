@@ -28,7 +28,9 @@ export const Signal = z
     originVerified: z.boolean(),
     type: z.string(),
     tags: z.array(z.string()),
-    payload: z.record(z.string(), z.unknown()).describe('the published body verbatim, without $ttl and $refId, with $type and $tags normalised in'),
+    payload: z
+      .record(z.string(), z.unknown())
+      .describe('the published body verbatim, without $ttl and $refId, with $type and $tags normalised in'),
     ttl: int.min(LIMITS.ttlMin).max(LIMITS.ttlMax),
     boostBits: int.describe('always 0 on Wire'),
     pinned: z.boolean(),
@@ -43,7 +45,10 @@ export const Page = z
   .object({
     signals: z.array(Signal),
     nextCursor: count,
-    partial: z.literal(true).optional().describe('Wire extension: the read stopped at its scan bound before filling the page; read on from nextCursor at once'),
+    partial: z
+      .literal(true)
+      .optional()
+      .describe('Wire extension: the read stopped at its scan bound before filling the page; read on from nextCursor at once'),
     serverNow: timestamp,
   })
   .meta({ id: 'Page' })
@@ -52,7 +57,9 @@ export const Thread = z.object({ signals: z.array(Signal).describe('the root, th
 export const Published = z.object({
   ok: z.literal(true),
   signal: Signal,
-  cursor: count.optional().describe('Wire extension: the new signal\'s feed position; reading with cursor=<cursor> returns what was published after it'),
+  cursor: count
+    .optional()
+    .describe("Wire extension: the new signal's feed position; reading with cursor=<cursor> returns what was published after it"),
 })
 export const PinAnswer = z.object({ ok: z.literal(true), signal: Signal })
 export const Ok = z.object({ ok: z.literal(true) })
@@ -106,10 +113,14 @@ export const ProtectedResource = z.object({
   'x-subwire-identity-mode': z.enum(['network', 'local']).describe('as the reference server names it: the identity mode of discovery'),
 })
 
-export const Rule = z.object({ id: z.string(), ruleType: z.enum(['allow', 'deny']), identityId: z.string(), createdAt: timestamp }).meta({ id: 'Rule' })
+export const Rule = z
+  .object({ id: z.string(), ruleType: z.enum(['allow', 'deny']), identityId: z.string(), createdAt: timestamp })
+  .meta({ id: 'Rule' })
 export const Rules = z.object({ rules: z.array(Rule) })
 export const RuleAnswer = z.object({ rule: Rule })
 
 export const Liveness = z.object({ name: z.literal('wire'), status: z.literal('live') })
 export const Healthy = z.object({ ok: z.literal(true) })
-export const Readiness = z.looseObject({ ok: z.boolean() }).describe('200 only when this process can serve its role; extra fields are diagnostics')
+export const Readiness = z
+  .looseObject({ ok: z.boolean() })
+  .describe('200 only when this process can serve its role; extra fields are diagnostics')

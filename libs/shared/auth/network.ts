@@ -63,7 +63,11 @@ export function networkIdentity(o: NetworkIdentityOptions): IdentityResolver {
   const networkAuthority = new URL(base).host // the identity URIs' authority: the network's, not the board's
   const timeoutMs = o.timeoutMs ?? 3000
   const clock = o.clock ?? systemClock
-  const cache = verifyCache<Identity>({ validMs: o.validMs ?? 30_000, rejectedMs: o.rejectedMs ?? 5_000, ...(o.clock && { now: o.clock.now }) })
+  const cache = verifyCache<Identity>({
+    validMs: o.validMs ?? 30_000,
+    rejectedMs: o.rejectedMs ?? 5_000,
+    ...(o.clock && { now: o.clock.now }),
+  })
   let background = 0
   let downAt = -Infinity
 

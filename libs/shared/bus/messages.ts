@@ -30,6 +30,7 @@ export function decodeInvalidation(text: string): InvalidationMessage | null {
   const o = v as Record<string, unknown>
   if (typeof o.n !== 'string' || o.n.length === 0 || o.n.length > MAX_ID) return null
   if (o.kind === 'board' || o.kind === 'rules') return { kind: o.kind, n: o.n }
-  if (o.kind === 'signal' && typeof o.id === 'string' && o.id.length > 0 && o.id.length <= MAX_ID) return { kind: 'signal', id: o.id, n: o.n }
+  if (o.kind === 'signal' && typeof o.id === 'string' && o.id.length > 0 && o.id.length <= MAX_ID)
+    return { kind: 'signal', id: o.id, n: o.n }
   return null
 }

@@ -17,7 +17,13 @@ const PARANOID_CHECK_MS = 5000
  * session) nor a replica (NOTIFY is not replicated). `deadlines`: pg's keepalive and query deadline
  * (DB_*), so a connection whose link died silently fails its next check and is made again.
  */
-export function pgPath(url: string, boardId: string, log: Logger, sink: PathSink, deadlines: ClientConfig = { connectionTimeoutMillis: 3000 }): BusPath {
+export function pgPath(
+  url: string,
+  boardId: string,
+  log: Logger,
+  sink: PathSink,
+  deadlines: ClientConfig = { connectionTimeoutMillis: 3000 },
+): BusPath {
   const channel = channels(boardId).notify
   let sub: Subscriber | null = null
   let listening = false

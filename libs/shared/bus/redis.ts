@@ -66,7 +66,11 @@ export function redisPath(url: string, boardId: string, log: Logger, sink: PathS
   const pub = redisClient(url, log, link)
   // a subscription is renewed by every reconnect, so its commands have no deadline (a subscribe queued
   // while Redis is away must not fail for good); the socket still has its keepalive and its timeout
-  const sub = redisClient(url, log, link && { ...link, commandTimeoutMs: 0 }, { enableOfflineQueue: true, maxRetriesPerRequest: null, ...(link?.commandTimeoutMs && { socketTimeout: link.commandTimeoutMs }) })
+  const sub = redisClient(url, log, link && { ...link, commandTimeoutMs: 0 }, {
+    enableOfflineQueue: true,
+    maxRetriesPerRequest: null,
+    ...(link?.commandTimeoutMs && { socketTimeout: link.commandTimeoutMs }),
+  })
   let ready = false
   let readyOnce = false
   sub.on('ready', () => {

@@ -5,7 +5,11 @@ import { isIP } from 'node:net'
 export type Parsed<T> = { ok: true; value: T } | { ok: false; bad: string[] }
 
 const HOST_NAME = /^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$/
-const entries = (v: string, lower = true) => v.split(',').map((s) => (lower ? s.trim().toLowerCase() : s.trim())).filter(Boolean)
+const entries = (v: string, lower = true) =>
+  v
+    .split(',')
+    .map((s) => (lower ? s.trim().toLowerCase() : s.trim()))
+    .filter(Boolean)
 
 /** `address` or `address/bits`: the address and its prefix (the whole address without bits); null when it is neither. */
 export function parseCidr(x: string): { addr: string; bits: number } | null {

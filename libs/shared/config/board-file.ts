@@ -24,6 +24,7 @@ export function loadBoardFile(path: string): BoardFile | null {
     throw new ConfigError(`WIRE_CONFIG ${path}: not readable JSON (${(err as Error).message})`)
   }
   const r = BoardFile.safeParse(raw)
-  if (!r.success) throw new ConfigError(`WIRE_CONFIG ${path}:\n${r.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`).join('\n')}`)
+  if (!r.success)
+    throw new ConfigError(`WIRE_CONFIG ${path}:\n${r.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`).join('\n')}`)
   return r.data
 }

@@ -46,7 +46,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
           replicaUrl: e.DATABASE_REPLICA_URL ?? e.DATABASE_URL,
           schema: e.WIRE_PG_SCHEMA,
         } as const)
-      : ({ kind: 'embedded', dataDir: e.WIRE_DATA_DIR, schema: e.WIRE_PG_SCHEMA, sharedBuffersMb: e.WIRE_EMBEDDED_SHARED_BUFFERS_MB, mallocArenas: e.WIRE_EMBEDDED_MALLOC_ARENAS, wasmOptimize: e.WIRE_EMBEDDED_WASM_OPTIMIZE } as const),
+      : ({
+          kind: 'embedded',
+          dataDir: e.WIRE_DATA_DIR,
+          schema: e.WIRE_PG_SCHEMA,
+          sharedBuffersMb: e.WIRE_EMBEDDED_SHARED_BUFFERS_MB,
+          mallocArenas: e.WIRE_EMBEDDED_MALLOC_ARENAS,
+          wasmOptimize: e.WIRE_EMBEDDED_WASM_OPTIMIZE,
+        } as const),
     redisUrl: e.REDIS_URL,
     links: {
       db: {
@@ -55,7 +62,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
         queryTimeoutMs: e.DB_QUERY_TIMEOUT_MS,
         idleInTransactionMs: e.DB_IDLE_IN_TRANSACTION_TIMEOUT_MS,
       },
-      redis: { connectTimeoutMs: e.REDIS_CONNECT_TIMEOUT_MS, keepAliveMs: e.REDIS_KEEPALIVE_MS, commandTimeoutMs: e.REDIS_COMMAND_TIMEOUT_MS },
+      redis: {
+        connectTimeoutMs: e.REDIS_CONNECT_TIMEOUT_MS,
+        keepAliveMs: e.REDIS_KEEPALIVE_MS,
+        commandTimeoutMs: e.REDIS_COMMAND_TIMEOUT_MS,
+      },
     },
     pgNotify: e.WIRE_PG_NOTIFY,
     identity: e.IDENTITY_URL

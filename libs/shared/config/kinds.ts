@@ -49,7 +49,10 @@ const grouped = (n: number) => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ',')
 
 export const flag = (d: '0' | '1') => ({
   default: d,
-  schema: z.enum(['0', '1'], { message: 'must be 0 or 1' }).default(d).transform((v) => v === '1'),
+  schema: z
+    .enum(['0', '1'], { message: 'must be 0 or 1' })
+    .default(d)
+    .transform((v) => v === '1'),
 })
 
 const whole = (min: number, max: number) => {
@@ -58,7 +61,8 @@ const whole = (min: number, max: number) => {
 }
 export const int = (min: number, max: number, d: number) => ({ default: String(d), schema: whole(min, max).default(d) })
 
-const fraction = () => z.coerce.number({ message: 'must be a number from 0 to 1' }).min(0, 'must be a number from 0 to 1').max(1, 'must be a number from 0 to 1')
+const fraction = () =>
+  z.coerce.number({ message: 'must be a number from 0 to 1' }).min(0, 'must be a number from 0 to 1').max(1, 'must be a number from 0 to 1')
 export const ratio = (d: number) => ({ default: String(d), schema: fraction().default(d) })
 export const optionalRatio = () => ({ schema: fraction().optional() })
 
@@ -77,7 +81,10 @@ export const verbatim = (d: string) => ({ default: d, schema: z.string().min(1, 
 /** A PostgreSQL schema name of at most `longest` characters (the aggregator's leaves room for `_boss`). */
 export const identifier = (longest: number, d: string) => ({
   default: d,
-  schema: z.string().regex(new RegExp(`^[a-z_][a-z0-9_]{0,${longest - 1}}$`), 'must be a lower-case SQL identifier').default(d),
+  schema: z
+    .string()
+    .regex(new RegExp(`^[a-z_][a-z0-9_]{0,${longest - 1}}$`), 'must be a lower-case SQL identifier')
+    .default(d),
 })
 
 const expectOneOf = (values: readonly string[]) => (values.length === 1 ? `must be ${values[0]}` : `must be one of ${values.join(', ')}`)
@@ -91,7 +98,13 @@ export const optionalChoice = <const T extends readonly [string, ...string[]]>(v
 
 export const url = () => ({ schema: z.string().url('must be a URL such as https://host.example').optional() })
 const HTTP_URL = 'must be an http(s) URL such as https://host.example'
-export const httpUrl = () => ({ schema: z.string().url(HTTP_URL).regex(/^https?:\/\//i, HTTP_URL).optional() })
+export const httpUrl = () => ({
+  schema: z
+    .string()
+    .url(HTTP_URL)
+    .regex(/^https?:\/\//i, HTTP_URL)
+    .optional(),
+})
 
 /** A comma-separated list (addresses, host names), parsed whole; a bad entry is named in the one line. */
 export function list<T>(parse: (v: string) => Parsed<T>, expected: string, d = '') {

@@ -35,10 +35,17 @@ export function unsetForPublicHost(cfg: PublicFacts): UnsetSetting[] {
   if (isLocalOrIp(cfg.authority)) return []
   const out: UnsetSetting[] = []
   if (cfg.db.kind === 'embedded')
-    out.push({ setting: 'DATABASE_URL', why: 'the embedded database serves one process and suits trials and small private boards; a public board belongs on PostgreSQL' })
+    out.push({
+      setting: 'DATABASE_URL',
+      why: 'the embedded database serves one process and suits trials and small private boards; a public board belongs on PostgreSQL',
+    })
   if (cfg.db.kind === 'postgres' && cfg.identity.mode === 'local' && !cfg.secrets.fingerprintSecret)
-    out.push({ setting: 'FINGERPRINT_SECRET', why: 'identities are keyed by DATABASE_URL, so a new database password or host changes every identity on the board' })
-  if (!cfg.secrets.adminToken) out.push({ setting: 'SERVER_ADMIN_TOKEN', why: 'the admin API is off (501): nobody can remove a signal, pin, or block an identity' })
+    out.push({
+      setting: 'FINGERPRINT_SECRET',
+      why: 'identities are keyed by DATABASE_URL, so a new database password or host changes every identity on the board',
+    })
+  if (!cfg.secrets.adminToken)
+    out.push({ setting: 'SERVER_ADMIN_TOKEN', why: 'the admin API is off (501): nobody can remove a signal, pin, or block an identity' })
   if (cfg.http.trustProxy === false)
     out.push({
       setting: 'TRUST_PROXY',
@@ -47,7 +54,10 @@ export function unsetForPublicHost(cfg: PublicFacts): UnsetSetting[] {
         : 'behind a proxy or load balancer every client shares its address for rate limits: set the hop count (1) or its addresses',
     })
   if (cfg.db.kind === 'postgres' && !cfg.redisUrl)
-    out.push({ setting: 'REDIS_URL', why: 'with more than one process, rate limits and long-poll caps count per process and wake-ups wait for LISTEN/NOTIFY' })
+    out.push({
+      setting: 'REDIS_URL',
+      why: 'with more than one process, rate limits and long-poll caps count per process and wake-ups wait for LISTEN/NOTIFY',
+    })
   return out
 }
 

@@ -20,7 +20,9 @@ export function tracingSettings(e: OtelEnv): TracingSettings {
   const url = e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? (base ? `${base}/v1/traces` : '')
   const enabled = url !== '' && e.OTEL_SDK_DISABLED !== 'true' && e.OTEL_TRACES_EXPORTER !== 'none'
   if (e.OTEL_TRACES_EXPORTER === 'otlp' && url === '' && e.OTEL_SDK_DISABLED !== 'true')
-    throw new ConfigError('invalid configuration:\n  OTEL_TRACES_EXPORTER: otlp needs OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT')
+    throw new ConfigError(
+      'invalid configuration:\n  OTEL_TRACES_EXPORTER: otlp needs OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT',
+    )
   return {
     enabled,
     url,

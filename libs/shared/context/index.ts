@@ -43,7 +43,11 @@ export interface AppContext {
   close(): Promise<void>
 }
 
-export async function createAppContext(cfg: Config, log: Logger, o: { roles: readonly BoardRole[]; overrides?: Overrides }): Promise<AppContext> {
+export async function createAppContext(
+  cfg: Config,
+  log: Logger,
+  o: { roles: readonly BoardRole[]; overrides?: Overrides },
+): Promise<AppContext> {
   const roles = new Set(o.roles)
   const stack = closeStack(log)
   const ov = o.overrides ?? {}
@@ -67,7 +71,11 @@ export async function createAppContext(cfg: Config, log: Logger, o: { roles: rea
     if (reads) {
       // the agents process alone keeps a smaller tail: its reads are a model's, not a fleet's followers'
       const tailSize = ov.tailSize ?? (roles.has('reader') ? cfg.reader.tailSize : Math.min(cfg.reader.tailSize, 1000))
-      const side = await createReadSide(cfg, log, infra, { identity, tailSize, ...(ov.fallbackPollMs !== undefined && { fallbackPollMs: ov.fallbackPollMs }) })
+      const side = await createReadSide(cfg, log, infra, {
+        identity,
+        tailSize,
+        ...(ov.fallbackPollMs !== undefined && { fallbackPollMs: ov.fallbackPollMs }),
+      })
       stack.defer(() => side.close()) // waiting long-polls are answered before the connections close
       readSide = side
     }

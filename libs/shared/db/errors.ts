@@ -2,7 +2,19 @@ import pg from 'pg'
 import { WireError } from '../domain/index.js'
 
 /** Socket-level failures (node's errno codes) and the SQLSTATEs of a server going away or full. */
-const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EPIPE', '57P01', '57P02', '57P03', '53300'])
+const CONNECTION_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EPIPE',
+  '57P01',
+  '57P02',
+  '57P03',
+  '53300',
+])
 
 const codeOf = (err: unknown): string => {
   const c = (err as { code?: unknown } | null)?.code
@@ -41,7 +53,11 @@ export function afterSend(err: unknown): unknown {
   if (err instanceof WireError || err instanceof TypeError || err instanceof RangeError) return err
   // a read over its time budget: the client may retry; not a fault, not a reason to leave the replica
   if (err instanceof pg.DatabaseError && err.code === QUERY_CANCELED)
-    return new WireError('unavailable', 'the query took too long; try again shortly', undefined, { retryAfter: 1, overload: true, cause: err })
+    return new WireError('unavailable', 'the query took too long; try again shortly', undefined, {
+      retryAfter: 1,
+      overload: true,
+      cause: err,
+    })
   if (err instanceof pg.DatabaseError) return isConnectionError(err) ? new DatabaseUnavailable(true, err) : err
   return new DatabaseUnavailable(true, err)
 }

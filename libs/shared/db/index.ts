@@ -5,12 +5,29 @@ export { failoverDb } from './failover.js'
 export { pgliteDb, embeddedDatabaseExists, EMBEDDED_SHARED_BUFFERS_MB, type PgliteOptions } from './pglite.js'
 export { templateUsable } from './pglite-template.js'
 export { migrate, listMigrations, type MigrateOptions } from './migrate.js'
-export { signalReader, SCAN_BUDGET, TEXT_SCAN_BUDGET, type SignalReader, type SignalReaderOptions, type Page, type Change, type SeqChunk } from './signals/read.js'
+export {
+  signalReader,
+  SCAN_BUDGET,
+  TEXT_SCAN_BUDGET,
+  type SignalReader,
+  type SignalReaderOptions,
+  type Page,
+  type Change,
+  type SeqChunk,
+} from './signals/read.js'
 export { signalWriter, type SignalWriter, type NewSignal } from './signals/write.js'
 export { boardReader, type BoardReader, type BoardMeta, type Rule, type ActiveStats, DEFAULT_BOARD_NAME } from './board/read.js'
 export { readBoardId, readStoredFingerprintKey } from './board/board-id.js'
 export { boardWriter, type BoardWriter, type BoardPatch, type BoardSeed } from './board/write.js'
-export { signalPartitions, partitionSql, type SignalPartitions, type Partition, type RetireReport, PARTITION_SLICE_SECONDS, CARRY_MAX_ROWS } from './signals/partitions.js'
+export {
+  signalPartitions,
+  partitionSql,
+  type SignalPartitions,
+  type Partition,
+  type RetireReport,
+  PARTITION_SLICE_SECONDS,
+  CARRY_MAX_ROWS,
+} from './signals/partitions.js'
 export { signalPurger, type SignalPurger, type PurgeKind, PURGE_FLOOR_SECONDS } from './signals/purge.js'
 export { statsReader, activeCountsSql, STATS_MAX_BUCKETS, type StatsReader, type ActivityBucket } from './stats/read.js'
 export { statsWriter, type StatsWriter, type RollUpResult, STATS_KEEP_SECONDS } from './stats/write.js'

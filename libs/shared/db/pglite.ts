@@ -163,7 +163,12 @@ function lockDataDir(dataDir: string): () => void {
     const owner = Number(readFileSync(file, 'utf8').trim())
     if (owner === process.pid) return () => {} // this process already holds it
     if (Number.isInteger(owner) && owner > 0 && isRunning(owner))
-      throw Object.assign(new Error(`the embedded database in ${dataDir} is in use by process ${owner}: stop it, or set WIRE_DATA_DIR to another directory (or DATABASE_URL to share a PostgreSQL)`), { code: 'EWIRE_DATA_DIR_BUSY' })
+      throw Object.assign(
+        new Error(
+          `the embedded database in ${dataDir} is in use by process ${owner}: stop it, or set WIRE_DATA_DIR to another directory (or DATABASE_URL to share a PostgreSQL)`,
+        ),
+        { code: 'EWIRE_DATA_DIR_BUSY' },
+      )
     unlinkSync(file) // stale
   }
   throw new Error(`could not lock ${file}`)

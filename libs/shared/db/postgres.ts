@@ -74,7 +74,11 @@ export function postgresDb(url: string, opts: PostgresOptions = {}): Db {
     const onError = (err: Error) => (broken = err)
     client.on('error', onError)
     try {
-      const r = await client.query(queryOpts?.prepared ? { text: sql, values: params as unknown[], name: statementName(sql) } : { text: sql, values: params as unknown[] })
+      const r = await client.query(
+        queryOpts?.prepared
+          ? { text: sql, values: params as unknown[], name: statementName(sql) }
+          : { text: sql, values: params as unknown[] },
+      )
       return { rows: r.rows as R[], rowCount: r.rowCount ?? 0 }
     } catch (err) {
       const e = afterSend(err)
@@ -101,7 +105,8 @@ export function postgresDb(url: string, opts: PostgresOptions = {}): Db {
       // a listener a dropped connection mid-transaction crashes the process (the query still rejects)
       const onError = (err: unknown) => (broken = err)
       client.on('error', onError)
-      const send = (sql: string, params?: unknown[]) => client.query(sql, params as unknown[]).catch((err: unknown) => Promise.reject(afterSend(err)))
+      const send = (sql: string, params?: unknown[]) =>
+        client.query(sql, params as unknown[]).catch((err: unknown) => Promise.reject(afterSend(err)))
       try {
         await send('begin')
         const result = await fn({

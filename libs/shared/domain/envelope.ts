@@ -85,7 +85,7 @@ function buildPayload(members: RawMember[], type: string, tags: string[]): strin
   for (const m of members) {
     if (m.key === '$ttl' || m.key === '$refId') continue
     if (m.key === '$type') parts.push(`${m.rawKey}:${JSON.stringify(type)}`)
-    else if (m.key === '$tags') (parts.push(`${m.rawKey}:${JSON.stringify(tags)}`), (sawTags = true))
+    else if (m.key === '$tags') parts.push(`${m.rawKey}:${JSON.stringify(tags)}`), (sawTags = true)
     else parts.push(`${m.rawKey}:${m.rawValue}`)
   }
   if (!sawTags) parts.push(`"$tags":${JSON.stringify(tags)}`)

@@ -25,5 +25,4 @@ export class WireError extends Error {
   }
 }
 
-export const invalid = (message: string, details?: Record<string, unknown>) =>
-  new WireError('invalid_request', message, details)
+export const invalid = (message: string, details?: Record<string, unknown>) => new WireError('invalid_request', message, details)

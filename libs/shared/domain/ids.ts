@@ -16,7 +16,7 @@ let used = pool.length
 export function newSignalId(): string {
   let id = ''
   while (id.length < 20) {
-    if (used === pool.length) (randomFillSync(pool), (used = 0))
+    if (used === pool.length) randomFillSync(pool), (used = 0)
     const n = pool[used++]! & 63
     if (n < 62) id += ALPHABET[n]
   }

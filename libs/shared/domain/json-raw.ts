@@ -107,7 +107,7 @@ function scanMembers(text: string): RawMember[] {
     while (i < text.length) {
       const c = text[i]
       if (c === '"') skipString()
-      else if (c === '{' || c === '[') (depth++, i++)
+      else if (c === '{' || c === '[') depth++, i++
       else if (c === '}' || c === ']') {
         if (depth === 0) break
         depth--

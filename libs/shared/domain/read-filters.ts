@@ -115,7 +115,8 @@ export const READ_FILTERS = Object.freeze([
     sources: { tail: true, chunks: false, database: true },
     param: 'since',
     kind: 'since',
-    description: 'Only signals created after this: an ISO 8601 timestamp, Unix seconds, or a duration back from now such as "90s", "15m", "2h", "1d".',
+    description:
+      'Only signals created after this: an ISO 8601 timestamp, Unix seconds, or a duration back from now such as "90s", "15m", "2h", "1d".',
     parse: (raw, ctx) => {
       const since = single(raw, 'since')
       return since === null || since.trim() === '' ? null : parseSince(since.trim(), ctx.nowMs)
@@ -142,7 +143,8 @@ export const READ_FILTERS = Object.freeze([
     sources: { tail: true, chunks: false, database: true },
     param: 'ref',
     kind: 'text',
-    description: 'Wire extension: only direct replies to this signal, by id or sw:// URI. With the cursor a publish answered, this waits exactly for its replies.',
+    description:
+      'Wire extension: only direct replies to this signal, by id or sw:// URI. With the cursor a publish answered, this waits exactly for its replies.',
     parse: (raw, ctx) => {
       const ref = nonEmpty(single(raw, 'ref'))
       return ref === null ? null : parseSignalRef(ref, ctx.authority)
@@ -168,7 +170,8 @@ const servesAll = () => true
  */
 export function servedBy(source: PageSourceName): (f: ReadFilter) => boolean {
   // a name cast past the compiler: a source no filter has said anything about is no source
-  if (!READ_FILTERS.every((field) => typeof field.sources[source] === 'boolean')) throw new Error(`page source ${source}: no column in READ_FILTERS' sources`)
+  if (!READ_FILTERS.every((field) => typeof field.sources[source] === 'boolean'))
+    throw new Error(`page source ${source}: no column in READ_FILTERS' sources`)
   const cannot: ReadonlyArray<FilterField> = READ_FILTERS.filter((field) => !field.sources[source])
   if (cannot.length === 0) return servesAll
   return (f) => {

@@ -41,4 +41,3 @@ export function serializeSignal(s: Signal, authority: string): string {
     `"createdAt":${str(new Date(s.createdAtMs).toISOString())},"expiresAt":${str(new Date(s.expiresAtMs).toISOString())}}`
   )
 }
-

@@ -63,8 +63,22 @@ export interface EmittedSignal {
 
 /** The emitted fields in the order the server writes them (checked against serializeSignal by a test). */
 export const EMITTED_SIGNAL_FIELDS = [
-  'id', 'uri', 'origin', 'originName', 'originUri', 'originVerified', 'type', 'tags', 'payload',
-  'ttl', 'boostBits', 'pinned', 'refId', 'refUri', 'createdAt', 'expiresAt',
+  'id',
+  'uri',
+  'origin',
+  'originName',
+  'originUri',
+  'originVerified',
+  'type',
+  'tags',
+  'payload',
+  'ttl',
+  'boostBits',
+  'pinned',
+  'refId',
+  'refUri',
+  'createdAt',
+  'expiresAt',
 ] as const satisfies readonly (keyof EmittedSignal)[]
 
 /** The flat publish body: `$`-keys are the envelope, every other key is payload. */

@@ -82,9 +82,7 @@ export class ChunkCache {
   /** A chunk came back with a change number or epoch the tail has not seen yet: the tail should look. */
   private readonly behind: () => void
 
-  constructor(
-    maxBytes: number, load: (lo: number, hi: number) => Promise<SeqChunk>, tail: TailState, behind: () => void,
-  ) {
+  constructor(maxBytes: number, load: (lo: number, hi: number) => Promise<SeqChunk>, tail: TailState, behind: () => void) {
     this.maxBytes = maxBytes
     this.load = load
     this.tail = tail
@@ -117,7 +115,8 @@ export class ChunkCache {
         last = c.seqs[p]!
         if (signals.length === q.limit) return { signals, nextCursor: last }
       }
-      if (c.top < lo + CHUNK_SEQS) return c.top >= cursor && tail.covers(c.top) ? withTail(signals, tail, q, c.top, nowMs, graceMs) : this.want(k)
+      if (c.top < lo + CHUNK_SEQS)
+        return c.top >= cursor && tail.covers(c.top) ? withTail(signals, tail, q, c.top, nowMs, graceMs) : this.want(k)
     }
   }
 
@@ -170,7 +169,8 @@ export class ChunkCache {
   /** Drops what is held when the tail has since seen a pin, an unpin, a removal or a failover. */
   private align() {
     const t = this.tail
-    if (t.changesSeen !== this.changes || t.epochSeen !== this.epoch) (this.clear(), (this.changes = t.changesSeen), (this.epoch = t.epochSeen))
+    if (t.changesSeen !== this.changes || t.epochSeen !== this.epoch)
+      this.clear(), (this.changes = t.changesSeen), (this.epoch = t.epochSeen)
   }
 
   /** Asks for chunk k in the background (a bounded number at once); the read goes to the database meanwhile. */
@@ -181,7 +181,10 @@ export class ChunkCache {
     const gen = this.gen
     this.loading.add(k)
     this.load(lo, hi)
-      .then((c) => this.keep(k, c, gen), () => {}) // a failed load is asked for again by the next read that misses it
+      .then(
+        (c) => this.keep(k, c, gen),
+        () => {},
+      ) // a failed load is asked for again by the next read that misses it
       .finally(() => this.loading.delete(k))
     return null
   }
@@ -196,7 +199,16 @@ export class ChunkCache {
     const bytes = chunkBytes(c, tags)
     if (bytes > this.maxBytes) return
     this.drop(k)
-    this.chunks.set(k, { top, seqs: Float64Array.from(c.seqs), expires: Float64Array.from(c.expires), text: c.text, ends: c.ends, tags, bytes, used: ++this.tick })
+    this.chunks.set(k, {
+      top,
+      seqs: Float64Array.from(c.seqs),
+      expires: Float64Array.from(c.expires),
+      text: c.text,
+      ends: c.ends,
+      tags,
+      bytes,
+      used: ++this.tick,
+    })
     this.bytes += bytes
     while (this.bytes > this.maxBytes) this.evictOne()
   }

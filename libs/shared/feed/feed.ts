@@ -72,8 +72,15 @@ export class Feed {
     this.waiters = new Waiters((q, cursor, sink) => this.answerAt(q, cursor, sink), opts.maxWaiters)
     this.gate = new ReadGate(opts.maxDbReads ?? 0, opts.maxDbReads ?? 0)
     // a wake-up's page: matches after the waiters' cursor now, from the first source that answers
-    this.sync = new TailSync(reader, bus, log, opts, () => this.waiters.wake((q, cursor) => this.sources.page(q, cursor, Date.now(), false)))
-    this.chunks = new ChunkCache(opts.chunkCacheMaxBytes ?? 0, (lo, hi) => reader.chunk(lo, hi, opts.authority), this.sync, () => void this.sync.refresh())
+    this.sync = new TailSync(reader, bus, log, opts, () =>
+      this.waiters.wake((q, cursor) => this.sources.page(q, cursor, Date.now(), false)),
+    )
+    this.chunks = new ChunkCache(
+      opts.chunkCacheMaxBytes ?? 0,
+      (lo, hi) => reader.chunk(lo, hi, opts.authority),
+      this.sync,
+      () => void this.sync.refresh(),
+    )
     this.sources = this.pageSources()
     // a pin, an unpin or a removal (this process's own admin call awaits this): nothing cached may be served again
     bus.onInvalidation((m) => m.kind === 'signal' && this.chunks.invalidate())
@@ -114,7 +121,11 @@ export class Feed {
     } catch (err) {
       return void sink.fail(err)
     }
-    if (found instanceof Promise) found.then((first) => this.waitAfter(q, first, gone, sink), (err: unknown) => sink.fail(err))
+    if (found instanceof Promise)
+      found.then(
+        (first) => this.waitAfter(q, first, gone, sink),
+        (err: unknown) => sink.fail(err),
+      )
     else this.waitAfter(q, found, gone, sink, true) // the tail's answer takes no extra turn
   }
 
@@ -124,7 +135,8 @@ export class Feed {
     try {
       // a cursor beyond any head the board has reached (another board, a reset database): back to the
       // head at once. One merely beyond this process's news (another reader served it) is behind-ness.
-      if (q.cursor !== null && q.cursor > this.sync.knownHead && !(await this.sync.reached(q.cursor))) return sink.page(emptyPage(this.sync.head))
+      if (q.cursor !== null && q.cursor > this.sync.knownHead && !(await this.sync.reached(q.cursor)))
+        return sink.page(emptyPage(this.sync.head))
       // read-your-writes: a head we were told about is loaded first; a replica still behind it gets a moment to replay
       const replayed = this.sync.lagging ? await this.sync.catchUp(this.opts.lagWaitMs ?? 500) : true
       const found = this.firstPage(q, !replayed)
@@ -179,11 +191,13 @@ export class Feed {
     const { graceMs, authority } = this.opts
     // off (no bytes), the chunk cache is not asked: it would ask for chunks it may not keep
     const chunks: PageSource[] = this.opts.chunkCacheMaxBytes
-      ? [{
-          name: 'chunks',
-          after: (q, cursor, now) => this.chunks.after(q, cursor, this.sync.tail, now, graceMs),
-          newest: (q, now) => this.chunks.newest(q, this.sync.tail, now, graceMs),
-        }]
+      ? [
+          {
+            name: 'chunks',
+            after: (q, cursor, now) => this.chunks.after(q, cursor, this.sync.tail, now, graceMs),
+            newest: (q, now) => this.chunks.newest(q, this.sync.tail, now, graceMs),
+          },
+        ]
       : []
     return new PageSources([
       { name: 'tail', after: (q, cursor, now) => this.tailAfter(q, cursor, now) },
@@ -192,7 +206,8 @@ export class Feed {
       {
         name: 'database',
         // a first page waits its turn at the gate (READ_DB_CONCURRENCY_MAX); a wait already admitted never does
-        after: (q, cursor, now, first) => (first ? this.gate.run(() => this.databasePage(q, cursor, now)) : this.databasePage(q, cursor, now)),
+        after: (q, cursor, now, first) =>
+          first ? this.gate.run(() => this.databasePage(q, cursor, now)) : this.databasePage(q, cursor, now),
         newest: (q, now) => {
           metrics.feedQueries.inc({ kind: 'newest' })
           // nextCursor: the head it was read at
@@ -205,7 +220,8 @@ export class Feed {
   private firstPage(q: ReadQuery, replicaBehind: boolean): FeedPage | Promise<FeedPage> {
     const now = Date.now()
     // never "nothing new" below a head the replica has not replayed: the primary answers that
-    const found = q.cursor !== null && replicaBehind && this.opts.primary ? this.onPrimary(q, q.cursor, now) : this.sources.page(q, q.cursor, now, true)
+    const found =
+      q.cursor !== null && replicaBehind && this.opts.primary ? this.onPrimary(q, q.cursor, now) : this.sources.page(q, q.cursor, now, true)
     countRead(found)
     return found
   }
@@ -218,7 +234,10 @@ export class Feed {
   /** The answer of a wait that ended without a wake-up (deadline, client gone, shutdown): what matches now. */
   private answerAt(q: ReadQuery, cursor: number, sink: PageSink): void {
     if (this.sync.lagging && this.opts.primary && !this.closed)
-      return void this.onPrimary(q, cursor, Date.now()).then((p) => sink.page(p), (err: unknown) => sink.fail(err))
+      return void this.onPrimary(q, cursor, Date.now()).then(
+        (p) => sink.page(p),
+        (err: unknown) => sink.fail(err),
+      )
     let page: FeedPage
     try {
       page = this.tailAfter(q, cursor, Date.now()) ?? emptyPage(cursor)

@@ -37,7 +37,8 @@ export class ReadGate {
       return await read()
     } finally {
       const next = this.waiting.shift()
-      if (next) next() // the turn passes on: `running` stays
+      if (next)
+        next() // the turn passes on: `running` stays
       else this.running--
     }
   }

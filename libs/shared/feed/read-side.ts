@@ -58,13 +58,24 @@ export async function createReadSide(cfg: Config, log: Logger, infra: Infra, opt
   })
   // GET /sw/tags: one aggregate of the TAGS_KEPT most used active tags serves every prefix and limit
   // (a random prefix per request would otherwise scan every active signal each time)
-  const allTags = sharedAnswer(() => sql.tags(null, TAGS_KEPT), () => feed.version, SHARED_AGGREGATE_MS)
+  const allTags = sharedAnswer(
+    () => sql.tags(null, TAGS_KEPT),
+    () => feed.version,
+    SHARED_AGGREGATE_MS,
+  )
   const signals: SignalReader = {
     ...sql,
     tags: async (prefix, limit) => (await allTags()).filter((t) => prefix === null || t.tag.startsWith(prefix)).slice(0, limit),
   }
   await feed.start()
-  const door = readDoor({ authority: cfg.authority, feed, signals, presence: infra.presence, limits: infra.limits, identity: opts.identity })
+  const door = readDoor({
+    authority: cfg.authority,
+    feed,
+    signals,
+    presence: infra.presence,
+    limits: infra.limits,
+    identity: opts.identity,
+  })
   return {
     ...door,
     authority: cfg.authority,

@@ -15,7 +15,7 @@ let nowJson = ''
 /** serverNow as JSON text, made once per millisecond (pages are encoded in bursts). */
 const now = () => {
   const ms = Date.now()
-  if (ms !== nowMs) ((nowMs = ms), (nowJson = JSON.stringify(new Date(ms).toISOString())))
+  if (ms !== nowMs) (nowMs = ms), (nowJson = JSON.stringify(new Date(ms).toISOString()))
   return nowJson
 }
 

@@ -53,7 +53,7 @@ export class SharedPages {
     let chars = 0
     for (const json of page.signals) chars += json.length
     if (chars > MAX_CHARS) return page
-    if (this.count >= MAX_PAGES || this.chars + chars > MAX_CHARS) (this.clear(this.version, this.second), (byCursor = undefined))
+    if (this.count >= MAX_PAGES || this.chars + chars > MAX_CHARS) this.clear(this.version, this.second), (byCursor = undefined)
     if (!byCursor) this.pages.set(key, (byCursor = new Map()))
     byCursor.set(cursor, page)
     this.until = Math.min(this.until, changesAt(tail, cursor, page.nextCursor, nowMs, graceMs))

@@ -4,7 +4,10 @@
  * count read right after a change shows it), and however many requests arrive at once, the
  * database runs one query per key at a time. The map holds only calls in flight.
  */
-export function singleFlight<A extends unknown[], V>(fn: (...args: A) => Promise<V>, keyOf: (...args: A) => string = () => ''): (...args: A) => Promise<V> {
+export function singleFlight<A extends unknown[], V>(
+  fn: (...args: A) => Promise<V>,
+  keyOf: (...args: A) => string = () => '',
+): (...args: A) => Promise<V> {
   const inFlight = new Map<string, Promise<V>>()
   return (...args: A) => {
     const key = keyOf(...args)

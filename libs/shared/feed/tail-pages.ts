@@ -23,7 +23,7 @@ export function tailPage(tail: Tail, q: Query, cursor: number, nowMs: number, gr
   const signals: string[] = []
   let last = cursor
   for (let i = tail.firstAfter(cursor); i < e.length && signals.length < q.limit; i++)
-    if (matches(e[i]!, q, nowMs, graceMs)) (signals.push(e[i]!.json), (last = e[i]!.signal.seq))
+    if (matches(e[i]!, q, nowMs, graceMs)) signals.push(e[i]!.json), (last = e[i]!.signal.seq)
   return { signals, nextCursor: signals.length === q.limit ? last : Math.max(cursor, tail.head) }
 }
 

@@ -77,7 +77,7 @@ export class Tail {
   /** Append signals newer than head (ascending) and move head to `upTo`. */
   append(signals: readonly Signal[], upTo: number) {
     const [length, head] = [this.entries.length, this.head]
-    for (const s of signals) if (s.seq > this.head) (this.entries.push(this.entry(s)), (this.bytes += entryBytes(s)))
+    for (const s of signals) if (s.seq > this.head) this.entries.push(this.entry(s)), (this.bytes += entryBytes(s))
     this.head = Math.max(this.head, upTo, signals.at(-1)?.seq ?? 0)
     if (this.entries.length !== length || this.head !== head) this.version++ // a refresh that found nothing changes nothing
     this.trim()

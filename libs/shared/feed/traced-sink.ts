@@ -21,4 +21,3 @@ export function tracedSink(q: ReadQuery, sink: PageSink): PageSink {
     },
   }
 }
-

@@ -22,7 +22,6 @@ export type Ended = (q: ReadQuery, cursor: number, sink: PageSink) => void
 /** Looks for matches after `cursor`: a page with signals ends the wait; an empty one moves the cursor on. */
 export type Check = (q: ReadQuery, cursor: number) => FeedPage | Promise<FeedPage>
 
-
 const YIELD_EVERY = 500
 /** Retry-After of a long-poll refused because the process is full: its waiters turn over within a wait. */
 const FULL_RETRY_AFTER_SECONDS = 2

@@ -130,7 +130,10 @@ export function createHttpApp(log: Logger, http: HttpSettings = DEFAULT_HTTP, bu
   })
   if (log.isLevelEnabled('debug'))
     app.addHook('onResponse', (req, reply, done) => {
-      req.log.debug({ method: req.method, url: req.routeOptions.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request')
+      req.log.debug(
+        { method: req.method, url: req.routeOptions.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
+        'request',
+      )
       done()
     })
   return app

@@ -73,7 +73,12 @@ export function fenceConnections(server: Server, headersTimeoutMs: number): (soc
 }
 
 const TOO_MANY = JSON.stringify(
-  errorBody(new WireError('unavailable', `more than ${MAX_PIPELINED + MAX_QUEUED} pipelined requests on one connection: this one and those after it were not run; send them again`)),
+  errorBody(
+    new WireError(
+      'unavailable',
+      `more than ${MAX_PIPELINED + MAX_QUEUED} pipelined requests on one connection: this one and those after it were not run; send them again`,
+    ),
+  ),
 )
 
 /**

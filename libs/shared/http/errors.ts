@@ -83,7 +83,11 @@ const causeOf = (c: unknown) => {
 /** Logs a failed request as every surface does: a 5xx at error level with its cause, a refusal at debug. */
 export function logFailure(log: FastifyBaseLogger, err: unknown, e: WireError, what: Record<string, unknown> = {}) {
   // admin_disabled is a 501 by the protocol's word, but a setting, not a fault: nobody needs to look
-  if (e.overload) log.warn({ code: e.code, reason: e.message, ...(e.cause !== undefined && { cause: causeOf(e.cause) }), ...what }, 'request refused under load')
+  if (e.overload)
+    log.warn(
+      { code: e.code, reason: e.message, ...(e.cause !== undefined && { cause: causeOf(e.cause) }), ...what },
+      'request refused under load',
+    )
   else if (STATUS[e.code] >= 500 && e.code !== 'admin_disabled') log.error({ err, code: e.code, ...what }, 'request failed')
   else log.debug({ code: e.code, ...what }, 'request refused')
 }

@@ -20,7 +20,9 @@ export async function healthRoutes(app: FastifyInstance, opts: HealthOptions) {
   const ready = () => {
     if (last && Date.now() - last.at < READY_CACHE_MS) return last.check
     let timer: NodeJS.Timeout | undefined
-    const late = new Promise<{ ok: boolean; reason: string }>((r) => (timer = setTimeout(() => r({ ok: false, reason: `not ready within ${READY_DEADLINE_MS} ms` }), READY_DEADLINE_MS)))
+    const late = new Promise<{ ok: boolean; reason: string }>(
+      (r) => (timer = setTimeout(() => r({ ok: false, reason: `not ready within ${READY_DEADLINE_MS} ms` }), READY_DEADLINE_MS)),
+    )
     const check = Promise.race([opts.ready().catch(() => ({ ok: false })), late]).finally(() => clearTimeout(timer))
     last = { at: Date.now(), check }
     return check

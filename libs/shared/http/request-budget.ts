@@ -44,5 +44,12 @@ export function installRequestBudget(app: FastifyInstance, budget: RequestBudget
 /** The caller of a fastify request, for the doors: built the same way by every route and surface. */
 export function callerOf(req: FastifyRequest, gone?: AbortSignal): Caller {
   const h = req.headers
-  return { address: req.ip, authorization: h.authorization, gone, idempotencyKey: h['idempotency-key'], traceparent: h.traceparent, paid: paid.has(req) }
+  return {
+    address: req.ip,
+    authorization: h.authorization,
+    gone,
+    idempotencyKey: h['idempotency-key'],
+    traceparent: h.traceparent,
+    paid: paid.has(req),
+  }
 }

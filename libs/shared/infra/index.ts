@@ -2,7 +2,18 @@ import type { Redis } from 'ioredis'
 import { fingerprintKey } from '../auth/index.js'
 import { channels, localPresence, redisClient, redisPresence, wakeBus, type Presence, type WakeBus } from '../bus/index.js'
 import type { Config } from '../config/index.js'
-import { failoverDb, ident, migrate, pgDeadlines, pgliteDb, postgresDb, readBoardId, readStoredFingerprintKey, type Db, type Ident } from '../db/index.js'
+import {
+  failoverDb,
+  ident,
+  migrate,
+  pgDeadlines,
+  pgliteDb,
+  postgresDb,
+  readBoardId,
+  readStoredFingerprintKey,
+  type Db,
+  type Ident,
+} from '../db/index.js'
 import { clientLimits, type ClientLimits } from '../limits/index.js'
 import type { Logger } from '../log/index.js'
 import { reportRedisHealth } from '../metrics/index.js'
@@ -71,8 +82,16 @@ export async function openInfra(cfg: Config, log: Logger, opts: InfraOptions = {
       // reads on pools of their own, each statement within READ_STATEMENT_TIMEOUT_MS (writes never are);
       // pg opens connections on demand, so a role that never reads here holds none
       // a read's own deadline: the statement timeout and a second for its answer to come back, when sooner
-      const readDeadline = cfg.reader.statementTimeoutMs && links.queryTimeoutMs ? Math.min(links.queryTimeoutMs, cfg.reader.statementTimeoutMs + 1000) : links.queryTimeoutMs
-      const reads = { ...links, queryTimeoutMs: readDeadline, applicationName: 'wire-reader', statementTimeoutMs: cfg.reader.statementTimeoutMs }
+      const readDeadline =
+        cfg.reader.statementTimeoutMs && links.queryTimeoutMs
+          ? Math.min(links.queryTimeoutMs, cfg.reader.statementTimeoutMs + 1000)
+          : links.queryTimeoutMs
+      const reads = {
+        ...links,
+        queryTimeoutMs: readDeadline,
+        applicationName: 'wire-reader',
+        statementTimeoutMs: cfg.reader.statementTimeoutMs,
+      }
       const standbyUrl = opts.replica && cfg.db.replicaUrl !== cfg.db.url ? cfg.db.replicaUrl : undefined
       const onPrimary = postgresDb(cfg.db.url, { ...reads, max: standbyUrl ? 3 : 10 })
       stack.defer(() => onPrimary.close())
@@ -109,7 +128,19 @@ export async function openInfra(cfg: Config, log: Logger, opts: InfraOptions = {
       ...(cfg.db.kind === 'postgres' ? { databaseUrl: cfg.db.url } : { dataDir: cfg.db.dataDir }),
     })
     const limits = clientLimits({ ...cfg.clientLimits, keyPrefix: `${channels(boardId).rateLimitPrefix}:client` }, redis)
-    return { primary, readDb, readPrimary: readPrimary ?? primary, schema, boardId, bus, presence, redis, fingerprintKey: key, limits, close: stack.close }
+    return {
+      primary,
+      readDb,
+      readPrimary: readPrimary ?? primary,
+      schema,
+      boardId,
+      bus,
+      presence,
+      redis,
+      fingerprintKey: key,
+      limits,
+      close: stack.close,
+    }
   } catch (err) {
     await stack.close()
     throw err
@@ -121,7 +152,11 @@ export const AGGREGATOR_MIGRATIONS = 'migrations/aggregator'
 
 /** The aggregator's connections: a pool on AGGREGATOR_PG_SCHEMA, or the embedded database for a trial; Redis; budgets. */
 export function openAggregatorConnections(cfg: Config, log: Logger): Promise<Connections> {
-  return openServiceConnections(cfg, log, { schema: cfg.aggregator.schema, migrations: AGGREGATOR_MIGRATIONS, applicationName: 'wire-aggregator' })
+  return openServiceConnections(cfg, log, {
+    schema: cfg.aggregator.schema,
+    migrations: AGGREGATOR_MIGRATIONS,
+    applicationName: 'wire-aggregator',
+  })
 }
 
 /** Where the identity network's migrations live: a folder of their own, applied to IDENTITY_PG_SCHEMA. */
@@ -129,7 +164,11 @@ export const IDENTITY_MIGRATIONS = 'migrations/identity'
 
 /** The identity network's connections: a pool on IDENTITY_PG_SCHEMA, or the embedded database for a trial; Redis; budgets. */
 export function openIdentityConnections(cfg: Config, log: Logger): Promise<Connections> {
-  return openServiceConnections(cfg, log, { schema: cfg.identityNetwork.schema, migrations: IDENTITY_MIGRATIONS, applicationName: 'wire-identity' })
+  return openServiceConnections(cfg, log, {
+    schema: cfg.identityNetwork.schema,
+    migrations: IDENTITY_MIGRATIONS,
+    applicationName: 'wire-identity',
+  })
 }
 
 /**
@@ -137,7 +176,11 @@ export function openIdentityConnections(cfg: Config, log: Logger): Promise<Conne
  * WIRE_AUTO_MIGRATE=0, on PostgreSQL or on the embedded database in WIRE_DATA_DIR (one process;
  * shared with the boards a network in one process runs beside it); Redis on PostgreSQL; budgets.
  */
-async function openServiceConnections(cfg: Config, log: Logger, o: { schema: string; migrations: string; applicationName: string }): Promise<Connections> {
+async function openServiceConnections(
+  cfg: Config,
+  log: Logger,
+  o: { schema: string; migrations: string; applicationName: string },
+): Promise<Connections> {
   const stack = closeStack(log)
   try {
     stack.defer(await startTracing(cfg.tracing, String(log.bindings().app ?? 'wire'), log))

@@ -15,7 +15,12 @@ export interface BudgetOptions {
 }
 
 /** The one refusal every budget gives: 429 `rate_limited`, its limit and when it resets, and Retry-After. */
-export function limited(limit: number, what: string, res: { remainingPoints?: number; msBeforeNext?: number } | null, resetMs = res?.msBeforeNext ?? 1000): WireError {
+export function limited(
+  limit: number,
+  what: string,
+  res: { remainingPoints?: number; msBeforeNext?: number } | null,
+  resetMs = res?.msBeforeNext ?? 1000,
+): WireError {
   return new WireError(
     'rate_limited',
     `rate limit reached: ${what}`,

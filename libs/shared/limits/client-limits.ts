@@ -35,7 +35,6 @@ export interface ClientLimitSettings {
   readLeasesMax: number
 }
 
-
 /**
  * A long-poll's slot lives at most this long: a process that dies holding slots frees them within
  * it. @NOTE slots are counted in fixed windows of this length, so across a window's turn an
@@ -61,23 +60,59 @@ export function clientLimits(o: ClientLimitSettings & { keyPrefix: string }, red
   const make = (name: string, points: number, windowMs: number, what: string, reason: string, maxLeases?: number): WindowLimiter | null =>
     points <= 0
       ? null
-      : new WindowLimiter({ keyPrefix: `${o.keyPrefix}:${name}`, points, duration: Math.max(1, seconds(windowMs)), what, reason, ...(maxLeases && { maxLeases }) }, redis)
+      : new WindowLimiter(
+          {
+            keyPrefix: `${o.keyPrefix}:${name}`,
+            points,
+            duration: Math.max(1, seconds(windowMs)),
+            what,
+            reason,
+            ...(maxLeases && { maxLeases }),
+          },
+          redis,
+        )
   const per = (ms: number) => `per ${seconds(ms)} s from one address`
   // every poll of every follower spends a request: the one budget whose leases must cover them all
   const reads = make('read', o.readMax, o.readWindowMs, `${o.readMax} requests ${per(o.readWindowMs)}`, 'reads', o.readLeasesMax)
   const polls =
     o.longPollsMax <= 0
       ? null
-      : new SlotLimiter({ keyPrefix: `${o.keyPrefix}:poll`, points: o.longPollsMax, duration: POLL_SLOT_SECONDS, what: `${o.longPollsMax} waiting long-polls from one address`, reason: 'long_polls' }, redis)
+      : new SlotLimiter(
+          {
+            keyPrefix: `${o.keyPrefix}:poll`,
+            points: o.longPollsMax,
+            duration: POLL_SLOT_SECONDS,
+            what: `${o.longPollsMax} waiting long-polls from one address`,
+            reason: 'long_polls',
+          },
+          redis,
+        )
   const publishes = make('pubaddr', o.publishMax, o.publishWindowMs, `${o.publishMax} publishes ${per(o.publishWindowMs)}`, 'publishes')
-  const attempts = make('attempt', o.attemptMax, o.publishWindowMs, `${o.attemptMax} publish attempts ${per(o.publishWindowMs)}`, 'publish_attempts')
+  const attempts = make(
+    'attempt',
+    o.attemptMax,
+    o.publishWindowMs,
+    `${o.attemptMax} publish attempts ${per(o.publishWindowMs)}`,
+    'publish_attempts',
+  )
   const adminFailures = make('adminfail', o.adminFailureMax, ADMIN_FAILURE_WINDOW_MS, '', '')
   const registers = make('register', o.registerMax, 3_600_000, `${o.registerMax} new identities per hour from one address`, 'registrations')
-  const newIdentities = make('newid', o.newIdentityMax, 60_000, `${o.newIdentityMax} publishes per minute by new identities on this board`, 'new_identities')
+  const newIdentities = make(
+    'newid',
+    o.newIdentityMax,
+    60_000,
+    `${o.newIdentityMax} publishes per minute by new identities on this board`,
+    'new_identities',
+  )
   const blocked = new LRUCache<string, true>({ max: BLOCKED_MAX, ttl: ADMIN_FAILURE_WINDOW_MS })
   const take = async (limiter: WindowLimiter | null, k: string) => void (limiter && (await limiter.consume(k)))
   const adminRefusal = () =>
-    limited(o.adminFailureMax, `${o.adminFailureMax} failed admin authentications per ${seconds(ADMIN_FAILURE_WINDOW_MS) / 60} min from one address`, null, ADMIN_FAILURE_WINDOW_MS)
+    limited(
+      o.adminFailureMax,
+      `${o.adminFailureMax} failed admin authentications per ${seconds(ADMIN_FAILURE_WINDOW_MS) / 60} min from one address`,
+      null,
+      ADMIN_FAILURE_WINDOW_MS,
+    )
 
   return {
     readsLimited: reads !== null,

@@ -18,7 +18,10 @@ export interface RateLimitOptions {
 export function publishRateLimits(o: RateLimitOptions, redis?: Redis) {
   const make = (name: string, points: number, windowMs: number) => {
     const duration = Math.max(1, Math.round(windowMs / 1000))
-    return new WindowLimiter({ keyPrefix: `${o.keyPrefix}:${name}`, points, duration, what: `${points} publishes per ${duration} s` }, redis)
+    return new WindowLimiter(
+      { keyPrefix: `${o.keyPrefix}:${name}`, points, duration, what: `${points} publishes per ${duration} s` },
+      redis,
+    )
   }
   // PUBLISH_RATE_LIMIT_MAX=0 means no limit for verified identities, as in the reference server
   const verified = o.publishMax > 0 ? make('pub', o.publishMax, o.publishWindowMs) : null

@@ -83,7 +83,10 @@ export class SlotLimiter {
     this.redis = redis
     this.script = redis && redisScript(redis, 'wireSlots', SCRIPT)
     this.memory = new RateLimiterMemory({ keyPrefix: o.keyPrefix, points: o.points, duration: o.duration })
-    this.batch = new KeyBatch<Ask>(() => ({ released: 0, waiting: [] }), (b) => this.send(b))
+    this.batch = new KeyBatch<Ask>(
+      () => ({ released: 0, waiting: [] }),
+      (b) => this.send(b),
+    )
   }
 
   /** Takes a slot of `key`: resolves when granted, rejects with the budget's WireError (429 rate_limited) when all are held. */
@@ -99,7 +102,11 @@ export class SlotLimiter {
    * once when the key has a parked slot), `w.reject(err)` with the budget's WireError when all are held.
    */
   takeTo(key: string, w: BudgetWaiter): void {
-    if (this.redis?.status !== 'ready') return void this.takeInMemory(key).then(() => w.resolve(), (res: unknown) => w.reject(res))
+    if (this.redis?.status !== 'ready')
+      return void this.takeInMemory(key).then(
+        () => w.resolve(),
+        (res: unknown) => w.reject(res),
+      )
     const p = this.parked.get(key)
     if (!p || p.n === 0) return void this.batch.ask(key).waiting.push(w)
     p.n--
@@ -110,7 +117,7 @@ export class SlotLimiter {
   give(key: string) {
     if (this.redis?.status !== 'ready') return void this.memory.reward(key, 1).catch(() => {})
     const p = this.parked.get(key)
-    if (p) ((p.n += 1), (p.at = Date.now()))
+    if (p) (p.n += 1), (p.at = Date.now())
     else if (this.parked.size < MAX_PARKED) this.parked.set(key, { n: 1, at: Date.now() })
     else return void this.batch.ask(key).released++
     this.parkTimer ??= setInterval(() => this.unpark(), PARK_MS / 2).unref()
@@ -124,7 +131,7 @@ export class SlotLimiter {
         this.parked.delete(key)
         if (p.n > 0) this.batch.ask(key).released += p.n
       }
-    if (!this.parked.size) (clearInterval(this.parkTimer), (this.parkTimer = undefined))
+    if (!this.parked.size) clearInterval(this.parkTimer), (this.parkTimer = undefined)
   }
 
   private takeInMemory(key: string): Promise<void> {
@@ -142,17 +149,24 @@ export class SlotLimiter {
     try {
       let keys = ''
       let counts = ''
-      for (const [k, a] of batch) ((keys += keyLine(k)), (counts += `${a.released} ${a.waiting.length} `))
+      for (const [k, a] of batch) (keys += keyLine(k)), (counts += `${a.released} ${a.waiting.length} `)
       out = (await this.script!(0, String(this.o.duration), String(this.points), `${this.o.keyPrefix}:`, keys, counts)) as number[]
     } catch {
       // a lost give-back only holds its slot until the window ends; takes are counted in memory
-      for (const [key, a] of batch) for (const p of a.waiting) this.takeInMemory(key).then(() => p.resolve(), (res: unknown) => p.reject(res))
+      for (const [key, a] of batch)
+        for (const p of a.waiting)
+          this.takeInMemory(key).then(
+            () => p.resolve(),
+            (res: unknown) => p.reject(res),
+          )
       return
     }
     batch.forEach(([, a], i) => {
       const granted = Number(out[2 * i])
       const ttl = Number(out[2 * i + 1])
-      a.waiting.forEach((p, j) => void (j < granted ? p.resolve() : p.reject(refusalOf(this.o, new RateLimiterRes(0, ttl, this.points, false)))))
+      a.waiting.forEach(
+        (p, j) => void (j < granted ? p.resolve() : p.reject(refusalOf(this.o, new RateLimiterRes(0, ttl, this.points, false)))),
+      )
     })
   }
 }

@@ -92,7 +92,10 @@ export class WindowLimiter {
     this.redis = redis
     this.script = redis && redisScript(redis, 'wireWindow', SCRIPT)
     this.memory = new RateLimiterMemory({ keyPrefix: o.keyPrefix, points: o.points, duration: o.duration })
-    this.batch = new KeyBatch<BudgetWaiter[]>(() => [], (b) => this.reserve(b))
+    this.batch = new KeyBatch<BudgetWaiter[]>(
+      () => [],
+      (b) => this.reserve(b),
+    )
   }
 
   /** Takes one point of `key`'s window: resolves when granted, rejects with the budget's WireError (429 rate_limited) past the limit. */
@@ -107,7 +110,11 @@ export class WindowLimiter {
    * (at once when the key's lease has points left), `w.reject(res)` past the limit.
    */
   consumeTo(key: string, w: BudgetWaiter): void {
-    if (this.redis?.status !== 'ready') return void this.inMemory(key).then(() => w.resolve(), (err: unknown) => w.reject(err))
+    if (this.redis?.status !== 'ready')
+      return void this.inMemory(key).then(
+        () => w.resolve(),
+        (err: unknown) => w.reject(err),
+      )
     if (this.leased(key)) return void w.resolve()
     this.batch.ask(key).push(w)
   }
@@ -139,10 +146,15 @@ export class WindowLimiter {
     try {
       let keys = ''
       let points = ''
-      for (const a of asks) ((keys += keyLine(a.key)), (points += `${a.reserve} `))
+      for (const a of asks) (keys += keyLine(a.key)), (points += `${a.reserve} `)
       out = (await this.script!(0, String(this.duration), `${this.prefix}:`, keys, points)) as number[]
     } catch {
-      for (const a of asks) for (const p of a.waiting) this.inMemory(a.key).then(() => p.resolve(), (err: unknown) => p.reject(err))
+      for (const a of asks)
+        for (const p of a.waiting)
+          this.inMemory(a.key).then(
+            () => p.resolve(),
+            (err: unknown) => p.reject(err),
+          )
       return
     }
     const at = Date.now()

@@ -22,13 +22,21 @@ export const metrics = {
     help: 'Publish latency, request to acknowledgement',
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
   }),
-  batchSize: new client.Histogram({ name: 'wire_batch_size', help: 'Signals per committed batch', buckets: [1, 2, 5, 10, 25, 50, 100, 250, 500] }),
+  batchSize: new client.Histogram({
+    name: 'wire_batch_size',
+    help: 'Signals per committed batch',
+    buckets: [1, 2, 5, 10, 25, 50, 100, 250, 500],
+  }),
   busMessages: new client.Counter({
     name: 'wire_bus_messages_total',
     help: 'Wake-up bus messages received from other processes, by path (redis, pg) and outcome (delivered, duplicate: another path was first, invalid: dropped)',
     labelNames: ['path', 'outcome'],
   }),
-  wakes: new client.Counter({ name: 'wire_feed_wakes_total', help: 'Wake-ups received by readers (bus, resync, timer)', labelNames: ['source'] }),
+  wakes: new client.Counter({
+    name: 'wire_feed_wakes_total',
+    help: 'Wake-ups received by readers (bus, resync, timer)',
+    labelNames: ['source'],
+  }),
   feedQueries: new client.Counter({ name: 'wire_feed_queries_total', help: 'Feed queries to the read database', labelNames: ['kind'] }),
   waiting: new client.Gauge({
     name: 'wire_waiting_pollers',
@@ -37,11 +45,23 @@ export const metrics = {
       this.set(hotCounts.waiting)
     },
   }),
-  idleGcs: new client.Counter({ name: 'wire_idle_gc_total', help: 'Memory-reducing GCs made when the process went quiet after its RSS grew (IDLE_GC_INTERVAL_MS)' }),
+  idleGcs: new client.Counter({
+    name: 'wire_idle_gc_total',
+    help: 'Memory-reducing GCs made when the process went quiet after its RSS grew (IDLE_GC_INTERVAL_MS)',
+  }),
   idleGcCpuSeconds: new client.Counter({ name: 'wire_idle_gc_cpu_seconds_total', help: 'Process CPU the idle memory-reducing GCs took' }),
-  a2aTaskBytes: new client.Gauge({ name: 'wire_a2a_task_bytes', help: 'JSON characters of the A2A tasks this process keeps (working and finished)' }),
-  waitingMax: new client.Gauge({ name: 'wire_waiting_pollers_max', help: 'READER_MAX_WAITERS: long-polls this process may hold at once (0: no cap)' }),
-  waitersRefused: new client.Counter({ name: 'wire_waiters_refused_total', help: 'Long-polls refused with 503 because the process held READER_MAX_WAITERS' }),
+  a2aTaskBytes: new client.Gauge({
+    name: 'wire_a2a_task_bytes',
+    help: 'JSON characters of the A2A tasks this process keeps (working and finished)',
+  }),
+  waitingMax: new client.Gauge({
+    name: 'wire_waiting_pollers_max',
+    help: 'READER_MAX_WAITERS: long-polls this process may hold at once (0: no cap)',
+  }),
+  waitersRefused: new client.Counter({
+    name: 'wire_waiters_refused_total',
+    help: 'Long-polls refused with 503 because the process held READER_MAX_WAITERS',
+  }),
   tailHits: new client.Counter({
     name: 'wire_tail_reads_total',
     help: 'Feed reads by where they were answered',
@@ -112,7 +132,10 @@ export const metrics = {
     help: 'Signals deleted by the purge: expired (past expiry + grace) or removed (by a moderator, past the grace)',
     labelNames: ['kind'],
   }),
-  rolledUpSignals: new client.Counter({ name: 'wire_stats_rolled_up_signals_total', help: 'Signals counted into stats_buckets by the rollup' }),
+  rolledUpSignals: new client.Counter({
+    name: 'wire_stats_rolled_up_signals_total',
+    help: 'Signals counted into stats_buckets by the rollup',
+  }),
   refused: new client.Counter({
     name: 'wire_refused_total',
     help: 'Requests refused by a per-process guard or a per-client budget (overloaded, reads, long_polls, publishes, new_identities)',
@@ -126,7 +149,17 @@ export const metrics = {
   }),
 }
 // every reason from the start, at 0: rate() and the alerts see a series before the first refusal
-for (const reason of ['overloaded', 'reads', 'long_polls', 'publish_attempts', 'publishes', 'admin_failures', 'registrations', 'new_identities', 'database_reads'])
+for (const reason of [
+  'overloaded',
+  'reads',
+  'long_polls',
+  'publish_attempts',
+  'publishes',
+  'admin_failures',
+  'registrations',
+  'new_identities',
+  'database_reads',
+])
   metrics.refused.inc({ reason }, 0)
 
 // ── Health of optional dependencies ─────────────────────────────────────────────────────────────

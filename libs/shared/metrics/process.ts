@@ -9,7 +9,13 @@ import client, { type Registry } from 'prom-client'
  * (bench/results/fan-out-steady.md, a Prometheus scrape). Dropped: `wire_open_connections` counts what
  * grows with the followers, and `process_max_fds` stays.
  */
-export const PER_HANDLE_METRICS = ['process_open_fds', 'nodejs_active_handles', 'nodejs_active_handles_total', 'nodejs_active_resources', 'nodejs_active_resources_total']
+export const PER_HANDLE_METRICS = [
+  'process_open_fds',
+  'nodejs_active_handles',
+  'nodejs_active_handles_total',
+  'nodejs_active_resources',
+  'nodejs_active_resources_total',
+]
 
 const servers = new Set<Server>()
 
@@ -22,7 +28,9 @@ export function processMetrics(registry: Registry): void {
     help: 'Client connections open on this process (HTTP, whichever path serves them): each holds a file descriptor (compare process_max_fds)',
     registers: [registry],
     async collect() {
-      const open = await Promise.all([...servers].map((s) => new Promise<number>((resolve) => s.getConnections((err, n) => resolve(err ? 0 : n)))))
+      const open = await Promise.all(
+        [...servers].map((s) => new Promise<number>((resolve) => s.getConnections((err, n) => resolve(err ? 0 : n)))),
+      )
       this.set(open.reduce((a, b) => a + b, 0))
     },
   })

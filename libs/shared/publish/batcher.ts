@@ -105,7 +105,8 @@ export type Batcher = ReturnType<typeof createBatcher>
 export function publishFailure(err: unknown): WireError {
   // the envelope was valid, so a row the database refuses is the board's fault (a constraint the
   // envelope does not know, a restored row in the way), not the publisher's: 500, not 400
-  if (isDataError(err)) return new WireError('internal', 'the database refused this signal; nothing was stored', { outcome: 'not_stored' }, { cause: err })
+  if (isDataError(err))
+    return new WireError('internal', 'the database refused this signal; nothing was stored', { outcome: 'not_stored' }, { cause: err })
   if (err instanceof DatabaseUnavailable && err.outcomeUnknown)
     return new WireError(
       'unavailable',

@@ -39,7 +39,9 @@ export async function publishOnce(
     }
     // another publish of this key is committing (here or on another writer): wait for its outcome
     if (Date.now() > deadline)
-      throw new WireError('unavailable', 'a publish with this Idempotency-Key is still in progress; retry shortly', undefined, { retryAfter: 1 })
+      throw new WireError('unavailable', 'a publish with this Idempotency-Key is still in progress; retry shortly', undefined, {
+        retryAfter: 1,
+      })
     await sleep(POLL_MS)
   }
 }
@@ -53,7 +55,8 @@ export async function replayOf(keys: IdempotencyKeys, identity: string, key: str
 
 /** A replay answers the original signal, or not_found when a moderator removed it (never the removed signal, never a new one). */
 function answerOf(original: Signal | typeof REMOVED, id: string): Signal {
-  if (original === REMOVED) throw new WireError('not_found', 'the signal published with this Idempotency-Key was removed by a moderator', { id })
+  if (original === REMOVED)
+    throw new WireError('not_found', 'the signal published with this Idempotency-Key was removed by a moderator', { id })
   return original
 }
 

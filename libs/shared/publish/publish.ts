@@ -1,7 +1,17 @@
 import type { Identity, IdentityResolver } from '../auth/index.js'
 import type { Caller } from '../caller.js'
 import { DatabaseUnavailable, type IdempotencyKeys, type SignalReader } from '../db/index.js'
-import { invalid, parseEnvelope, parseIdempotencyKey, parseSignalRef, serializeSignal, WireError, newSignalId, type Envelope, type Signal } from '../domain/index.js'
+import {
+  invalid,
+  parseEnvelope,
+  parseIdempotencyKey,
+  parseSignalRef,
+  serializeSignal,
+  WireError,
+  newSignalId,
+  type Envelope,
+  type Signal,
+} from '../domain/index.js'
 import type { ClientLimits, PublishRateLimits } from '../limits/index.js'
 import { startSpan, tracing } from '../tracing/index.js'
 import { nothingStored, type Batcher } from './batcher.js'
@@ -24,7 +34,6 @@ export interface PublishDeps {
   keys: IdempotencyKeys
   batcher: Batcher
 }
-
 
 /**
  * The one publish path, used by HTTP, MCP and A2A alike: the door to publishing. Checks run in the order of docs/protocol.md ("Publish check order"):
@@ -66,7 +75,10 @@ async function publish(d: PublishDeps, r: Caller, body: string | undefined): Pro
   }
   await d.policy.check(who.id, env.type)
   if (refId === null && d.threadBitFloor !== null && (who.bits ?? 0) < d.threadBitFloor)
-    throw new WireError('insufficient_standing', 'opening a thread needs more standing', { required: d.threadBitFloor, bits: who.bits ?? 0 })
+    throw new WireError('insufficient_standing', 'opening a thread needs more standing', {
+      required: d.threadBitFloor,
+      bits: who.bits ?? 0,
+    })
   const limitedThread = refId === null && !who.verified
   const insert = async (id: string) => {
     // the thread count is looked at before the rate limit is charged (docs/protocol.md's check order); the

@@ -21,7 +21,11 @@ export interface Tuning {
 export async function tuneProcess(cfg: Config, o: { readSide: boolean; prepare?: () => Promise<void> }): Promise<Tuning> {
   if (!o.readSide) return { afterStart() {}, stop() {} }
   const embedded = cfg.db.kind === 'embedded' ? cfg.db : null
-  runAgainWith({ semiSpaceMb: cfg.reader.semiSpaceMb, mallocArenas: embedded?.mallocArenas ?? 0, wasmBaselineOnly: embedded ? !embedded.wasmOptimize : false })
+  runAgainWith({
+    semiSpaceMb: cfg.reader.semiSpaceMb,
+    mallocArenas: embedded?.mallocArenas ?? 0,
+    wasmBaselineOnly: embedded ? !embedded.wasmOptimize : false,
+  })
   await o.prepare?.() // work before serving, in the tuned process (the embedded database's first start)
   if (cfg.reader.idleGcIntervalMs <= 0) return { afterStart() {}, stop() {} }
   // loaded only now: a process that runs itself again has not loaded it for nothing

@@ -9,14 +9,19 @@
  */
 export const NODE_FLOOR = '22.19.0'
 
-const parts = (v: string) => v.replace(/^v/, '').split('.').map((n) => Number.parseInt(n, 10) || 0)
+const parts = (v: string) =>
+  v
+    .replace(/^v/, '')
+    .split('.')
+    .map((n) => Number.parseInt(n, 10) || 0)
 
 /** The one line to print when `version` is older than the floor; null when it is new enough. */
 export function nodeTooOld(program: string, version: string = process.versions.node): string | null {
   const [have, need] = [parts(version), parts(NODE_FLOOR)]
   for (let i = 0; i < 3; i++) {
     if ((have[i] ?? 0) > need[i]!) return null
-    if ((have[i] ?? 0) < need[i]!) return `${program}: needs Node.js ${NODE_FLOOR} or newer, and this is Node.js ${version} (see "Node.js and the toolchain" in the README)`
+    if ((have[i] ?? 0) < need[i]!)
+      return `${program}: needs Node.js ${NODE_FLOOR} or newer, and this is Node.js ${version} (see "Node.js and the toolchain" in the README)`
   }
   return null
 }

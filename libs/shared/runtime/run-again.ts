@@ -54,5 +54,8 @@ export function runAgainWith(opts: RunAgainOptions): void {
   const arenas = opts.mallocArenas && process.env.MALLOC_ARENA_MAX === undefined ? { MALLOC_ARENA_MAX: String(opts.mallocArenas) } : {}
   if (!flags.length && !Object.keys(arenas).length) return
   if (typeof process.execve !== 'function') return
-  process.execve(process.execPath, [process.execPath, ...process.execArgv, ...flags, ...process.argv.slice(1)], { ...process.env, ...arenas })
+  process.execve(process.execPath, [process.execPath, ...process.execArgv, ...flags, ...process.argv.slice(1)], {
+    ...process.env,
+    ...arenas,
+  })
 }

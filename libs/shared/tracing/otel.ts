@@ -1,7 +1,15 @@
 import { context, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, TraceFlags, type Context } from '@opentelemetry/api'
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http'
 import { resourceFromAttributes } from '@opentelemetry/resources'
-import { AlwaysOffSampler, AlwaysOnSampler, BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler, TracerProvider, type Sampler } from '@opentelemetry/sdk-trace'
+import {
+  AlwaysOffSampler,
+  AlwaysOnSampler,
+  BatchSpanProcessor,
+  ParentBasedSampler,
+  TraceIdRatioBasedSampler,
+  TracerProvider,
+  type Sampler,
+} from '@opentelemetry/sdk-trace'
 import type { TracingSettings } from '../config/index.js'
 import type { WireSpan } from './span.js'
 
@@ -10,7 +18,11 @@ import type { WireSpan } from './span.js'
 // Wire's spans are started where they happen, a publish's under its client's `traceparent`.
 
 function sampler(s: TracingSettings): Sampler {
-  const root = s.sampler.endsWith('always_off') ? new AlwaysOffSampler() : s.sampler.endsWith('traceidratio') ? new TraceIdRatioBasedSampler(s.ratio) : new AlwaysOnSampler()
+  const root = s.sampler.endsWith('always_off')
+    ? new AlwaysOffSampler()
+    : s.sampler.endsWith('traceidratio')
+      ? new TraceIdRatioBasedSampler(s.ratio)
+      : new AlwaysOnSampler()
   return s.sampler.startsWith('parentbased_') ? new ParentBasedSampler({ root }) : root
 }
 
@@ -20,14 +32,25 @@ const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/
 function parentOf(traceparent: string | undefined): Context {
   const m = traceparent && traceparent.length === 55 ? TRACEPARENT.exec(traceparent) : null
   if (!m || /^0+$/.test(m[1]!) || /^0+$/.test(m[2]!)) return ROOT_CONTEXT
-  return trace.setSpanContext(ROOT_CONTEXT, { traceId: m[1]!, spanId: m[2]!, traceFlags: parseInt(m[3]!, 16) & TraceFlags.SAMPLED, isRemote: true })
+  return trace.setSpanContext(ROOT_CONTEXT, {
+    traceId: m[1]!,
+    spanId: m[2]!,
+    traceFlags: parseInt(m[3]!, 16) & TraceFlags.SAMPLED,
+    isRemote: true,
+  })
 }
 
 export async function otelTracer(s: TracingSettings, role: string) {
   const provider = new TracerProvider({
     resource: resourceFromAttributes({ 'service.name': s.serviceName ?? `wire-${role}`, 'wire.role': role }),
     sampler: sampler(s),
-    spanProcessors: [new BatchSpanProcessor({ exporter: new OTLPTraceExporter({ url: s.url }), scheduledDelayMillis: s.scheduleDelayMs, maxQueueSize: 2048 })],
+    spanProcessors: [
+      new BatchSpanProcessor({
+        exporter: new OTLPTraceExporter({ url: s.url }),
+        scheduledDelayMillis: s.scheduleDelayMs,
+        maxQueueSize: 2048,
+      }),
+    ],
   })
   const tracer = provider.getTracer('wire')
   const start = (name: string, traceparent?: string): WireSpan => {

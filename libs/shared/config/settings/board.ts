@@ -9,10 +9,13 @@ const star = true
 const SIZE_AND_SCALE = '([docs/deploy.md](docs/deploy.md#size-and-scale))'
 
 export const database = group('Database and processes', '', {
-  DATABASE_URL: setting(text(), 'PostgreSQL connection string (the primary); needed for more than one process.', { star, shown: 'unset: embedded PGlite' }),
+  DATABASE_URL: setting(text(), 'PostgreSQL connection string (the primary); needed for more than one process.', {
+    star,
+    shown: 'unset: embedded PGlite',
+  }),
   DATABASE_URL_DIRECT: setting(
     text(),
-    'Direct (unpooled) connection to the primary, for boot-time migrations and every process\'s LISTEN; set it when `DATABASE_URL` is a pooler.',
+    "Direct (unpooled) connection to the primary, for boot-time migrations and every process's LISTEN; set it when `DATABASE_URL` is a pooler.",
     { shown: '`DATABASE_URL`' },
   ),
   DATABASE_REPLICA_URL: setting(
@@ -32,7 +35,13 @@ export const database = group('Database and processes', '', {
   WIRE_PG_SCHEMA: setting(identifier(63, 'public'), "Schema for Wire's tables (pg-boss uses `<schema>_boss`)."),
   // the spec: `0` disables, anything else migrates
   WIRE_AUTO_MIGRATE: setting(
-    { default: '1', schema: z.string().default('1').transform((v) => v.trim() !== '0') },
+    {
+      default: '1',
+      schema: z
+        .string()
+        .default('1')
+        .transform((v) => v.trim() !== '0'),
+    },
     '`0` disables boot-time migrations (then run a writer with it on, once); any other value migrates.',
   ),
   WIRE_DATA_DIR: setting(verbatim('./.wire'), "The embedded database's directory (one process at a time)."),
@@ -50,13 +59,22 @@ export const database = group('Database and processes', '', {
   ),
   SERVER_PORT: setting(int(0, 65535, 4000), 'Listen port.'),
   SERVER_HOST: setting(verbatim('0.0.0.0'), 'Listen address.'),
-  LOG_LEVEL: setting(choice(LOG_LEVELS, 'info'), '`fatal`, `error`, `warn`, `info`, `debug`, `trace` or `silent`; tokens and payloads are never logged.'),
+  LOG_LEVEL: setting(
+    choice(LOG_LEVELS, 'info'),
+    '`fatal`, `error`, `warn`, `info`, `debug`, `trace` or `silent`; tokens and payloads are never logged.',
+  ),
 })
 
 export const address = group("The board's public address", '', {
   PUBLIC_WIRE_HOST: setting(
-    { schema: z.string().trim().regex(/^[A-Za-z0-9.-]+(:\d{1,5})?$/, 'must be host or host:port').optional() },
-    "The public `host` or `host:port`, never taken from a request: the `sw://` authority of every signal and the board half of token scopes, so set it before the first publish.",
+    {
+      schema: z
+        .string()
+        .trim()
+        .regex(/^[A-Za-z0-9.-]+(:\d{1,5})?$/, 'must be host or host:port')
+        .optional(),
+    },
+    'The public `host` or `host:port`, never taken from a request: the `sw://` authority of every signal and the board half of token scopes, so set it before the first publish.',
     { star, shown: '`localhost:<port>`' },
   ),
   PUBLIC_WIRE_URL: setting(url(), 'Base URL for links in discovery, onboarding documents, OpenAPI and agent cards.', {
@@ -66,7 +84,10 @@ export const address = group("The board's public address", '', {
     list(parseHostNames, 'host names or addresses separated by commas, without a port'),
     'Host names or addresses (comma-separated, no port) `/mcp` and `/a2a` accept in `Host` and `Origin` besides the public name and loopback; others get 403 ([docs/agents.md](docs/agents.md#security)).',
   ),
-  AGGREGATOR_URL: setting(httpUrl(), 'An aggregator that lists this board, shown as `aggregator` in discovery; metadata only, Wire never calls it.'),
+  AGGREGATOR_URL: setting(
+    httpUrl(),
+    'An aggregator that lists this board, shown as `aggregator` in discovery; metadata only, Wire never calls it.',
+  ),
 })
 
 export const identity = group('Identity and admin', '', {

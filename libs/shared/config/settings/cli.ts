@@ -12,12 +12,24 @@ export const cli = group('The command line', '', {
       schema: z
         .string()
         .default('http://localhost:4000')
-        .transform((v) => v.split(',').map((u) => u.trim()).filter((u) => u !== ''))
-        .pipe(z.array(z.string().regex(/^https?:\/\/[^\s]+$/i, 'must be http(s) URLs, separated by commas')).min(1, 'must be http(s) URLs, separated by commas')),
+        .transform((v) =>
+          v
+            .split(',')
+            .map((u) => u.trim())
+            .filter((u) => u !== ''),
+        )
+        .pipe(
+          z
+            .array(z.string().regex(/^https?:\/\/[^\s]+$/i, 'must be http(s) URLs, separated by commas'))
+            .min(1, 'must be http(s) URLs, separated by commas'),
+        ),
     },
     "The board's base URL; several separated by commas, and a follower moves to the next when one fails; `--url` overrides it.",
   ),
-  WIRE_TOKEN: setting(text(), 'Bearer token for `publish` (any 8+ characters in local mode); on reads it counts you as a reader; `--token` overrides it.'),
+  WIRE_TOKEN: setting(
+    text(),
+    'Bearer token for `publish` (any 8+ characters in local mode); on reads it counts you as a reader; `--token` overrides it.',
+  ),
   WIRE_ADMIN_TOKEN: setting(text(), 'The admin token for `wire admin …`; `--admin-token` overrides it.', { shown: '`SERVER_ADMIN_TOKEN`' }),
   NO_COLOR: setting({ schema: z.string().optional() }, 'Set: no colour even on a terminal.'),
 })

@@ -24,10 +24,13 @@ export const exposure = group(
       int(1000, 3_600_000, 72_000),
       "How long an idle kept-alive connection stays open between requests (above common load balancers' 60 s).",
     ),
-    HTTP_MAX_CONNECTIONS: setting(int(0, 10_000_000, 20_000), 'Open connections per process; connections beyond it are closed at once (`0`: no cap).'),
+    HTTP_MAX_CONNECTIONS: setting(
+      int(0, 10_000_000, 20_000),
+      'Open connections per process; connections beyond it are closed at once (`0`: no cap).',
+    ),
     HTTP_LISTEN_BACKLOG: setting(
       int(1, 65_535, 4096),
-      "Connections the kernel queues for the process to accept (Linux caps it at `net.core.somaxconn`); a front opening thousands at once overflows a smaller queue and its connects time out.",
+      'Connections the kernel queues for the process to accept (Linux caps it at `net.core.somaxconn`); a front opening thousands at once overflows a smaller queue and its connects time out.',
     ),
     SHED_EVENT_LOOP_DELAY_MS: setting(
       int(0, 60_000, 1000),
@@ -43,14 +46,20 @@ export const exposure = group(
       flag('1'),
       "Readers serve `GET /sw/signals` polls and long-polls below node's request objects and fastify; `0`: every request through fastify.",
     ),
-    CLIENT_IPV6_PREFIX_BITS: setting(int(1, 128, 64), 'Budgets count an IPv6 client by this many leading bits of its address (IPv4 and IPv4-mapped IPv6 exactly).'),
+    CLIENT_IPV6_PREFIX_BITS: setting(
+      int(1, 128, 64),
+      'Budgets count an IPv6 client by this many leading bits of its address (IPv4 and IPv4-mapped IPv6 exactly).',
+    ),
     // per client address (0: off), shared by every process through Redis
     READ_RATE_LIMIT_MAX: setting(
       int(0, 10_000_000, 3000),
       'Requests per client address per window (every read, and every request without a budget of its own; only `/`, `/healthz` and `/readyz` are free); past it 429; `0`: off.',
     ),
     READ_RATE_LIMIT_WINDOW_MS: setting(int(1000, 86_400_000, 60_000), 'That window.'),
-    LONG_POLLS_PER_ADDRESS_MAX: setting(int(0, 10_000_000, 100), 'Long-polls one client address may have waiting at once, across readers; `0`: off.'),
+    LONG_POLLS_PER_ADDRESS_MAX: setting(
+      int(0, 10_000_000, 100),
+      'Long-polls one client address may have waiting at once, across readers; `0`: off.',
+    ),
     PUBLISH_ADDRESS_RATE_LIMIT_MAX: setting(
       int(0, 10_000_000, 600),
       'Publishes per client address per `PUBLISH_RATE_LIMIT_WINDOW_MS`, whatever the tokens; `0`: off.',
@@ -101,11 +110,11 @@ export const tuning = group('Sweeper and tuning', '', {
   ),
   READER_SEMI_SPACE_MB: setting(
     int(0, 1024, 4),
-    `V8's young generation (\`--max-semi-space-size\`, MB) a reader (and the board's one process, the aggregator) runs itself again with (\`0\`: node's default; a size in \`NODE_OPTIONS\` wins) ${SIZE_AND_SCALE}.`,
+    `V8's young generation (\`--max-semi-space-size\`, MB) a read side runs itself again with (\`0\`: node's default; \`NODE_OPTIONS\` wins) ${SIZE_AND_SCALE}.`,
   ),
   IDLE_GC_INTERVAL_MS: setting(
     int(0, 86_400_000, 10_000),
-    `At most one memory-reducing collection (then glibc's \`malloc_trim\`) per this many ms, when a read side (a reader, the board's one process, the aggregator) goes quiet after its RSS grew; \`0\`: never ${SIZE_AND_SCALE}.`,
+    `At most one memory-reducing collection (then \`malloc_trim\`) per this many ms, when a read side goes quiet after its RSS grew; \`0\`: never ${SIZE_AND_SCALE}.`,
   ),
   IDLE_GC_RSS_BUDGET_MB: setting(
     int(0, 1_048_576, 200),

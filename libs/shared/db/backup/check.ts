@@ -11,9 +11,14 @@ export const MAX_FEED_SEQ = 2 ** 48
 
 /** The header's feed head and change number, before any DDL: whole numbers from 0 to MAX_FEED_SEQ. */
 export function checkFeedHead(head: { seq: number; changes: number }): void {
-  for (const [name, v] of [['seq', head.seq], ['changes', head.changes]] as const)
+  for (const [name, v] of [
+    ['seq', head.seq],
+    ['changes', head.changes],
+  ] as const)
     if (!Number.isSafeInteger(v) || v < 0 || v > MAX_FEED_SEQ)
-      throw new BackupError(`the backup header's feedHead.${name} (${v}) is not a whole number from 0 to ${MAX_FEED_SEQ}: nothing was restored`)
+      throw new BackupError(
+        `the backup header's feedHead.${name} (${v}) is not a whole number from 0 to ${MAX_FEED_SEQ}: nothing was restored`,
+      )
 }
 
 const TTL_MIN = 10
@@ -36,7 +41,8 @@ export function signalRowChecker(feedHead: number) {
     if (seq <= last) throw bad(`signal seq ${seq} does not follow ${last} (signals come once each, in seq order)`)
     last = seq
     if (typeof row.id !== 'string' || !isSignalId(row.id)) throw bad('a signal id is not 20 letters and digits')
-    if (row.ref_id != null && (typeof row.ref_id !== 'string' || !isSignalId(row.ref_id))) throw bad(`signal ${row.id}'s ref is not a signal id`)
+    if (row.ref_id != null && (typeof row.ref_id !== 'string' || !isSignalId(row.ref_id)))
+      throw bad(`signal ${row.id}'s ref is not a signal id`)
     if (typeof row.origin !== 'string' || row.origin === '') throw bad(`signal ${row.id} has no origin`)
     if (!Number.isInteger(row.ttl_seconds) || (row.ttl_seconds as number) < TTL_MIN || (row.ttl_seconds as number) > TTL_MAX)
       throw bad(`signal ${row.id}'s ttl_seconds is not from ${TTL_MIN} to ${TTL_MAX}`)
@@ -47,7 +53,8 @@ export function signalRowChecker(feedHead: number) {
     } catch (err) {
       // a stored reply's payload no longer holds its $refId (the row does)
       if (!(err instanceof WireError)) throw err
-      if (err.code !== 'reply_requires_ref' || row.ref_id == null) throw bad(`signal ${row.id}'s payload is not a signal a publish would store (${err.message})`)
+      if (err.code !== 'reply_requires_ref' || row.ref_id == null)
+        throw bad(`signal ${row.id}'s payload is not a signal a publish would store (${err.message})`)
       env = parseEnvelope(row.payload.replace(/^\s*\{/, '{"$refId":"0",'), TTL_MAX) // the ref's value is the row's, checked above
     }
     if (row.type !== env.type) throw bad(`signal ${row.id}'s type is not its payload's $type`)

@@ -43,7 +43,15 @@ export interface BackupHeader {
 
 export type BackupCounts = Record<CarriedTable, number> & { pinned: number }
 
-export const emptyCounts = (): BackupCounts => ({ board: 0, stats_rollup: 0, rules: 0, stats_buckets: 0, signals: 0, idempotency_keys: 0, pinned: 0 })
+export const emptyCounts = (): BackupCounts => ({
+  board: 0,
+  stats_rollup: 0,
+  rules: 0,
+  stats_buckets: 0,
+  signals: 0,
+  idempotency_keys: 0,
+  pinned: 0,
+})
 
 /** A backup or restore refused or failed in a way its operator can fix; the message says how. */
 export class BackupError extends Error {

@@ -3,7 +3,18 @@ import { listMigrations, migrate } from '../migrate.js'
 import { signalPartitions } from '../signals/partitions.js'
 import { ident, type Db, type Ident, type Tx } from '../types.js'
 import { checkFeedHead, signalRowChecker } from './check.js'
-import { BACKUP_FORMAT, BACKUP_VERSION, BackupError, CARRIED, emptyCounts, LOCAL_COLUMNS, ONE_ROW, type BackupCounts, type BackupHeader, type CarriedTable } from './format.js'
+import {
+  BACKUP_FORMAT,
+  BACKUP_VERSION,
+  BackupError,
+  CARRIED,
+  emptyCounts,
+  LOCAL_COLUMNS,
+  ONE_ROW,
+  type BackupCounts,
+  type BackupHeader,
+  type CarriedTable,
+} from './format.js'
 
 export interface RestoreOptions {
   /** What the migration runner takes: the direct URL on PostgreSQL, the Db itself on the embedded database. */
@@ -37,16 +48,24 @@ export async function restoreBoardBackup(db: Db, schema: string, lines: AsyncIte
   checkFeedHead(header.feedHead) // before any DDL, the migrations' included
   const known = listMigrations().map((m) => m.name)
   if (header.migrations.some((m, i) => known[i] !== m))
-    throw new BackupError(`the backup was made at migration ${header.migrations.at(-1)}, which this Wire does not have: restore it with the Wire that made it (or a newer one)`)
+    throw new BackupError(
+      `the backup was made at migration ${header.migrations.at(-1)}, which this Wire does not have: restore it with the Wire that made it (or a newer one)`,
+    )
   const level = header.migrations.at(-1)
   const before = await migrate(o.migrateWith, schema, level === undefined ? {} : { until: level })
   const applied = (await db.query<{ name: string }>(`select name from ${s}.schema_migrations order by name`)).rows.map((r) => r.name)
   if (applied.length > header.migrations.length)
-    throw new BackupError(`schema ${schema} is already at migration ${applied.at(-1)}, newer than the backup's ${level}: restore into a new schema (WIRE_PG_SCHEMA) or database; the restore upgrades it after loading`)
-  const { rows } = await db.query<{ head: string | number; any: boolean }>(`select (select seq from ${s}.feed_head) as head, exists (select 1 from ${s}.signals) as any`)
+    throw new BackupError(
+      `schema ${schema} is already at migration ${applied.at(-1)}, newer than the backup's ${level}: restore into a new schema (WIRE_PG_SCHEMA) or database; the restore upgrades it after loading`,
+    )
+  const { rows } = await db.query<{ head: string | number; any: boolean }>(
+    `select (select seq from ${s}.feed_head) as head, exists (select 1 from ${s}.signals) as any`,
+  )
   const target = rows[0]!
   if ((Number(target.head) > 0 || target.any) && !o.replace)
-    throw new BackupError(`schema ${schema} already holds a board with signals (feed head ${target.head}): restore into an empty schema, or pass --replace to delete that board's signals, rules and stats and restore over it`)
+    throw new BackupError(
+      `schema ${schema} already holds a board with signals (feed head ${target.head}): restore into an empty schema, or pass --replace to delete that board's signals, rules and stats and restore over it`,
+    )
   const partitioned = await isPartitioned(db, s)
 
   const counts = await db.transaction(async (tx) => {
@@ -60,7 +79,10 @@ export async function restoreBoardBackup(db: Db, schema: string, lines: AsyncIte
     const loaded = await load(tx, s, { [Symbol.asyncIterator]: () => it }, signalRowChecker(header.feedHead.seq))
     const twice = (await tx.query<{ id: string }>(`select id from ${s}.signals group by id having count(*) > 1 limit 1`)).rows[0]
     if (twice) throw new BackupError(`signal ${twice.id} is in the backup twice: nothing was restored`)
-    if (tagged) await tx.exec(`insert into ${s}.signal_tags (tag, seq) select distinct t.tag, x.seq from ${s}.signals x cross join unnest(x.tags) t(tag)`)
+    if (tagged)
+      await tx.exec(
+        `insert into ${s}.signal_tags (tag, seq) select distinct t.tag, x.seq from ${s}.signals x cross join unnest(x.tags) t(tag)`,
+      )
     // the restored metadata is the board's: a board file (WIRE_CONFIG) on the target seeds only a new board
     await tx.query(`update ${s}.board set seeded_at = coalesce(seeded_at, now())`)
     return loaded
@@ -74,12 +96,16 @@ function parseHeader(line: string | undefined): BackupHeader {
   try {
     h = line === undefined ? undefined : (JSON.parse(line) as Partial<BackupHeader>)
   } catch {}
-  if (h?.t !== 'header' || h.format !== BACKUP_FORMAT) throw new BackupError('not a Wire board backup (its first line is not a backup header)')
+  if (h?.t !== 'header' || h.format !== BACKUP_FORMAT)
+    throw new BackupError('not a Wire board backup (its first line is not a backup header)')
   if (h.version !== BACKUP_VERSION) throw new BackupError(`backup format version ${h.version}; this Wire reads version ${BACKUP_VERSION}`)
   const ok =
-    Array.isArray(h.migrations) && h.migrations.every((m) => typeof m === 'string') &&
-    Number.isSafeInteger(h.feedHead?.seq) && Number.isSafeInteger(h.feedHead?.changes) &&
-    typeof h.fingerprintKey === 'string' && h.fingerprintKey !== ''
+    Array.isArray(h.migrations) &&
+    h.migrations.every((m) => typeof m === 'string') &&
+    Number.isSafeInteger(h.feedHead?.seq) &&
+    Number.isSafeInteger(h.feedHead?.changes) &&
+    typeof h.fingerprintKey === 'string' &&
+    h.fingerprintKey !== ''
   if (!ok) throw new BackupError('the backup header is incomplete (migrations, feedHead, fingerprintKey)')
   return h as BackupHeader
 }
@@ -92,7 +118,12 @@ async function isPartitioned(db: Db, s: Ident): Promise<boolean> {
 const COLUMN_RE = /^[a-z_][a-z0-9_]{0,62}$/
 
 /** Every row line up to the end line, in batches; checks the end line's counts against what went in. */
-async function load(tx: Tx, s: Ident, lines: AsyncIterable<string>, checkSignal: (row: Record<string, unknown>, line: number) => void): Promise<BackupCounts> {
+async function load(
+  tx: Tx,
+  s: Ident,
+  lines: AsyncIterable<string>,
+  checkSignal: (row: Record<string, unknown>, line: number) => void,
+): Promise<BackupCounts> {
   const counts = emptyCounts()
   let batch: { table: CarriedTable; rows: string[]; chars: number } | null = null
   const flush = async () => {
@@ -103,7 +134,9 @@ async function load(tx: Tx, s: Ident, lines: AsyncIterable<string>, checkSignal:
       .query(`insert into ${s}.${table} select * from json_populate_recordset(null::${s}.${table}, $1::json)`, [`[${rows.join(',')}]`])
       .catch((err: unknown) => {
         if (!isDataError(err)) throw err
-        throw new BackupError(`the database refused a row of ${table} before line ${n} (${String((err as Error).message).slice(0, 200)}): nothing was restored`)
+        throw new BackupError(
+          `the database refused a row of ${table} before line ${n} (${String((err as Error).message).slice(0, 200)}): nothing was restored`,
+        )
       })
     counts[table] += r.rowCount
   }
@@ -123,13 +156,16 @@ async function load(tx: Tx, s: Ident, lines: AsyncIterable<string>, checkSignal:
       break
     }
     const table = CARRIED.find((c) => c === x.t)
-    if (!table || typeof x.row !== 'object' || x.row === null) throw new BackupError(`line ${n} of the backup is not a row of a carried table: nothing was restored`)
+    if (!table || typeof x.row !== 'object' || x.row === null)
+      throw new BackupError(`line ${n} of the backup is not a row of a carried table: nothing was restored`)
     if (ONE_ROW.has(table)) {
       await flush()
       const cols = Object.keys(x.row).filter((c) => !LOCAL_COLUMNS.includes(c))
       if (!cols.length || !cols.every((c) => COLUMN_RE.test(c))) throw new BackupError(`line ${n}: unexpected columns in ${table}`)
       const list = cols.map((c) => `"${c}"`).join(', ')
-      await tx.query(`update ${s}.${table} set (${list}) = (select ${list} from json_populate_record(null::${s}.${table}, $1::json))`, [JSON.stringify(x.row)])
+      await tx.query(`update ${s}.${table} set (${list}) = (select ${list} from json_populate_record(null::${s}.${table}, $1::json))`, [
+        JSON.stringify(x.row),
+      ])
       counts[table]++
       continue
     }

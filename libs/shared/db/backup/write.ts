@@ -3,7 +3,17 @@ import { IDEMPOTENCY_WINDOW_SECONDS } from '../signals/idempotency.js'
 import { keptRowsSql } from '../signals/partition-drop.js'
 import { statsWriter } from '../stats/write.js'
 import { ident, type Db, type Ident } from '../types.js'
-import { BACKUP_FORMAT, BACKUP_VERSION, BackupError, CARRIED, emptyCounts, LOCAL_COLUMNS, type BackupCounts, type BackupHeader, type CarriedTable } from './format.js'
+import {
+  BACKUP_FORMAT,
+  BACKUP_VERSION,
+  BackupError,
+  CARRIED,
+  emptyCounts,
+  LOCAL_COLUMNS,
+  type BackupCounts,
+  type BackupHeader,
+  type CarriedTable,
+} from './format.js'
 
 export interface BackupOptions {
   /** The key the board's fingerprints use now (FINGERPRINT_SECRET, the stored key, or the derived one). */
@@ -40,7 +50,12 @@ function selects(s: Ident): Record<CarriedTable, string> {
  * should wait for its stream to drain). Reads one snapshot (repeatable read), so a board that keeps
  * running on PostgreSQL is backed up as it stood at one instant.
  */
-export async function writeBoardBackup(db: Db, schema: string, o: BackupOptions, write: (line: string) => Promise<void>): Promise<BackupCounts> {
+export async function writeBoardBackup(
+  db: Db,
+  schema: string,
+  o: BackupOptions,
+  write: (line: string) => Promise<void>,
+): Promise<BackupCounts> {
   const s = ident(schema)
   // count every signal into the stats history first, as the sweeper would: a signal the backup
   // leaves out is then already in stats_buckets
@@ -53,7 +68,10 @@ export async function writeBoardBackup(db: Db, schema: string, o: BackupOptions,
     const migrations = (await tx.query<{ name: string }>(`select name from ${s}.schema_migrations order by name`)).rows.map((r) => r.name)
     const known = new Set(listMigrations().map((m) => m.name))
     const unknown = migrations.filter((m) => !known.has(m))
-    if (unknown.length) throw new BackupError(`schema ${schema} has migrations this Wire does not know (${unknown.join(', ')}): back it up with the Wire that ran them`)
+    if (unknown.length)
+      throw new BackupError(
+        `schema ${schema} has migrations this Wire does not know (${unknown.join(', ')}): back it up with the Wire that ran them`,
+      )
     const head = (await tx.query<{ seq: string | number; changes: string | number }>(`select seq, changes from ${s}.feed_head`)).rows[0]!
     const header: BackupHeader = {
       t: 'header',

@@ -45,8 +45,14 @@ export function chunkReader(db: Queryable, s: Ident) {
     const seqs = b?.s ?? []
     const text = r.text ?? ''
     return {
-      head: Number(r.head), changes: Number(r.changes), epoch: Number(r.epoch), seqs,
-      expires: seqs.map((_, i) => b!.e[i] ?? Infinity), tags: b?.t ?? [], text, ends: ends(text, b?.n ?? []),
+      head: Number(r.head),
+      changes: Number(r.changes),
+      epoch: Number(r.epoch),
+      seqs,
+      expires: seqs.map((_, i) => b!.e[i] ?? Infinity),
+      tags: b?.t ?? [],
+      text,
+      ends: ends(text, b?.n ?? []),
     }
   }
 }

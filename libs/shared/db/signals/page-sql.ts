@@ -25,14 +25,29 @@ export function driveOf(f: ReadFilter): Drive {
  * prepared statements named by their hash) did not change. `authority` is last: only the JSON
  * select list refers to it, and a statement without it is sent one value fewer.
  */
-export const PAGE_PARAMS = Object.freeze(['from', 'limit', 'type', 'origin', 'tags', 'q', 'sinceMs', 'includeExpired', 'cutoff', 'refId', 'batch', 'authority'] as const)
+export const PAGE_PARAMS = Object.freeze([
+  'from',
+  'limit',
+  'type',
+  'origin',
+  'tags',
+  'q',
+  'sinceMs',
+  'includeExpired',
+  'cutoff',
+  'refId',
+  'batch',
+  'authority',
+] as const)
 export type PageParam = (typeof PAGE_PARAMS)[number]
 // every read filter is a parameter: a filter added to READ_FILTERS does not compile until it has its place above
 const everyFilterHasAPlace: [Exclude<FilterKey, PageParam>] extends [never] ? true : never = true
 void everyFilterHasAPlace
 
 /** Each parameter's `$n` in the page statement. */
-export const P = Object.freeze(Object.fromEntries(PAGE_PARAMS.map((name, i) => [name, `$${i + 1}`]))) as { readonly [K in PageParam]: string }
+export const P = Object.freeze(Object.fromEntries(PAGE_PARAMS.map((name, i) => [name, `$${i + 1}`]))) as {
+  readonly [K in PageParam]: string
+}
 
 /**
  * Each read filter of the domain's table (READ_FILTERS) in SQL: its parameter's type, the per-row
@@ -139,26 +154,40 @@ export function pageSql(s: Ident, shape: Shape, select: string, checks: Checks, 
   // (the newest page starts at the head itself, not at coalesce(from, head): a prepared statement
   // settles on PostgreSQL's generic plan only when it costs what the custom plans do)
   const bound = fwd ? `seq > ${P.from}::int8` : fromHead ? `seq <= (select head from h)` : `seq <= ${P.from}::int8`
-  const native: Record<Exclude<Drive, 'tag'>, string> = { seq: 'true', type: FILTER_SQL.type.check!, origin: FILTER_SQL.origin.check!, ref: FILTER_SQL.refId.check! }
+  const native: Record<Exclude<Drive, 'tag'>, string> = {
+    seq: 'true',
+    type: FILTER_SQL.type.check!,
+    origin: FILTER_SQL.origin.check!,
+    ref: FILTER_SQL.refId.check!,
+  }
   const candidates =
     drive === 'tag' && oneTag
       ? `select x.* from (select g.seq from ${s}.signal_tags g where g.tag = (${P.tags}::text[])[1] and g.${bound} order by g.seq ${order} limit ${batch}) k
          join ${s}.signals x on x.seq = k.seq`
       : drive === 'tag'
-      ? // the first `batch` of each tag's range, merged: their first `batch` are the first of the union
-        `select x.* from (
+        ? // the first `batch` of each tag's range, merged: their first `batch` are the first of the union
+          `select x.* from (
            select distinct g.seq from unnest(${P.tags}::text[]) t(tag) cross join lateral (
              select g.seq from ${s}.signal_tags g where g.tag = t.tag and g.${bound} order by g.seq ${order} limit ${batch}
            ) g order by g.seq ${order} limit ${batch}
          ) k join ${s}.signals x on x.seq = k.seq`
-      : `select x.* from ${s}.signals x where ${native[drive]} and x.${bound} order by x.seq ${order} limit ${batch}`
+        : `select x.* from ${s}.signals x where ${native[drive]} and x.${bound} order by x.seq ${order} limit ${batch}`
   // `cutoff` is the expiry cutoff (now, or now less the grace with includeExpired), `sinceMs` the
   // instant, both as timestamps: arithmetic on a parameter is folded into a custom plan but done
   // per row in the generic one, which then never looks as cheap
   const live = unexpiredAt('x.', `${P.cutoff}::timestamptz`) // the retention rule's expiry half (retention.ts)
-  const where = ['x.removed_at is null', live, ...READ_FILTERS.map((field) => (checks[field.key] ? FILTER_SQL[field.key].check : null)).filter((c) => c !== null)]
+  const where = [
+    'x.removed_at is null',
+    live,
+    ...READ_FILTERS.map((field) => (checks[field.key] ? FILTER_SQL[field.key].check : null)).filter((c) => c !== null),
+  ]
   // every parameter is typed here, whether or not this text checks it (the cutoff and the authority carry their casts where they are used)
-  const typed = [typedAs('from', 'int8'), typedAs('limit', 'int8'), typedAs('batch', 'int8'), ...READ_FILTERS.map((field) => typedAs(field.key, FILTER_SQL[field.key].type))].join(', ')
+  const typed = [
+    typedAs('from', 'int8'),
+    typedAs('limit', 'int8'),
+    typedAs('batch', 'int8'),
+    ...READ_FILTERS.map((field) => typedAs(field.key, FILTER_SQL[field.key].type)),
+  ].join(', ')
   return `
     with h as (select seq as head, changes, failover_seq as epoch, ${typed} from ${s}.feed_head limit 1),
     c as materialized (${candidates}),

@@ -90,8 +90,15 @@ export function pageReader(db: Queryable, s: Ident, graceSeconds: number) {
   }
   /** One statement: up to `want` matches among `batch` candidates (rounded up to the ladder, never past `cap`). */
   const run = async <T>(
-    dir: 'after' | 'before', from: number | null, want: number, batch: number, cap: number, f: ReadFilter, nowMs: number,
-    json: string | null, map: (r: never) => T,
+    dir: 'after' | 'before',
+    from: number | null,
+    want: number,
+    batch: number,
+    cap: number,
+    f: ReadFilter,
+    nowMs: number,
+    json: string | null,
+    map: (r: never) => T,
   ): Promise<Batch<T>> => {
     const limit = ladderUp(want)
     const examine = Math.min(ladderUp(batch), cap)
@@ -101,14 +108,29 @@ export function pageReader(db: Queryable, s: Ident, graceSeconds: number) {
     const { rows } = await db.query<Row>(sql, params, { prepared })
     const r = rows[0]!
     return {
-      head: Number(r.head), changes: Number(r.changes), epoch: Number(r.epoch), n: Number(r.n), edge: r.edge === null ? null : Number(r.edge), batch: examine,
+      head: Number(r.head),
+      changes: Number(r.changes),
+      epoch: Number(r.epoch),
+      n: Number(r.n),
+      edge: r.edge === null ? null : Number(r.edge),
+      batch: examine,
       // a page rounded up to the ladder may bring more than wanted: the first `want` are the page
-      rows: rows.filter((x) => x.page_seq !== null).slice(0, want).map((x) => ({ seq: Number(x.page_seq), value: map(x as never) })),
+      rows: rows
+        .filter((x) => x.page_seq !== null)
+        .slice(0, want)
+        .map((x) => ({ seq: Number(x.page_seq), value: map(x as never) })),
     }
   }
 
   /** Matching signals with seq > cursor, oldest first, up to `limit`, within the scan budget. */
-  async function after<T>(cursor: number, limit: number, f: ReadFilter, nowMs: number, json: string | null, map: (r: never) => T): Promise<Page<T>> {
+  async function after<T>(
+    cursor: number,
+    limit: number,
+    f: ReadFilter,
+    nowMs: number,
+    json: string | null,
+    map: (r: never) => T,
+  ): Promise<Page<T>> {
     const out: T[] = []
     const budget = budgetOf(f)
     let from = cursor
@@ -130,7 +152,13 @@ export function pageReader(db: Queryable, s: Ident, graceSeconds: number) {
    * The newest `limit` matching signals, oldest first, within the scan budget (the bootstrap page).
    * `from`: every matching signal above it is in the page (0: the page reaches the board's first signal).
    */
-  async function newest<T>(limit: number, f: ReadFilter, nowMs: number, json: string | null, map: (r: never) => T): Promise<Page<T> & { from: number }> {
+  async function newest<T>(
+    limit: number,
+    f: ReadFilter,
+    nowMs: number,
+    json: string | null,
+    map: (r: never) => T,
+  ): Promise<Page<T> & { from: number }> {
     const out: Array<{ seq: number; value: T }> = []
     const budget = budgetOf(f)
     let below: number | null = null
@@ -156,7 +184,15 @@ export function pageReader(db: Queryable, s: Ident, graceSeconds: number) {
       }
       batch = Math.min(batch * 4, budget - examined)
     }
-    return { signals: out.reverse().map((x) => x.value), head: first.head, changes: first.changes, epoch: first.epoch, upTo: first.head, partial, from }
+    return {
+      signals: out.reverse().map((x) => x.value),
+      head: first.head,
+      changes: first.changes,
+      epoch: first.epoch,
+      upTo: first.head,
+      partial,
+      from,
+    }
   }
 
   const asSignal = (r: never) => toSignal(r as SignalRow)

@@ -113,7 +113,9 @@ export function signalPartitions(db: Db, s: Ident) {
      * not past them), the closed ones `retire` held (`RetireReport.held`) and the default one;
      * removed rows there and in the closed ones waiting for their drop (`RetireReport.waiting`).
      */
-    async rowPurged(retired: Pick<RetireReport, 'held' | 'waiting'> = { held: [], waiting: [] }): Promise<{ expired: string[]; removed: string[] }> {
+    async rowPurged(
+      retired: Pick<RetireReport, 'held' | 'waiting'> = { held: [], waiting: [] },
+    ): Promise<{ expired: string[]; removed: string[] }> {
       const head = Number((await db.query<{ seq: string }>(`select seq from ${s}.feed_head`)).rows[0]?.seq ?? 0)
       const open = (await list()).filter((p) => p.hi - 1 > head).map((p) => p.name)
       const expired = [...open, ...retired.held.filter((n) => !open.includes(n)), KEPT_PARTITION]

@@ -27,7 +27,8 @@ export const unexpiredAt = (x: string, at: string) => `(${x}pinned or ${x}expire
 export const withinExpiry = (x: string, grace: string, now = 'now()') => unexpiredAt(x, cutoff(grace, now))
 
 /** Not removed past the grace. */
-export const withinRemoval = (x: string, grace: string, now = 'now()') => `(${x}removed_at is null or ${x}removed_at > ${cutoff(grace, now)})`
+export const withinRemoval = (x: string, grace: string, now = 'now()') =>
+  `(${x}removed_at is null or ${x}removed_at > ${cutoff(grace, now)})`
 
 /** A row a reader may still see: the rule above. `x` is a table alias with its dot (`x.`) or ''. */
 export const kept = (x: string, grace: string, now = 'now()') => `${withinExpiry(x, grace, now)} and ${withinRemoval(x, grace, now)}`
@@ -42,7 +43,8 @@ export const purgeable = {
 }
 
 /** The seqs of a table's pinned rows that are not removed past the grace: kept for good, however old. */
-export const pinnedKeptSeqsSql = (table: string, grace: string): string => `select seq from ${table} where pinned and ${withinRemoval('', grace)}`
+export const pinnedKeptSeqsSql = (table: string, grace: string): string =>
+  `select seq from ${table} where pinned and ${withinRemoval('', grace)}`
 
 /**
  * The seqs of a table's rows a partition drop must carry forward: exactly those the row purge would

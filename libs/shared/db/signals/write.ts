@@ -13,8 +13,18 @@ export type NewSignal = Omit<Signal, 'seq' | 'pinned'>
  * literals element by element (a third of the insert's CPU in this process).
  */
 const COLUMNS: Record<keyof NewSignal, string> = {
-  id: 'text', origin: 'text', originName: 'text', originUri: 'text', originVerified: 'bool', type: 'text',
-  tags: 'text[]', payloadText: 'text', refId: 'text', ttl: 'int', createdAtMs: 'int8', expiresAtMs: 'int8',
+  id: 'text',
+  origin: 'text',
+  originName: 'text',
+  originUri: 'text',
+  originVerified: 'bool',
+  type: 'text',
+  tags: 'text[]',
+  payloadText: 'text',
+  refId: 'text',
+  ttl: 'int',
+  createdAtMs: 'int8',
+  expiresAtMs: 'int8',
 }
 const keys = Object.keys(COLUMNS) as Array<keyof NewSignal>
 const batchParams = (batch: readonly NewSignal[]) => [batch.length, JSON.stringify(batch)]
@@ -91,13 +101,15 @@ export function signalWriter(db: Db, s: Ident) {
      * racing still allow `limit`. Null when the origin is at its limit (nothing stored).
      */
     async insertLimitedThread(x: NewSignal, limit: number): Promise<Signal | null> {
-      return db.transaction(async (tx) => {
-        await tx.query(`select pg_advisory_xact_lock(hashtextextended($1, 0))`, [`wire:${s}:threads:${x.origin}`])
-        const n = (await tx.query<{ n: number }>(threadsSinceSql, [x.origin])).rows[0]?.n ?? 0
-        if (n >= limit) return null
-        const r = await tx.query<{ seq: string }>(insertBatchSql, batchParams([x]))
-        return withSeqs([x], r.rows[0]!.seq)[0]!
-      }).then((x) => (x && watch(x.seq), x))
+      return db
+        .transaction(async (tx) => {
+          await tx.query(`select pg_advisory_xact_lock(hashtextextended($1, 0))`, [`wire:${s}:threads:${x.origin}`])
+          const n = (await tx.query<{ n: number }>(threadsSinceSql, [x.origin])).rows[0]?.n ?? 0
+          if (n >= limit) return null
+          const r = await tx.query<{ seq: string }>(insertBatchSql, batchParams([x]))
+          return withSeqs([x], r.rows[0]!.seq)[0]!
+        })
+        .then((x) => (x && watch(x.seq), x))
     },
     async setPinned(id: string, pinned: boolean, q: Queryable = db): Promise<Signal | null> {
       const { rows } = await q.query<SignalRow>(setPinnedSql, [id, pinned])

@@ -14,7 +14,7 @@ let date = ''
 /** node's Date header value, made once a second as node does. */
 function httpDate(): string {
   const now = Math.floor(Date.now() / 1000)
-  if (now !== second) ((second = now), (date = new Date(now * 1000).toUTCString()))
+  if (now !== second) (second = now), (date = new Date(now * 1000).toUTCString())
   return date
 }
 
@@ -23,7 +23,8 @@ export const headerLines = (headers: Array<[string, string]>) => headers.map(([k
 
 /** The status line and headers of a response whose body is `length` bytes, up to the blank line. */
 function head(status: number, lines: string, length: number, keepAliveSeconds: number | null): string {
-  const connection = keepAliveSeconds === null ? 'Connection: close\r\n' : `Connection: keep-alive\r\nKeep-Alive: timeout=${keepAliveSeconds}\r\n`
+  const connection =
+    keepAliveSeconds === null ? 'Connection: close\r\n' : `Connection: keep-alive\r\nKeep-Alive: timeout=${keepAliveSeconds}\r\n`
   return `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${lines}content-length: ${length}\r\nDate: ${httpDate()}\r\n${connection}\r\n`
 }
 
