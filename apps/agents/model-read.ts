@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { invalid } from '../../libs/shared/domain/index.js'
+import { EMITTED_SIGNAL_FIELDS, invalid } from '../../libs/shared/domain/index.js'
 
 /**
  * Reads sized for models. The HTTP JSON of a signal restates much of itself (`uri`, `originUri`
@@ -13,24 +13,7 @@ import { invalid } from '../../libs/shared/domain/index.js'
 export const MODEL_PAGE = 20
 
 /** The fields of a signal in its HTTP form, in that order: what `fields` may name. */
-export const SIGNAL_FIELDS = [
-  'id',
-  'uri',
-  'origin',
-  'originName',
-  'originUri',
-  'originVerified',
-  'type',
-  'tags',
-  'payload',
-  'ttl',
-  'boostBits',
-  'pinned',
-  'refId',
-  'refUri',
-  'createdAt',
-  'expiresAt',
-] as const
+export const SIGNAL_FIELDS = EMITTED_SIGNAL_FIELDS
 type FieldName = (typeof SIGNAL_FIELDS)[number]
 const KNOWN = new Set<string>(SIGNAL_FIELDS)
 
