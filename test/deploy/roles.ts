@@ -127,6 +127,14 @@ export function standaloneRoleLinesUp(t: Test, rs: Resource[], deployment: strin
       [],
       'every variable is a real setting',
     )
-    return { d, c, env }
+    const cfg = loadConfig(env)
+    t.equal(c.ports[0].containerPort, cfg.port, 'containerPort = SERVER_PORT')
+    t.equal(d.spec.template.metadata.annotations['prometheus.io/port'], String(cfg.port))
+    for (const probe of ['startupProbe', 'livenessProbe', 'readinessProbe'])
+      t.equal(c[probe].httpGet.port, 'http', `${probe} on the named port`)
+    t.ok(d.spec.template.spec.terminationGracePeriodSeconds > 5 + 30, 'Kubernetes waits longer than Wire does')
+    t.match(c.securityContext, { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } })
+    t.equal(d.spec.template.spec.automountServiceAccountToken, false)
+    return { d, c, env, cfg }
   }
 }
