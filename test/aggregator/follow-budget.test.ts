@@ -1,21 +1,12 @@
 import t from 'tap'
 import { startHostileBoard, type HostileBoard } from '../../bench/lib/hostile-board.js'
 import { eventually } from '../helpers/wait.js'
-import { ADMIN, auth, startTestAggregator, startTestBoard } from './support.js'
+import { ADMIN, auth, startTestAggregator, startTestBoard, publishOn, searchFinds } from './support.js'
 
 // Many boards together cannot exhaust the aggregator: the pages it follows hold at most
 // AGGREGATOR_FOLLOW_MAX_BYTES at once, every board together, and a page's body has a deadline.
 // The boards here answer a page's first 40 KB and then stall: each is under the page cap
 // (AGGREGATOR_PAGE_MAX_BYTES, 64 KiB), but four of them together are past the budget (100 KB).
-
-const publish = (board: string, text: string) =>
-  fetch(`${board}/sw/signals`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...auth() },
-    body: JSON.stringify({ $type: 'broadcast', text }),
-  })
-const found = async (agg: string, q: string) =>
-  (((await (await fetch(`${agg}/search/signals?q=${q}`)).json()) as any).signals ?? []).length > 0
 
 t.test(
   'stalled pages of many boards hold at most the process budget; past it a page is dropped and asked again, and other boards are still followed',
@@ -50,9 +41,9 @@ t.test(
     )
     t.ok(most <= 100_000, `the pages held never passed the budget: at most ${most} bytes of 100,000 (four boards would hold 160,000)`)
 
-    t.equal((await publish(good.url, 'budgeted narwhal')).status, 200)
+    t.equal((await publishOn(good.url, 'budgeted narwhal')).status, 200)
     t.ok(
-      await eventually(() => found(agg.url, 'narwhal'), 15_000),
+      await eventually(() => searchFinds(agg.url, 'narwhal'), 15_000),
       'a board whose small page fits beside them is still followed and searched',
     )
     t.ok(followers.bytesHeld <= 100_000, 'and its page was released once indexed')

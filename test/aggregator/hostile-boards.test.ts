@@ -5,7 +5,7 @@ import { TEST_DATABASE_URL } from '../helpers/services.js'
 import { eventually } from '../helpers/wait.js'
 import { startHostileBoard } from '../../bench/lib/hostile-board.js'
 import { startAggregatorProcess, startBoardProcess } from './processes.js'
-import { auth, startTestAggregator, startTestBoard } from './support.js'
+import { auth, startTestAggregator, startTestBoard, publishOn, searchFinds } from './support.js'
 
 // Boards run by an attacker, followed by the aggregator: what it reads from them is bounded as it
 // streams, what it indexes is held to the protocol and to each board's quota, and the boards that
@@ -13,14 +13,6 @@ import { auth, startTestAggregator, startTestBoard } from './support.js'
 
 const rssKb = (pid: number) => Number(/^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1])
 const boardOf = async (agg: string, authority: string) => ((await (await fetch(`${agg}/registry/boards/${authority}`)).json()) as any).board
-const publish = (board: string, text: string) =>
-  fetch(`${board}/sw/signals`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...auth() },
-    body: JSON.stringify({ $type: 'broadcast', text }),
-  })
-const found = async (agg: string, q: string) =>
-  (((await (await fetch(`${agg}/search/signals?q=${q}`)).json()) as any).signals ?? []).length > 0
 
 t.test(
   'a huge page and a gzip bomb are cut as they stream: the aggregator grows by a few MB, and the boards are marked, not followed',
@@ -34,8 +26,8 @@ t.test(
         body: JSON.stringify({ url }),
       })
     t.equal((await register(good.url)).status, 201)
-    t.equal((await publish(good.url, 'before narwhal')).status, 200)
-    t.ok(await eventually(() => found(agg.url, 'narwhal'), 15_000), 'the good board is followed')
+    t.equal((await publishOn(good.url, 'before narwhal')).status, 200)
+    t.ok(await eventually(() => searchFinds(agg.url, 'narwhal'), 15_000), 'the good board is followed')
     const before = rssKb(agg.pid())
 
     const huge = await startHostileBoard(t, 'huge', { hugeBytes: 150 * 1024 * 1024 })
@@ -49,8 +41,8 @@ t.test(
     const grew = (rssKb(agg.pid()) - before) / 1024
     t.ok(grew < 24, `the aggregator's RSS grew by ${grew.toFixed(1)} MB reading a 150 MB page and a bomb of 150 MB (unbounded: hundreds)`)
     const pages = huge.pages + bomb.pages
-    t.equal((await publish(good.url, 'after walrus')).status, 200)
-    t.ok(await eventually(() => found(agg.url, 'walrus'), 15_000), 'the good board is still followed')
+    t.equal((await publishOn(good.url, 'after walrus')).status, 200)
+    t.ok(await eventually(() => searchFinds(agg.url, 'walrus'), 15_000), 'the good board is still followed')
     t.equal(huge.pages + bomb.pages, pages, 'the marked boards are not asked again')
   },
 )
@@ -96,7 +88,7 @@ t.test("a pinned flood stops at the board's quota; oversized signals, foreign ur
   for (const reason of ['payload', 'uri', 'ttl'])
     t.match(metrics, new RegExp(`wire_aggregator_signals_refused_total\\{reason="${reason}"\\} [1-9]`), `refused for ${reason}, counted`)
 
-  t.equal((await publish(good.url, 'good narwhal')).status, 200)
-  t.ok(await eventually(() => found(agg.url, 'narwhal'), 15_000), 'the board that behaves is still searched')
+  t.equal((await publishOn(good.url, 'good narwhal')).status, 200)
+  t.ok(await eventually(() => searchFinds(agg.url, 'narwhal'), 15_000), 'the board that behaves is still searched')
   t.equal(pinned.pages, asked, 'the board over quota is no longer asked')
 })

@@ -11,6 +11,16 @@ import { assertServicesUp, dropSchema, TEST_DATABASE_URL, uniqueSchema } from '.
 export const ADMIN = 'admin-secret-token'
 export const TOKEN = 'aggregator-test-token'
 export const auth = (token = TOKEN) => ({ authorization: `Bearer ${token}` })
+/** A broadcast with `text`, published on `board` with the test token. */
+export const publishOn = (board: string, text: string) =>
+  fetch(`${board}/sw/signals`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...auth() },
+    body: JSON.stringify({ $type: 'broadcast', text }),
+  })
+/** The aggregator's search for `q` finds something. */
+export const searchFinds = async (agg: string, q: string) =>
+  (((await (await fetch(`${agg}/search/signals?q=${q}`)).json()) as { signals?: unknown[] }).signals ?? []).length > 0
 
 /** A log that keeps every line, for tests that check what is (not) logged. */
 function memoryLog(role: 'server' | 'aggregator', lines: string[]) {
