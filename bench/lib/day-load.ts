@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises'
-import { type Db, type Ident, type NewSignal, partitionSql, signalWriter } from '../../libs/shared/db/index.js'
+import { type Db, ddlTransaction, type Ident, type NewSignal, partitionSql, signalWriter } from '../../libs/shared/db/index.js'
 import type { DayRows } from './day-rows.js'
 
 // The simulated day's publishing (bench/day.ts): the writer's own statement (signals/write.ts
@@ -40,19 +40,17 @@ export interface LoadResult {
 }
 
 /**
- * Makes the next partition as signals/partitions.ts `ensure` does (its advisory lock, a 5 s
- * lock_timeout, `share row exclusive` on signals, partitionSql), but at the scaled width: ensure
- * makes nothing narrower than 1,000,000 seq values (PARTITION_MIN_ROWS). The bench keeps more than
- * one whole partition ahead of the head (the short form fills one in a fraction of a second, faster
- * than a loaded machine may make the next), so the writer's and the sweeper's own ensure (half-way
- * into the last) find nothing to do (the sweeper reports `made`).
+ * Makes the next partition as signals/partitions.ts `ensure` does (its advisory lock, then its
+ * locks first with a short wait, retried: partition-locks.ts, partitionSql), but at the scaled
+ * width: ensure makes nothing narrower than 1,000,000 seq values (PARTITION_MIN_ROWS). The bench
+ * keeps more than one whole partition ahead of the head (the short form fills one in a fraction of
+ * a second, faster than a loaded machine may make the next), so the writer's and the sweeper's own
+ * ensure (half-way into the last) find nothing to do (the sweeper reports `made`).
  */
 async function makeNext(db: Db, s: Ident, lo: number, width: number): Promise<number> {
   const t0 = performance.now()
-  await db.transaction(async (tx) => {
-    await tx.query(`select pg_advisory_xact_lock(hashtextextended($1, 0))`, [`wire:${s}:partitions`])
-    await tx.exec(`set local lock_timeout = '5s'`)
-    await tx.exec(`lock table ${s}.signals in share row exclusive mode`)
+  await ddlTransaction(db, s, `wire:${s}:partitions`, async (tx, lock) => {
+    await lock()
     await tx.exec(partitionSql(s, `signals_s${lo}`, String(lo), lo + width))
   })
   return performance.now() - t0

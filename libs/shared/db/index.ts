@@ -28,6 +28,7 @@ export {
   PARTITION_SLICE_SECONDS,
   CARRY_MAX_ROWS,
 } from './signals/partitions.js'
+export { ddlTransaction, DDL_LOCK_WAIT_MS } from './signals/partition-locks.js'
 export { signalPurger, type SignalPurger, type PurgeKind, PURGE_FLOOR_SECONDS } from './signals/purge.js'
 export { statsReader, activeCountsSql, STATS_MAX_BUCKETS, type StatsReader, type ActivityBucket } from './stats/read.js'
 export { statsWriter, type StatsWriter, type RollUpResult, STATS_KEEP_SECONDS } from './stats/write.js'

@@ -1,5 +1,6 @@
 import type { Db, Ident, Queryable, Tx } from '../types.js'
 import { dropDetached, keptRowsSql, survivorsSql } from './partition-drop.js'
+import { ddlTransaction, lockForDdl } from './partition-locks.js'
 import { KEPT_PARTITION } from './retention.js'
 
 /** A range partition of `signals`: seq in [lo, hi). `lo` is null for the first one (MINVALUE). */
@@ -135,15 +136,18 @@ export function signalPartitions(db: Db, s: Ident) {
       }
       const known = await list(x)
       if (h < recheckAt(known)) return { made: [], recheckAt: recheckAt(known) }
-      // in the caller's transaction (a restore: its DDL goes with its rows), or one of its own
-      const within = <T>(fn: (tx: Tx) => Promise<T>) => (inTx ? fn(inTx) : db.transaction(fn))
+      // in the caller's transaction (a restore: its DDL goes with its rows, and it waits as long as
+      // a restore may), or one of its own (partition-locks.ts). Its locks come first: no insert may
+      // land in the default partition between reading its top and making the next partition above
+      // it (after a failover's jump the head runs there until one is made).
+      const within = <T>(fn: (tx: Tx) => Promise<T>) =>
+        inTx
+          ? inTx
+              .query(`select pg_advisory_xact_lock(hashtextextended($1, 0))`, [lockKey])
+              .then(() => lockForDdl(inTx, s, [], 5000))
+              .then(() => fn(inTx))
+          : ddlTransaction(db, s, lockKey, async (tx, lock) => (await lock(), fn(tx)))
       return within(async (tx) => {
-        await tx.query(`select pg_advisory_xact_lock(hashtextextended($1, 0))`, [lockKey])
-        await tx.exec(`set local lock_timeout = '5s'`)
-        // no insert may land in the default partition between reading its top and making the next
-        // partition above it (after a failover's jump the head runs there until one is made); the
-        // partition's creation locks the table as strongly anyway
-        await tx.exec(`lock table ${s}.signals in share row exclusive mode`)
         const made: string[] = []
         let parts = await list(tx)
         while (h >= recheckAt(parts)) {
@@ -180,8 +184,7 @@ export function signalPartitions(db: Db, s: Ident) {
       const rolled = Number(st[0]!.rolled)
       for (const p of await list()) {
         if (p.hi - 1 > head || p.hi - 1 > rolled) break // open, or not all counted by the stats rollup
-        const dropped = await db.transaction(async (tx) => {
-          await tx.query(`select pg_advisory_xact_lock(hashtextextended($1, 0))`, [lockKey])
+        const dropped = await ddlTransaction(db, s, lockKey, async (tx, lock) => {
           if (!(await list(tx)).some((x) => x.name === p.name)) return 'gone' // another sweeper took it
           // index scans only: a drop never reads the partition's rows, only the few it keeps
           await tx.exec(`set local enable_seqscan = off; set local lock_timeout = '1s'`)
@@ -191,6 +194,7 @@ export function signalPartitions(db: Db, s: Ident) {
           const gone = `signals_gone_${p.lo ?? 0}`
           const t0 = performance.now()
           const tags = tagsPartition(p.name)
+          await lock([q(p.name), q(tags)])
           await tx.exec(`alter table ${s}.signals detach partition ${q(p.name)}; alter table ${q(p.name)} rename to "${gone}";
             alter table ${s}.signal_tags detach partition ${q(tags)}; alter table ${q(tags)} rename to "${tagsPartition(gone)}"`)
           // the carried rows take their tag rows along (into signal_tags' default partition)
