@@ -131,22 +131,23 @@ export async function startNetFleet(env: Record<string, string> = {}): Promise<N
       })
       return r
     }
-    // the writer migrates (through its link) while the replica is copied and Redis starts
     const writerDb = `postgres://postgres@${writerLink.host}:${writerLink.port}/postgres`
-    const [, , writer] = await Promise.all([
+    // the writer migrates (through its link) while the replica is copied and Redis starts; the
+    // second board and the aggregator, on schemas of their own, start meanwhile
+    const [, , writer, board2, aggregator] = await Promise.all([
       hosts.exec('replica', replica, ['start', String(PG_PORT), replicaDir], replicaEnv),
       redis.start(),
       role('writer', { DATABASE_URL: writerDb }),
+      // one process on the primary; it needs no Redis
+      role('board2', { WIRE_PG_SCHEMA: 'board2', PUBLIC_WIRE_HOST: links.board2Authority }, baseEnv({ DATABASE_URL: primaryUrl, ...env })),
+      role('aggregator', aggregatorEnv(cidr), baseEnv({ DATABASE_URL: primaryUrl, REDIS_URL: redisUrl, ...env })),
     ])
     const replicaUrl = `postgres://postgres@${hosts.ip('replica')}:${PG_PORT}/postgres`
-    const [reader1, reader2, agents, sweeper, board2, aggregator] = await Promise.all([
+    const [reader1, reader2, agents, sweeper] = await Promise.all([
       role('reader1', { DATABASE_REPLICA_URL: replicaUrl }),
       role('reader2', { DATABASE_REPLICA_URL: `postgres://postgres@${replicaLink.host}:${replicaLink.port}/postgres` }),
       role('agents', { DATABASE_REPLICA_URL: replicaUrl, AGENTS_ALLOWED_HOSTS: hosts.ip('agents') }),
       role('sweeper', {}),
-      // one process on the primary, in a schema of its own; it needs no Redis
-      role('board2', { WIRE_PG_SCHEMA: 'board2', PUBLIC_WIRE_HOST: links.board2Authority }, baseEnv({ DATABASE_URL: primaryUrl, ...env })),
-      role('aggregator', aggregatorEnv(cidr), baseEnv({ DATABASE_URL: primaryUrl, REDIS_URL: redisUrl, ...env })),
     ])
     await registerBoards(aggregator!, links)
     const threadId = await openThread(writer!.url)
