@@ -14,8 +14,8 @@ const s = (x: number | null) => (x === null ? '—' : x.toFixed(1))
 
 function table(reports: DrillReport[]): string[] {
   const lines = [
-    '| drill | acknowledged | lost | skipped | followers caught up | refused | detect s | recover s | checks | ready after | what the operator saw |',
-    '|---|---|---|---|---|---|---|---|---|---|---|',
+    '| drill | acknowledged | lost | not indexed | skipped | followers caught up | refused | detect s | recover s | checks | ready after | what the operator saw |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|',
   ]
   for (const r of reports) {
     const refused =
@@ -25,7 +25,7 @@ function table(reports: DrillReport[]): string[] {
     const failed = r.checks.filter((c) => !c.ok).map((c) => c.what)
     const checks = failed.length ? `failed: ${failed.join('; ')}` : `${r.checks.length} ok`
     lines.push(
-      `| ${r.drill} | ${r.acknowledged}/${r.publishes} | ${r.lost} | ${r.skipped} | ${r.caughtUp}/${r.followers} | ${refused} | ${s(r.detectS)} | ${s(r.recoverS)} | ${checks} | ${r.ready ? 'yes' : 'no'} | ${r.saw.replaceAll('|', '\\|')} |`,
+      `| ${r.drill} | ${r.acknowledged}/${r.publishes} | ${r.lost} | ${r.unindexed} | ${r.skipped} | ${r.caughtUp}/${r.followers} | ${refused} | ${s(r.detectS)} | ${s(r.recoverS)} | ${checks} | ${r.ready ? 'yes' : 'no'} | ${r.saw.replaceAll('|', '\\|')} |`,
     )
   }
   return lines

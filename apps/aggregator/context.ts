@@ -40,6 +40,8 @@ export interface AggregatorOptions {
   follow?: boolean
   /** How often followers are matched to the registry, ms (default 2000). */
   followSyncMs?: number
+  /** How long the proxy uses a registry lookup, ms (default 5000). */
+  proxyLookupTtlMs?: number
 }
 
 /** The aggregator's parts on its root (libs/shared/context): each is deferred onto the root's close stack, so all close in reverse, also after a partial start. */
@@ -64,6 +66,7 @@ export async function createAggregatorContext(cfg: Config, log: Logger, o: Aggre
       perAddressMax: a.proxyPerAddressMax,
       perBoardMax: a.proxyPerBoardMax,
       timeoutMs: a.proxyTimeoutMs,
+      lookupTtlMs: o.proxyLookupTtlMs,
     })
     const search = searchSide(index, { maxWaiters: cfg.reader.maxWaiters, pollMs: cfg.reader.fallbackPollMs })
     root.defer(() => search.close())

@@ -59,3 +59,11 @@ export const followPagesShed = new client.Counter({
   help: 'Followed pages dropped past AGGREGATOR_FOLLOW_MAX_BYTES (read again after a backoff)',
   registers: [registry],
 })
+
+/** Recheck passes over the registry (pg-boss's job), by outcome: an operator sees them stop while the database is unreachable. */
+export const recheckRuns = new client.Counter({
+  name: 'wire_aggregator_recheck_runs_total',
+  help: 'Recheck passes over the registry by outcome (complete, failed)',
+  labelNames: ['outcome'],
+  registers: [registry],
+})

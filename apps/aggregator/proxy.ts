@@ -64,6 +64,8 @@ export interface ProxyOptions {
   perBoardMax: number
   /** A whole exchange's deadline, ms; a long-poll gets its wait on top. */
   timeoutMs: number
+  /** How long a registry lookup is used before it is made again, ms (default 5000). */
+  lookupTtlMs?: number
 }
 
 /**
@@ -83,7 +85,13 @@ export function boardProxy(store: RegistryStore, dispatcher: Dispatcher, policy:
   // @NOTE the lookup's promise is what is cached: when the entry expires, the thousands of followers
   // re-polling at once share one registry query, instead of each queueing its own for the pool
   // (past the pool's connect timeout they failed with 503, every TTL)
-  const boards = new LRUCache<string, { board: Promise<RegisteredBoard | null> }>({ max: 10_000, ttl: 5_000 })
+  const boards = new LRUCache<string, { board: Promise<RegisteredBoard | null> }>({ max: 10_000, ttl: o.lookupTtlMs ?? 5_000 })
+  // @NOTE each board's last looked-up entry answers while the next lookup runs, and for another TTL
+  // when it fails: the proxy needs the database only to look boards up, so a database that does
+  // not answer holds up no request to a board already known (the network drills found every
+  // proxied request waiting on the lookup, then 503, while the aggregator's database was cut)
+  const known = new LRUCache<string, { board: RegisteredBoard | null }>({ max: 10_000 })
+  let forgotten = 0 // how many times a board was forgotten (its status changed here)
   let inFlight = 0
   const polls = sharedPolls()
   // both hold an entry only while its count is above zero, and every count is one request in flight (at most maxInFlight)
@@ -105,9 +113,19 @@ export function boardProxy(store: RegistryStore, dispatcher: Dispatcher, policy:
   const boardOf = (authority: string): Promise<RegisteredBoard | null> => {
     const hit = boards.get(authority)
     if (hit) return hit.board
-    const entry = { board: store.get(authority) }
+    const last = known.get(authority)
+    const lookup = store.get(authority)
+    const entry = { board: last ? Promise.resolve(last.board) : lookup }
     boards.set(authority, entry)
-    entry.board.catch(() => boards.get(authority) === entry && boards.delete(authority)) // a failed lookup is not kept
+    const since = forgotten
+    lookup.then(
+      (board) => {
+        if (forgotten !== since) return // a board changed meanwhile: what this lookup read may be older than the change
+        known.set(authority, { board })
+        boards.set(authority, { board: Promise.resolve(board) })
+      },
+      () => void (!last && boards.get(authority) === entry && boards.delete(authority)), // a failed lookup is not kept
+    )
     return entry.board
   }
   const boardBusy = (authority: string) => () =>
@@ -121,7 +139,11 @@ export function boardProxy(store: RegistryStore, dispatcher: Dispatcher, policy:
     },
     /** Requests in flight to a board (a shared poll once). */
     boardInFlight: (authority: string) => perBoard.get(authority) ?? 0,
-    forget: (authority: string) => boards.delete(authority),
+    forget: (authority: string) => {
+      forgotten++
+      boards.delete(authority)
+      known.delete(authority)
+    },
     async forward(r: ProxyRequest): Promise<ProxyAnswer> {
       // reads spent their budget in the app's hook; every other method spends the address's publish budget here, before any work
       if (r.method !== 'GET' && r.method !== 'HEAD') await o.limits.publish(r.clientAddress)

@@ -1,6 +1,7 @@
 import { PgBoss } from 'pg-boss'
 import { bossConnection, bossSchemaName } from '../../libs/shared/db/index.js'
 import type { AggregatorContext } from './context.js'
+import { recheckRuns } from './metrics.js'
 import { recheckBoards, type RecheckDeps } from './registry/recheck.js'
 
 export const RECHECK_JOB = 'wire.aggregator-recheck'
@@ -38,9 +39,16 @@ export async function startRechecks(ctx: AggregatorContext) {
     await boss.createQueue(RECHECK_JOB)
     const deps = recheckDeps(ctx, log)
     const workId = await boss.work(RECHECK_JOB, async (jobs: Array<{ signal: AbortSignal }>) => {
-      const counts = await recheckBoards(deps, AbortSignal.any([stopping.signal, ...jobs.map((j) => j.signal)]))
-      ctx.followers.sync() // down or dropped boards stop, boards back under their quota start again
-      return counts
+      try {
+        const counts = await recheckBoards(deps, AbortSignal.any([stopping.signal, ...jobs.map((j) => j.signal)]))
+        recheckRuns.inc({ outcome: 'complete' })
+        ctx.followers.sync() // down or dropped boards stop, boards back under their quota start again
+        return counts
+      } catch (err) {
+        recheckRuns.inc({ outcome: 'failed' })
+        log.warn({ err: String(err) }, 'recheck failed; the next slot runs it again')
+        throw err
+      }
     })
     const offer = async () => {
       if (stopping.signal.aborted) return

@@ -77,6 +77,8 @@ export interface FollowerSpec {
   path?: string
   /** Told the follower's cursor after each page, its starting cursor first. */
   onCursor?: (cursor: number) => void
+  /** Told the id of each signal received. */
+  onSeen?: (id: string) => void
 }
 
 export interface FollowerResult {
@@ -115,7 +117,10 @@ export async function follow(spec: FollowerSpec, done: (cursor: number) => boole
       }
       if (cursor !== null) {
         out.pages.push([cursor, page.nextCursor, page.signals?.length ?? 0, i, Date.now()])
-        for (const s of page.signals ?? []) out.seen.push(s.id)
+        for (const s of page.signals ?? []) {
+          out.seen.push(s.id)
+          spec.onSeen?.(s.id)
+        }
         if (page.nextCursor < cursor) out.wentBack++
       }
       cursor = page.nextCursor

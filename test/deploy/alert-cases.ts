@@ -55,6 +55,7 @@ export const FIRING: AlertCase[] = [
   },
   { alert: 'WireLongPollWakeSlow', series: slowHistogram('wire_wake_to_response_seconds', 0.1, 0.25), at: '20m' },
   { alert: 'WireReplicaLagging', series: [{ series: `wire_replica_lag_signals{${pod}}`, values: '40x20' }], at: '10m', labels: podLabels },
+  { alert: 'WireReplicaDown', series: [{ series: `wire_replica_up{${pod}}`, values: '1 0x10' }], at: '6m', labels: podLabels },
   { alert: 'WireRedisDown', series: [{ series: `wire_redis_up{${pod}}`, values: '1 0x10' }], at: '6m' },
   {
     alert: 'WireTailMissesHigh',
@@ -117,6 +118,8 @@ export const HEALTHY: Series[] = [
   { series: 'wire_waiting_pollers_max{pod="wire-agents-0", instance="10.0.0.9:4000"}', values: '0x60' },
   { series: `nodejs_eventloop_lag_p99_seconds{${pod}}`, values: '0.02x60' },
   { series: `wire_replica_lag_signals{${pod}}`, values: '0 3 0 0 5 0x56' },
+  // the replica unreachable for a minute (a restart) just before the 20m evaluation: under the alert's 2 minutes
+  { series: `wire_replica_up{${pod}}`, values: '1x18 0 0 1x40' },
   { series: 'wire_tail_reads_total{from="tail"}', values: '0+6000x60' },
   { series: 'wire_tail_reads_total{from="db"}', values: '0+60x60' },
   { series: 'wire_refused_total{reason="overloaded"}', values: '0x60' },

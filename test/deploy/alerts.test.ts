@@ -55,6 +55,7 @@ t.test('promtool test rules: every alert fires on its series, and none on a heal
     'WireEventLoopLag',
     'WireLongPollWakeSlow',
     'WireReplicaLagging',
+    'WireReplicaDown',
     'WireShedding',
     'WirePublishErrors',
     'WireSweeperStalled',

@@ -5,7 +5,7 @@ import { networkIdentity } from '../../libs/shared/auth/index.js'
 import { redisBus } from '../../libs/shared/bus/index.js'
 import { ident, signalPurger, statsWriter } from '../../libs/shared/db/index.js'
 import { createLogger } from '../../libs/shared/log/index.js'
-import { registry } from '../../libs/shared/metrics/index.js'
+import { registry, reportReplicaHealth } from '../../libs/shared/metrics/index.js'
 import { startFakeIdentity } from '../helpers/fake-identity.js'
 import { startRedis } from '../helpers/fleet.js'
 import { startStack } from '../helpers/stack.js'
@@ -152,7 +152,9 @@ t.test('sweeper runs are counted by outcome, with the rows they purged and rolle
 })
 
 t.test('every metric the alert rules and the HPA example use exists', async (t) => {
-  // the tests above made the optional gauges show, as a process using Redis and the identity network does
+  // the tests above made the optional gauges show, as a process using Redis and the identity network does;
+  // a reader with DATABASE_REPLICA_URL reports its replica
+  t.teardown(reportReplicaHealth(() => true))
   const text = await scrape()
   const names = new Set(parseMetrics(text).map((m) => m.name))
   for (const line of text.split('\n')) {

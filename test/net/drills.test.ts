@@ -6,7 +6,8 @@ import { runDrill } from '../../bench/lib/drill/runner.js'
 
 // The network drills' short form (`npm run drill` is the long one, every deadline at its default):
 // the fleet on hosts of its own (network namespaces: PostgreSQL primary and replica, Redis, the
-// writer, two readers, the agents process, the sweeper), each drill one fault under load, its
+// writer, two readers, the agents process, the sweeper, the aggregator and a second board it
+// follows), each drill one fault under load, its
 // deadlines a few times shorter than their defaults. Every drill asserts the promise: nothing
 // acknowledged lost, no follower skipped, every follower caught up after the heal, every process
 // ready again; and what the fleet must do around that fault. Waits are on state, with deadlines
@@ -29,6 +30,7 @@ t.test('the network drills', { skip: can === true ? false : `skipped: ${can}` },
         `publishes answer 200 or 503, never an error or a hang: ${JSON.stringify(r.refused)}`,
       )
       t.equal(r.lost, 0, 'no acknowledged publish lost')
+      t.equal(r.unindexed, 0, "every acknowledged publish in the aggregator's index")
       t.equal(r.skipped, 0, 'no follower skipped a signal')
       t.equal(r.wentBack, 0, 'no cursor went back')
       t.equal(r.caughtUp, r.followers, 'every follower caught up after the heal')

@@ -1,15 +1,14 @@
+import { AGGREGATOR_DRILLS, aggregatorBack } from './aggregator-drills.js'
 import type { Host, NetFleet, RoleName } from './fleet.js'
 import { agentClient } from './mcp.js'
 import { pgQuery } from './proxy.js'
 import type { Load } from './promise.js'
-import { firstWarning, metric, readyz, type Check, type Drill } from './runner.js'
+import { firstWarning, metric, readyz, WITHIN_MS, type Check, type Drill } from './runner.js'
 
 // The network drills (docs/operations.md "The network drills"), one fault each, in the order they
 // run on one fleet: each heals before the next begins. What each asserts besides the promise (its
 // `meanwhile` and `after`) is what the fleet must keep doing around that fault.
 
-/** How long the fleet gets to show it goes on around a fault, or comes back after it. */
-const WITHIN_MS = 20_000
 /** The publish each fleet's stall drill leaves stalled: its answer, when it comes. */
 const stalledThread = new WeakMap<NetFleet, Promise<number | string>>()
 
@@ -70,6 +69,7 @@ const backAfterRestart = async (f: NetFleet, load: Load, check: (c: Check) => vo
   await agentsServe(f, check)
   const listening = await load.timeUntil(async () => (await metric(f.roles.reader1, 'wire_pg_listen_up')) === 1, WITHIN_MS)
   check({ what: 'the readers listen on the primary again', ok: listening !== null })
+  await aggregatorBack(f, load, check)
 }
 
 export const DRILLS: Drill[] = [
@@ -161,6 +161,7 @@ export const DRILLS: Drill[] = [
     },
     after: async (f, _load, check) => agentsServe(f, check),
   },
+  ...AGGREGATOR_DRILLS,
   {
     name: 'PostgreSQL restarted',
     role: 'writer',
@@ -172,7 +173,16 @@ export const DRILLS: Drill[] = [
     name: 'backends killed',
     role: 'writer',
     fault: async (f) => {
-      for (const app of ['wire', 'wire-reader', 'wire-listen', 'wire-sweeper']) await f.terminate(app)
+      for (const app of [
+        'wire',
+        'wire-reader',
+        'wire-listen',
+        'wire-sweeper',
+        'wire-aggregator',
+        'wire-aggregator-boss',
+        'wire-aggregator-follow',
+      ])
+        await f.terminate(app)
       return () => {}
     },
     shows: anyWarning,

@@ -2,24 +2,27 @@ import { mkdirSync } from 'node:fs'
 import { projectPath } from '../../../libs/shared/paths.js'
 import { sql } from '../pg-cluster.js'
 import { startRole, type RoleProc } from '../procs.js'
+import { AGGREGATOR_HOSTS, aggregatorEnv, aggregatorLinks, registerBoards, type AggregatorLinks } from './aggregator.js'
 import { makeHosts, type Hosts } from './hosts.js'
+import { redisOn } from './redis.js'
 import { linkProxy, type LinkProxy } from './proxy.js'
 
 // The fleet of the network drills, each part on a host of its own (hosts.ts): a PostgreSQL primary
 // and a streaming replica (scripts/cluster.sh, scripts/replica.sh), a Redis, the writer, two
-// readers, the agents process and the sweeper, and the clients on this machine's own namespace.
-// The writer reaches the primary, and the second reader its replica, through a proxy on the client
-// host (proxy.ts) that a drill may stall or slow; every other link is direct, and any may be cut.
+// readers, the agents process, the sweeper, the aggregator and a second board it follows
+// (aggregator.ts), and the clients on this machine's own namespace. The writer reaches the primary,
+// the second reader its replica, and the aggregator each board, through a proxy on the client host
+// (proxy.ts) that a drill may stall or slow; every other link is direct, and any may be cut.
 
-export const HOSTS = ['pg', 'replica', 'redis', 'writer', 'reader1', 'reader2', 'agents', 'sweeper'] as const
+export const HOSTS = ['pg', 'replica', 'redis', 'writer', 'reader1', 'reader2', 'agents', 'sweeper', ...AGGREGATOR_HOSTS] as const
 export type Host = (typeof HOSTS)[number] | 'client'
-export type RoleName = 'writer' | 'reader1' | 'reader2' | 'agents' | 'sweeper'
+export type RoleName = 'writer' | 'reader1' | 'reader2' | 'agents' | 'sweeper' | 'aggregator' | 'board2'
 
 const PG_PORT = 5432
 const REDIS_PORT = 6379
 const ROLE_PORT = 4000
 
-export interface NetFleet {
+export interface NetFleet extends AggregatorLinks {
   hosts: Hosts
   roles: Record<RoleName, RoleProc>
   /** The primary, directly (as the drill's own checks reach it). */
@@ -52,6 +55,7 @@ export const SHORT_DRILL_ENV: Record<string, string> = {
   REDIS_CONNECT_TIMEOUT_MS: '2000',
   REDIS_KEEPALIVE_MS: '1000',
   REDIS_COMMAND_TIMEOUT_MS: '1000',
+  AGGREGATOR_FETCH_TIMEOUT_MS: '2000',
 }
 
 /** The settings every role of the drill runs with; `env` adds the drill's own (deadlines, intervals). */
@@ -110,10 +114,12 @@ export async function startNetFleet(env: Record<string, string> = {}): Promise<N
       () => replicaLink.close(),
     )
 
-    const common = baseEnv({ DATABASE_URL: primaryUrl, REDIS_URL: `redis://${hosts.ip('redis')}:${REDIS_PORT}`, ...env })
-    const role = async (name: RoleName, e: Record<string, string>) => {
-      const kind = name.startsWith('reader') ? 'reader' : (name as 'writer' | 'agents' | 'sweeper')
-      const r = await startRole(kind, ROLE_PORT, { ...common, ...e }, undefined, [], {
+    const links = await aggregatorLinks(hosts, undo)
+    const redisUrl = `redis://${hosts.ip('redis')}:${REDIS_PORT}`
+    const common = baseEnv({ DATABASE_URL: primaryUrl, REDIS_URL: redisUrl, PUBLIC_WIRE_HOST: links.authority, ...env })
+    const role = async (name: RoleName, e: Record<string, string>, base = common) => {
+      const kind = name.startsWith('reader') ? 'reader' : name === 'board2' ? 'server' : (name as 'writer' | 'agents' | 'sweeper')
+      const r = await startRole(kind, ROLE_PORT, { ...base, ...e }, undefined, [], {
         launcher: hosts.launcher(name),
         host: hosts.ip(name),
         readyWithinS: 60,
@@ -125,12 +131,16 @@ export async function startNetFleet(env: Record<string, string> = {}): Promise<N
       })
       return r
     }
-    // the writer migrates (through its link) while the replica is copied and Redis starts
     const writerDb = `postgres://postgres@${writerLink.host}:${writerLink.port}/postgres`
-    const [, , writer] = await Promise.all([
+    // the writer migrates (through its link) while the replica is copied and Redis starts; the
+    // second board and the aggregator, on schemas of their own, start meanwhile
+    const [, , writer, board2, aggregator] = await Promise.all([
       hosts.exec('replica', replica, ['start', String(PG_PORT), replicaDir], replicaEnv),
       redis.start(),
       role('writer', { DATABASE_URL: writerDb }),
+      // one process on the primary; it needs no Redis
+      role('board2', { WIRE_PG_SCHEMA: 'board2', PUBLIC_WIRE_HOST: links.board2Authority }, baseEnv({ DATABASE_URL: primaryUrl, ...env })),
+      role('aggregator', aggregatorEnv(cidr), baseEnv({ DATABASE_URL: primaryUrl, REDIS_URL: redisUrl, ...env })),
     ])
     const replicaUrl = `postgres://postgres@${hosts.ip('replica')}:${PG_PORT}/postgres`
     const [reader1, reader2, agents, sweeper] = await Promise.all([
@@ -139,11 +149,21 @@ export async function startNetFleet(env: Record<string, string> = {}): Promise<N
       role('agents', { DATABASE_REPLICA_URL: replicaUrl, AGENTS_ALLOWED_HOSTS: hosts.ip('agents') }),
       role('sweeper', {}),
     ])
+    await registerBoards(aggregator!, links)
     const threadId = await openThread(writer!.url)
     return {
+      ...links,
       threadId,
       hosts,
-      roles: { writer: writer!, reader1: reader1!, reader2: reader2!, agents: agents!, sweeper: sweeper! },
+      roles: {
+        writer: writer!,
+        reader1: reader1!,
+        reader2: reader2!,
+        agents: agents!,
+        sweeper: sweeper!,
+        board2: board2!,
+        aggregator: aggregator!,
+      },
       primaryUrl,
       writerLink,
       replicaLink,
@@ -174,27 +194,4 @@ async function openThread(writerUrl: string): Promise<string> {
   })
   if (!res.ok) throw new Error(`the drills' thread: ${res.status} ${await res.text()}`)
   return ((await res.json()) as { signal: { id: string } }).signal.id
-}
-
-/** A Redis of the drill's own on its host: no persistence, killed and started again by a drill. */
-function redisOn(hosts: Hosts) {
-  let child: ReturnType<Hosts['spawn']> | null = null
-  const args = ['--port', String(REDIS_PORT), '--bind', hosts.ip('redis'), '--save', '', '--appendonly', 'no', '--protected-mode', 'no']
-  return {
-    async start() {
-      const c = hosts.spawn('redis', 'redis-server', args, { stdio: ['ignore', 'pipe', 'inherit'] })
-      child = c
-      let out = ''
-      await new Promise<void>((resolve, reject) => {
-        c.stdout!.on('data', (d: Buffer) => (out += d) && /Ready to accept connections/.test(out) && resolve())
-        c.once('exit', (code) => reject(new Error(`redis-server exited (${code}): ${out.slice(-500)}`)))
-      })
-    },
-    async stop() {
-      const c = child
-      child = null
-      if (!c || c.exitCode !== null || c.signalCode !== null) return
-      await new Promise<void>((resolve) => (c.once('exit', () => resolve()), c.kill('SIGKILL')))
-    },
-  }
 }

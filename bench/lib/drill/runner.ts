@@ -7,6 +7,9 @@ import { underLoad, type Kept, type Load } from './promise.js'
 // went on around it, the fault healed, until a publish made after the heal has reached every
 // follower, then the load stops and the board is checked. Every wait is on state, with a deadline.
 
+/** How long the fleet gets to show it goes on around a fault, or comes back after it. */
+export const WITHIN_MS = 20_000
+
 export interface Check {
   what: string
   ok: boolean
@@ -73,7 +76,7 @@ export async function runDrill(f: NetFleet, d: Drill, ms: Deadlines): Promise<Dr
     const healedAt = load.now()
     const recovered = await load.timeUntil(() => {
       const after = load.records.find((p) => p.sent >= healedAt && p.status === 200)
-      return after !== undefined && load.followersAt(after.cursor!)
+      return after !== undefined && load.followersAt(after)
     }, ms.recoverMs)
     await d.after?.(f, load, check)
     return { detectS: detected === null ? null : detected / 1000, recoverS: recovered === null ? null : recovered / 1000, saw }
