@@ -39,6 +39,10 @@ export interface SearchPage {
  */
 export function indexStore(db: Db, s: Ident) {
   const lockKey = `wire:aggregator-index:${s}`
+  // @NOTE node-postgres keeps a string parameter reachable past its statement (under a pinned flood
+  // each batch's text outlived young collections into the old generation); a Buffer's bytes are off
+  // V8's heap, and json's binary form is its text. PGlite takes a Uint8Array as bytea: a string there.
+  const jsonParam = (text: string) => (db.kind === 'postgres' ? Buffer.from(text) : text)
   // a pinned signal is held to the pin horizon ($3 seconds from now), not kept for good
   const insertSql = `
     insert into ${s}.indexed_signals (seq, board, id, type, tags, origin, pinned, created_at, expires_at, signal, search, bytes)
@@ -98,7 +102,7 @@ export function indexStore(db: Db, s: Ident) {
         let batchBytes = 0
         const flush = async () => {
           if (!batch.length) return
-          const r = await tx.query<{ bytes: number }>(insertSql, [board, `[${batch.join(',')}]`, quota.pinHorizonSeconds])
+          const r = await tx.query<{ bytes: number }>(insertSql, [board, jsonParam(`[${batch.join(',')}]`), quota.pinHorizonSeconds])
           added += r.rowCount
           for (const x of r.rows) addedBytes += x.bytes
           batch = []
