@@ -38,6 +38,8 @@ export interface WireClientOptions {
   publishRetry?: PublishRetryOptions | false
   /** Most bytes of any one answer to read, counted as decoded; past it the call fails with `payload_too_large` (default: no cap). */
   maxBytes?: number
+  /** How a feed page's bytes become a page (default: `JSON.parse` of its text): a reader that indexes pages may parse their signals one at a time. */
+  parsePage?: (body: Uint8Array) => SignalPage
 }
 
 const list = (u: string | string[]) => (Array.isArray(u) ? u : [u]).map((s) => s.replace(/\/+$/, ''))
@@ -71,7 +73,8 @@ export class WireClient {
 
   /** @internal the follower's way in: one GET of the feed against a chosen reader. */
   readPage(base: string, params: ReadParams, signal: AbortSignal | undefined, timeoutMs: number): Promise<SignalPage> {
-    return this.#call<SignalPage>(base, '/sw/signals', { query: toQuery(params), signal, timeoutMs })
+    const parse = this.#o.parsePage
+    return this.#call<SignalPage>(base, '/sw/signals', { query: toQuery(params), signal, timeoutMs, ...(parse && { parse }) })
   }
 
   /**

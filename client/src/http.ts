@@ -11,6 +11,8 @@ export interface CallOptions {
   timeoutMs?: number
   /** Most bytes of the answer's body to read, counted after decoding (gzip included); past it the read stops with `payload_too_large`. */
   maxBytes?: number
+  /** How a successful answer's bytes become its value (default: the decoded text through `JSON.parse`); what it throws is `internal`, as for an answer that is not JSON. */
+  parse?: (body: Uint8Array) => unknown
 }
 
 export type FetchLike = (input: string, init: RequestInit) => Promise<Response>
@@ -29,10 +31,11 @@ export async function call<T>(fetchFn: FetchLike, base: string, path: string, o:
     const init: RequestInit = { method: o.method ?? 'GET', headers, signal: d.signal }
     if (o.body !== undefined) init.body = JSON.stringify(o.body)
     const res = await fetchFn(url, init)
-    const text = o.maxBytes === undefined ? await res.text() : await readCapped(res, o.maxBytes, url)
+    const bytes = o.maxBytes === undefined ? new Uint8Array(await res.arrayBuffer()) : await readCapped(res, o.maxBytes, url)
     let body: unknown = null
     try {
-      body = text === '' ? null : JSON.parse(text)
+      if (res.ok && o.parse) body = o.parse(bytes)
+      else body = bytes.byteLength === 0 ? null : JSON.parse(new TextDecoder().decode(bytes))
     } catch {
       if (res.ok) throw new WireError('internal', res.status, `${url}: the answer is not JSON`)
     }
@@ -55,17 +58,17 @@ export async function call<T>(fetchFn: FetchLike, base: string, path: string, o:
 }
 
 /**
- * The body as text, reading at most `max` bytes as they are decoded: a page of 150 MB, or a small
+ * The body's bytes, reading at most `max` of them as they are decoded: a page of 150 MB, or a small
  * gzip answer that inflates to that, stops at the cap instead of being held whole.
  */
-async function readCapped(res: Response, max: number, url: string): Promise<string> {
+async function readCapped(res: Response, max: number, url: string): Promise<Uint8Array> {
   const declared = Number(res.headers.get('content-length'))
   const tooLarge = () => new WireError('payload_too_large', res.status, `${url}: the answer is larger than ${max} bytes`, { maxBytes: max })
   if (declared > max && res.headers.get('content-encoding') === null) {
     await res.body?.cancel().catch(() => {})
     throw tooLarge()
   }
-  if (!res.body) return ''
+  if (!res.body) return new Uint8Array(0)
   const reader = res.body.getReader()
   const chunks: Uint8Array[] = []
   let size = 0
@@ -82,7 +85,7 @@ async function readCapped(res: Response, max: number, url: string): Promise<stri
   const all = new Uint8Array(size)
   let at = 0
   for (const c of chunks) all.set(c, at), (at += c.byteLength)
-  return new TextDecoder().decode(all)
+  return all
 }
 
 /** Read parameters → a query string, repeating `tag` for several tags. */

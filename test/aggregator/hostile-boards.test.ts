@@ -3,6 +3,7 @@ import pg from 'pg'
 import t from 'tap'
 import { TEST_DATABASE_URL } from '../helpers/services.js'
 import { eventually } from '../helpers/wait.js'
+import { INDEX_BATCH } from '../../apps/aggregator/search/index-store.js'
 import { startHostileBoard } from '../../bench/lib/hostile-board.js'
 import { startAggregatorProcess, startBoardProcess } from './processes.js'
 import { auth, startTestAggregator, startTestBoard, publishOn, searchFinds } from './support.js'
@@ -80,6 +81,19 @@ t.test("a pinned flood stops at the board's quota; oversized signals, foreign ur
     ])
   ).rows[0].ok
   t.equal(horizon, true, 'pinned signals leave at the pin horizon, not never')
+  // each insert statement of a transaction has its own command id (cmin): rows and bytes per statement
+  const statements = (
+    await db.query(
+      `select count(*)::int rows, sum(bytes)::int bytes, max(bytes)::int largest from "${s}".indexed_signals where board = $1 group by xmin, cmin`,
+      [pinned.authority],
+    )
+  ).rows as Array<{ rows: number; bytes: number; largest: number }>
+  const most = Math.max(...statements.map((x) => x.rows))
+  t.ok(statements.length > 1 && most <= INDEX_BATCH.rows, `its pages were written ${most} rows a statement at most (${INDEX_BATCH.rows})`)
+  t.ok(
+    statements.every((x) => x.bytes <= Math.max(INDEX_BATCH.bytes, x.largest)),
+    `and at most ${INDEX_BATCH.bytes} bytes a statement (most: ${Math.max(...statements.map((x) => x.bytes))}): a page is never one statement`,
+  )
 
   t.ok(await eventually(() => oversized.pages > 2 && foreign.pages > 2, 15_000), 'the other two were read')
   t.equal(await rows(oversized.authority), 0, 'no signal past 16 KiB of payload is indexed')

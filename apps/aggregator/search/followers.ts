@@ -1,12 +1,13 @@
 import pg from 'pg'
-import { WireClient, WireError, type EmittedSignal, type FetchLike } from '../../../client/src/index.js'
+import { retryDelay, WireClient, WireError, type FetchLike } from '../../../client/src/index.js'
 import { LIMITS } from '../../../libs/shared/domain/index.js'
 import type { Logger } from '../../../libs/shared/log/index.js'
 import { refusedSignals } from '../metrics.js'
 import type { RegisteredBoard, RegistryStore } from '../registry/store.js'
 import type { IndexQuota, IndexStore } from './index-store.js'
 import { pageBudget } from './page-budget.js'
-import { validatePage } from './validate.js'
+import { ScannedPage } from './page-scan.js'
+import { validated, type Rejection } from './validate.js'
 
 export interface FollowersOptions {
   /**
@@ -64,51 +65,54 @@ export function boardFollowers(registry: RegistryStore, index: IndexStore, log: 
     const flog = log.child({ board: board.authority })
     // the board's pages count against the process's budget from their first byte until indexed
     const counted = budget.forBoard(o.fetch)
+    let failures = 0
     while (!signal.aborted) {
       const current = await registry.get(board.authority).catch(() => null)
       if (!current || current.status === 'dropped' || current.overQuotaAt) return
-      // a stranger's answers: each page read as a stream and cut at pageMaxBytes, counted after decoding
-      const client = new WireClient({ url: current.url, fetch: counted.fetch, maxBytes: o.pageMaxBytes })
-      const batch: EmittedSignal[] = []
-      let stored = current.feedCursor ?? 0
-      let lastPage = 0
-      const ctl = new AbortController() // aborted when the board goes over its quota
-      const inner = AbortSignal.any([signal, ctl.signal])
+      // a stranger's answers: each page read as a stream and cut at pageMaxBytes, counted after decoding,
+      // and kept as its bytes: its signals are parsed one at a time as they are indexed (page-scan.ts)
+      const client = new WireClient({
+        url: current.url,
+        fetch: counted.fetch,
+        maxBytes: o.pageMaxBytes,
+        parsePage: (b) => new ScannedPage(b),
+        timeoutMs: 15_000, // a long-poll's 25 s on top
+      })
+      let cursor = current.feedCursor ?? 0
       try {
-        const follower = client.follow(
-          { limit },
-          {
-            cursor: stored,
-            signal: inner,
-            wait: 25,
-            minIntervalMs: 200,
-            dedupeWindow: 1000, // per board, and there may be AGGREGATOR_MAX_BOARDS of them; the index's unique key catches any repeat
-            onCursor: async (c) => {
-              if (batch.length === 0 && c === stored) return counted.release()
-              const { signals, refused } = validatePage(batch.splice(0), board.authority)
-              for (const [reason, n] of Object.entries(refused)) refusedSignals.inc({ reason }, n)
-              if (Object.keys(refused).length) flog.warn({ refused }, 'signals not indexed: they break the protocol')
-              const { added, cut } = await index.add(board.authority, signals, c, o.quota).finally(counted.release)
-              stored = c
-              if (added > 0) o.onIndexed()
-              if (cut) {
-                flog.warn(
-                  { rows: o.quota.rows, bytes: o.quota.bytes },
-                  'board over its index quota: no longer followed until its signals expire',
-                )
-                return void ctl.abort()
-              }
-              // the board's page rate: a board that answers full pages at once is read at most pagesPerMinute
-              const next = lastPage + gapMs
-              lastPage = Math.max(Date.now(), next)
-              await pause(next - Date.now(), inner)
-            },
-          },
-        )
-        for await (const s of follower) batch.push(s)
-        if (ctl.signal.aborted) return
+        // the board's pages, each indexed with the cursor after it, until the board goes or turns over quota
+        for (let lastPage = 0; !signal.aborted; ) {
+          const started = Date.now()
+          const page = await client.read({ cursor, limit, wait: 25 }, { signal })
+          if (!(page instanceof ScannedPage) || !Number.isSafeInteger(page.nextCursor))
+            throw new WireError('internal', 200, 'a page without nextCursor')
+          failures = 0
+          if (page.count === 0 && page.nextCursor === cursor) {
+            counted.release()
+            await pause(200 - (Date.now() - started), signal) // a board that answers an empty wait at once is not hammered
+            continue
+          }
+          const refused: Partial<Record<Rejection, number>> = {}
+          const valid = validated(page.each(), board.authority, refused)
+          const { added, cut } = await index
+            .add(board.authority, valid, page.nextCursor, o.quota)
+            .finally(() => (page.release(), counted.release()))
+          cursor = page.nextCursor
+          for (const [reason, n] of Object.entries(refused)) refusedSignals.inc({ reason }, n)
+          if (Object.keys(refused).length) flog.warn({ refused }, 'signals not indexed: they break the protocol')
+          if (added > 0) o.onIndexed()
+          if (cut)
+            return flog.warn(
+              { rows: o.quota.rows, bytes: o.quota.bytes },
+              'board over its index quota: no longer followed until its signals expire',
+            )
+          // the board's page rate: a board that answers full pages at once is read at most pagesPerMinute
+          const next = lastPage + gapMs
+          lastPage = Math.max(Date.now(), next)
+          await pause(next - Date.now(), signal)
+        }
       } catch (err) {
-        if (signal.aborted || ctl.signal.aborted) return
+        if (signal.aborted) return
         if (err instanceof WireError && err.code === 'payload_too_large') {
           flog.warn(
             { maxBytes: o.pageMaxBytes },
@@ -117,8 +121,10 @@ export function boardFollowers(registry: RegistryStore, index: IndexStore, log: 
           await index.markOverQuota(board.authority, 'page_too_large').catch(() => {})
           return
         }
-        flog.warn({ err: String(err) }, 'follow failed; resuming from the stored cursor')
-        await pause(2000, signal)
+        // a refusal, an outage or a page budget's drop: the client's backoff (Retry-After when told), else 2 s
+        const delayMs = err instanceof WireError && err.retryable ? retryDelay(err, failures++) : 2000
+        if (delayMs === 2000) flog.warn({ err: String(err) }, 'follow failed; resuming from the stored cursor')
+        await pause(delayMs, signal)
       } finally {
         counted.release()
       }

@@ -12,6 +12,12 @@ export interface SearchQuery {
   sinceMs: number | null
 }
 
+/**
+ * Most rows, and bytes of signals, one insert statement carries (a single larger signal goes alone):
+ * what indexing a page holds at once beside the page's bytes, however large the page.
+ */
+export const INDEX_BATCH = Object.freeze({ rows: 64, bytes: 65_536 })
+
 /** A board's share of the index, and how long a pinned signal stays. */
 export interface IndexQuota {
   rows: number
@@ -33,6 +39,10 @@ export interface SearchPage {
  */
 export function indexStore(db: Db, s: Ident) {
   const lockKey = `wire:aggregator-index:${s}`
+  // @NOTE node-postgres keeps a string parameter reachable past its statement (under a pinned flood
+  // each batch's text outlived young collections into the old generation); a Buffer's bytes are off
+  // V8's heap, and json's binary form is its text. PGlite takes a Uint8Array as bytea: a string there.
+  const jsonParam = (text: string) => (db.kind === 'postgres' ? Buffer.from(text) : text)
   // a pinned signal is held to the pin horizon ($3 seconds from now), not kept for good
   const insertSql = `
     insert into ${s}.indexed_signals (seq, board, id, type, tags, origin, pinned, created_at, expires_at, signal, search, bytes)
@@ -67,10 +77,17 @@ export function indexStore(db: Db, s: Ident) {
   return {
     /**
      * Indexes one page of a board's feed and stores the board's cursor after it, in one transaction.
-     * The page is cut where the board's share of the index (rows, bytes) ends; a cut page marks the
-     * board over quota (`cut: true`), and the cursor still moves past it.
+     * The signals are taken one at a time and written in statements of at most INDEX_BATCH rows and
+     * bytes, so a page is never held whole as rows or as one statement's text. The page is cut where
+     * the board's share of the index (rows, bytes) ends; a cut page marks the board over quota
+     * (`cut: true`), and the cursor still moves past it.
      */
-    async add(board: string, signals: EmittedSignal[], feedCursor: number, quota: IndexQuota): Promise<{ added: number; cut: boolean }> {
+    async add(
+      board: string,
+      signals: Iterable<EmittedSignal>,
+      feedCursor: number,
+      quota: IndexQuota,
+    ): Promise<{ added: number; cut: boolean }> {
       return db.transaction(async (tx) => {
         await tx.query(`select pg_advisory_xact_lock(hashtext($1))`, [lockKey])
         const { rows: held } = await tx.query<{ index_rows: string; index_bytes: string }>(
@@ -79,23 +96,33 @@ export function indexStore(db: Db, s: Ident) {
         )
         let rows = Number(held[0]?.index_rows ?? 0)
         let bytes = Number(held[0]?.index_bytes ?? 0)
-        const fit: string[] = []
+        let added = 0
+        let addedBytes = 0
+        let batch: string[] = []
+        let batchBytes = 0
+        const flush = async () => {
+          if (!batch.length) return
+          const r = await tx.query<{ bytes: number }>(insertSql, [board, jsonParam(`[${batch.join(',')}]`), quota.pinHorizonSeconds])
+          added += r.rowCount
+          for (const x of r.rows) addedBytes += x.bytes
+          batch = []
+          batchBytes = 0
+        }
+        let cut = false
         for (const sig of signals) {
           const text = JSON.stringify(sig)
           const size = Buffer.byteLength(text, 'utf8')
-          if (rows + 1 > quota.rows || bytes + size > quota.bytes) break
+          if (rows + 1 > quota.rows || bytes + size > quota.bytes) {
+            cut = true
+            break
+          }
+          if (batch.length >= INDEX_BATCH.rows || (batch.length > 0 && batchBytes + size > INDEX_BATCH.bytes)) await flush()
           rows++
           bytes += size
-          fit.push(text)
+          batch.push(text)
+          batchBytes += size
         }
-        const cut = fit.length < signals.length
-        let added = 0
-        let addedBytes = 0
-        if (fit.length) {
-          const r = await tx.query<{ bytes: number }>(insertSql, [board, `[${fit.join(',')}]`, quota.pinHorizonSeconds])
-          added = r.rowCount
-          for (const x of r.rows) addedBytes += x.bytes
-        }
+        await flush()
         await tx.query(
           `update ${s}.registered_boards set feed_cursor = $2, index_rows = index_rows + $3, index_bytes = index_bytes + $4,
              over_quota_at = case when $5 then now() else over_quota_at end, over_quota_reason = case when $5 then 'index_quota' else over_quota_reason end

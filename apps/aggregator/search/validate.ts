@@ -1,5 +1,6 @@
 import { EMITTED_SIGNAL_FIELDS, LIMITS, type EmittedSignal } from '../../../libs/shared/domain/index.js'
 import { isSignalId } from '../../../libs/shared/domain/index.js'
+import { UNPARSED } from './page-scan.js'
 
 /** Why a followed signal was not indexed (counted by reason, never its content). */
 export type Rejection = 'shape' | 'id' | 'uri' | 'payload' | 'ttl' | 'time' | 'tags'
@@ -41,19 +42,15 @@ export function validateSignal(x: unknown, authority: string, nowMs: number): Em
   return out as unknown as EmittedSignal
 }
 
-/** Signals and bytes one page adds, and what was refused by reason. */
-export interface CheckedPage {
-  signals: EmittedSignal[]
-  refused: Partial<Record<Rejection, number>>
-}
-
-export function validatePage(page: unknown[], authority: string, nowMs = Date.now()): CheckedPage {
-  const signals: EmittedSignal[] = []
-  const refused: Partial<Record<Rejection, number>> = {}
+/**
+ * A page's signals that hold to the protocol, taken one at a time as the indexer asks (nothing of
+ * the page is gathered here); each refusal is counted into `refused` by reason. A signal the page
+ * scan did not parse (`UNPARSED`: past SIGNAL_TEXT_MAX_BYTES, or not JSON) is refused as `payload`.
+ */
+export function* validated(page: Iterable<unknown>, authority: string, refused: Partial<Record<Rejection, number>>, nowMs = Date.now()) {
   for (const x of page) {
-    const v = validateSignal(x, authority, nowMs)
+    const v = x === UNPARSED ? 'payload' : validateSignal(x, authority, nowMs)
     if (typeof v === 'string') refused[v] = (refused[v] ?? 0) + 1
-    else signals.push(v)
+    else yield v
   }
-  return { signals, refused }
 }
