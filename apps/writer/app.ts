@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import type { Presence } from '../../libs/shared/bus/index.js'
 import type { Config } from '../../libs/shared/config/index.js'
-import { createHttpApp, healthRoutes } from '../../libs/shared/http/index.js'
+import { createHttpApp, healthRoutes, installFastPath } from '../../libs/shared/http/index.js'
 import { createAppContext, type AppContext } from '../../libs/shared/context/index.js'
 import type { StartedApp } from '../../libs/shared/lifecycle.js'
 import type { Logger } from '../../libs/shared/log/index.js'
@@ -9,12 +9,14 @@ import { createWriterContext, type WriterContext } from './context.js'
 import { adminBoardRoutes } from './routes/admin-board.js'
 import { adminRuleRoutes } from './routes/admin-rules.js'
 import { adminSignalRoutes } from './routes/admin-signals.js'
+import { publishFastPath } from './publish-fast-path.js'
 import { publishRoutes } from './routes/publish.js'
 
 export const API_PREFIXES = ['/sw', '/sw/v1'] as const
 
-/** The writer's routes (publish and admin) under /sw and /sw/v1. In-flight publishes commit before close. */
+/** The writer's routes (publish and admin) under /sw and /sw/v1, and the fast path that serves most publishes below fastify. In-flight publishes commit before close. */
 export async function writerRoutes(app: FastifyInstance, { ctx, presence }: { ctx: WriterContext; presence: Presence }) {
+  installFastPath(app, publishFastPath(ctx))
   for (const prefix of API_PREFIXES) {
     await app.register(publishRoutes, { prefix, ctx })
     await app.register(adminBoardRoutes, { prefix: `${prefix}/admin`, ctx, presence })

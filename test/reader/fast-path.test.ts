@@ -145,7 +145,7 @@ t.test('a fast-path long-poll stops waiting when its client leaves; a client tha
   const greedy = open()
   greedy.get(`/sw/signals?cursor=${cursor}&wait=20`)
   await until(() => s.reader.readSide.feed.waiting === 1, 5000, 'waiting')
-  greedy.write('X'.repeat(20_000)) // no answer is owed yet: this is not a request queue
+  greedy.write('X'.repeat(100_000)) // no answer is owed yet: this is not a request queue (more than a head and a publish's body)
   await until(() => greedy.closed, 5000, 'cut off')
   await until(() => s.reader.readSide.feed.waiting === 0, 5000, 'and its wait ended')
 })

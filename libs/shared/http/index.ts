@@ -7,5 +7,5 @@ export { callerOf, installRequestBudget, DOOR, type RequestBudget } from './requ
 export { installFastPath, type FastPath, type FastPathRoutes } from './fast-path/install.js'
 export type { FastConnection } from './fast-path/connection.js'
 export type { FastRequest } from './fast-path/request-head.js'
-export { encodeResponse, responseText, sharedResponse } from './fast-path/response.js'
+export { encodeResponse, PROBE_ADDRESS, responseText, sharedResponse } from './fast-path/response.js'
 export { MAX_PIPELINED, MAX_QUEUED } from './connection-fence.js'

@@ -85,7 +85,7 @@ export const metrics = {
   }),
   fastPathRequests: new client.Counter({
     name: 'wire_fast_path_requests_total',
-    help: 'GET /sw/signals requests served by the fast path below fastify, and connections it handed to fastify (another route or an unusual request)',
+    help: 'GET /sw/signals (reader) and POST /sw/signals (writer) requests served by the fast path below fastify, and connections it handed to fastify (another route or an unusual request)',
     labelNames: ['outcome'],
     collect() {
       this.reset()

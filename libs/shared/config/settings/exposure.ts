@@ -44,7 +44,7 @@ export const exposure = group(
     ),
     HTTP_FAST_PATH: setting(
       flag('1'),
-      "Readers serve `GET /sw/signals` polls and long-polls below node's request objects and fastify; `0`: every request through fastify.",
+      "Readers serve `GET /sw/signals` polls and writers `POST /sw/signals` publishes below node's request objects and fastify; `0`: every request through fastify.",
     ),
     CLIENT_IPV6_PREFIX_BITS: setting(
       int(1, 128, 64),

@@ -1,6 +1,6 @@
 import type { Socket } from 'node:net'
 import type { Due } from '../../deadlines.js'
-import { MAX_HEAD_BYTES, parseRequestHead, type FastRequest } from './request-head.js'
+import { MAX_BODY_BYTES, MAX_HEAD_BYTES, parseRequestHead, type FastRequest } from './request-head.js'
 
 /**
  * Output a connection may have queued and unsent before it is cut off. The fast path takes no new
@@ -12,7 +12,9 @@ export const MAX_QUEUED_BYTES = 4 * 1024 * 1024
 
 /** What a connection needs from its fast path (install.ts). */
 export interface FastPathHost {
+  /** Paths served for GET, and for POST. */
   readonly paths: readonly string[]
+  readonly postPaths: readonly string[]
   /** A whole request head arrived: the connection's first-request deadline is met. */
   headed(conn: FastConnection): void
   /** Serves `req` (true: it will call `respond` once), or false: node's server takes the connection. */
@@ -140,8 +142,8 @@ export class FastConnection implements Due {
   data(chunk: Buffer) {
     this.pending = this.pending ? Buffer.concat([this.pending, chunk]) : chunk
     if (!this.inFlight && !this.draining) this.next()
-    // a client that sends ahead while its request waits may not queue more than a head's worth
-    else if (this.pending.length > MAX_HEAD_BYTES) this.socket.destroy()
+    // a client that sends ahead while its request waits may not queue more than a request's worth (a head, and a body where POSTs are served)
+    else if (this.pending.length > MAX_HEAD_BYTES + (this.host.postPaths.length > 0 ? MAX_BODY_BYTES : 0)) this.socket.destroy()
   }
 
   /** @internal the peer left (the socket's listeners'). */
@@ -158,7 +160,7 @@ export class FastConnection implements Due {
   /** Takes the next request from `pending`: the fast path's, or the connection goes to node. */
   private next() {
     const buf = this.pending!
-    const req = parseRequestHead(buf, this.host.paths)
+    const req = parseRequestHead(buf, this.host.paths, this.host.postPaths)
     if (!req) return this.giveUp(buf)
     this.host.headed(this)
     // before serving: an answer written at once may go on to the next request

@@ -1,6 +1,9 @@
-/** A request the fast path serves: a plain HTTP/1.1 GET of one of its paths, with no body. */
+import { LIMITS } from '../../domain/index.js'
+
+/** A request the fast path serves: a plain HTTP/1.1 GET of one of its paths with no body, or a POST of one with a whole JSON body. */
 export interface FastRequest {
-  /** Bytes of the head (request line to blank line): what the request took from the connection. */
+  readonly method: 'GET' | 'POST'
+  /** Bytes of the head (request line to blank line) and the body: what the request took from the connection. */
   readonly length: number
   /** One of the fast path's own path strings (the request's bytes are compared, not copied). */
   readonly path: string
@@ -11,6 +14,11 @@ export interface FastRequest {
   readonly forwardedFor: string | undefined
   /** The client asked for `Connection: close`. */
   readonly close: boolean
+  /** POST: the body's bytes (Content-Length of them, all arrived), a view of the connection's buffer; GET: undefined. */
+  readonly body: Buffer | undefined
+  /** POST: Idempotency-Key and traceparent as sent (at most one of each). */
+  readonly idempotencyKey: string | undefined
+  readonly traceparent: string | undefined
 }
 
 /** Not the fast path's: node's HTTP server (and fastify) take the connection from here. */
@@ -22,6 +30,9 @@ const CR = 0x0d
 const LF = 0x0a
 const HEAD_END = Buffer.from('\r\n\r\n')
 const GET = Buffer.from('GET ')
+const POST = Buffer.from('POST ')
+/** fastify's bodyLimit (createHttpApp): a longer body is fastify's to refuse (413). */
+export const MAX_BODY_BYTES = LIMITS.maxBodyBytes
 const VERSION = Buffer.from(' HTTP/1.1')
 
 /** RFC 9110 tchar: what a header name may hold. */
@@ -48,6 +59,24 @@ function connectionTokens(value: string): { close: boolean; upgrade: boolean } {
     else if (token === 'upgrade') upgrade = true
   }
   return { close, upgrade }
+}
+
+/**
+ * A Content-Type the fast path takes for a JSON body: `application/json`, alone or with
+ * `charset=utf-8`, in lower case as clients send it (any other spelling is fastify's to judge).
+ */
+const jsonType = (value: string) => value === 'application/json' || value === 'application/json; charset=utf-8'
+
+/** A Content-Length of plain digits within MAX_BODY_BYTES, or -1. */
+function bodyLength(buf: Buffer, from: number, to: number): number {
+  if (to - from < 1 || to - from > 6) return -1
+  let n = 0
+  for (let i = from; i < to; i++) {
+    const c = buf[i]! - 0x30
+    if (c < 0 || c > 9) return -1
+    n = n * 10 + c
+  }
+  return n <= MAX_BODY_BYTES ? n : -1
 }
 
 /**
@@ -84,29 +113,44 @@ function plainValue(buf: Buffer, from: number, to: number): boolean {
 
 /**
  * The request at the start of `buf`, if it is one the fast path serves: `GET <path>[?query] HTTP/1.1`
- * with `path` in `paths`, exactly one Host, at most one Authorization, and nothing that announces a
- * body or a protocol change (Content-Length, Transfer-Encoding, Expect, Upgrade). Anything else,
- * including a head not complete in `buf`, is NOT_MINE: node's server parses it with its own rules.
- * One linear pass over at most MAX_HEAD_BYTES; no regular expressions.
+ * with `path` in `paths`, or `POST <path> HTTP/1.1` with `path` in `postPaths`, exactly one Host, at
+ * most one Authorization, and nothing that announces a protocol change or a body other than a POST's
+ * (Transfer-Encoding, Expect, Upgrade; a GET's Content-Length). A POST has exactly one Content-Length
+ * (plain digits, 1 to MAX_BODY_BYTES), exactly one JSON Content-Type (jsonType), at most one
+ * Idempotency-Key and traceparent, and its whole body in `buf`. Anything else, including a head or
+ * body not complete in `buf`, is NOT_MINE: node's server parses it with its own rules. One linear
+ * pass over at most MAX_HEAD_BYTES; no regular expressions.
  */
-export function parseRequestHead(buf: Buffer, paths: readonly string[]): FastRequest | typeof NOT_MINE {
+export function parseRequestHead(buf: Buffer, paths: readonly string[], postPaths: readonly string[] = []): FastRequest | typeof NOT_MINE {
   const end = buf.indexOf(HEAD_END)
   if (end < 0 || end + 4 > MAX_HEAD_BYTES) return NOT_MINE
-  if (buf.compare(GET, 0, GET.length, 0, GET.length) !== 0) return NOT_MINE
+  const method =
+    buf.compare(GET, 0, GET.length, 0, GET.length) === 0
+      ? 'GET'
+      : postPaths.length > 0 && buf.compare(POST, 0, POST.length, 0, POST.length) === 0
+        ? 'POST'
+        : null
+  if (method === null) return NOT_MINE
+  const start = method === 'GET' ? GET.length : POST.length
   const lineEnd = buf.indexOf(CR)
   const targetEnd = lineEnd - VERSION.length
-  if (targetEnd <= GET.length || buf[lineEnd + 1] !== LF) return NOT_MINE
+  if (targetEnd <= start || buf[lineEnd + 1] !== LF) return NOT_MINE
   if (buf.compare(VERSION, 0, VERSION.length, targetEnd, lineEnd) !== 0) return NOT_MINE
-  if (!plainTarget(buf, GET.length, targetEnd)) return NOT_MINE
-  let pathEnd = GET.length
+  if (!plainTarget(buf, start, targetEnd)) return NOT_MINE
+  let pathEnd = start
   while (pathEnd < targetEnd && buf[pathEnd] !== 0x3f) pathEnd++ // up to "?"
-  const path = knownPath(buf, GET.length, pathEnd, paths)
+  if (method === 'POST' && pathEnd !== targetEnd) return NOT_MINE // a POST with a query is fastify's
+  const path = knownPath(buf, start, pathEnd, method === 'GET' ? paths : postPaths)
   if (path === undefined) return NOT_MINE
 
   let hosts = 0
   let authorization: string | undefined
   let forwardedFor: string | undefined
   let close = false
+  let length = -1
+  let types = 0
+  let idempotencyKey: string | undefined
+  let traceparent: string | undefined
   for (let at = lineEnd + 2; at < end + 2; ) {
     const eol = buf.indexOf(CR, at)
     if (eol < 0 || eol > end || buf[eol + 1] !== LF) return NOT_MINE
@@ -129,16 +173,28 @@ export function parseRequestHead(buf: Buffer, paths: readonly string[]): FastReq
       const tokens = connectionTokens(buf.toString('latin1', v, ve))
       if (tokens.upgrade) return NOT_MINE
       if (tokens.close) close = true
-    } else if (
-      nameIs(buf, at, colon, 'content-length') ||
-      nameIs(buf, at, colon, 'transfer-encoding') ||
-      nameIs(buf, at, colon, 'expect') ||
-      nameIs(buf, at, colon, 'upgrade')
-    )
+    } else if (nameIs(buf, at, colon, 'content-length')) {
+      if (method === 'GET' || length >= 0) return NOT_MINE
+      if ((length = bodyLength(buf, v, ve)) < 1) return NOT_MINE // an empty body is fastify's to refuse
+    } else if (nameIs(buf, at, colon, 'content-type')) {
+      if (method === 'POST' && (types++ > 0 || !jsonType(buf.toString('latin1', v, ve)))) return NOT_MINE
+    } else if (method === 'POST' && nameIs(buf, at, colon, 'idempotency-key')) {
+      if (idempotencyKey !== undefined) return NOT_MINE
+      idempotencyKey = buf.toString('latin1', v, ve)
+    } else if (method === 'POST' && nameIs(buf, at, colon, 'traceparent')) {
+      if (traceparent !== undefined) return NOT_MINE
+      traceparent = buf.toString('latin1', v, ve)
+    } else if (nameIs(buf, at, colon, 'transfer-encoding') || nameIs(buf, at, colon, 'expect') || nameIs(buf, at, colon, 'upgrade'))
       return NOT_MINE
     at = eol + 2
   }
   if (hosts !== 1) return NOT_MINE
-  const query = pathEnd < targetEnd ? buf.toString('latin1', pathEnd + 1, targetEnd) : ''
-  return { length: end + 4, path, query, authorization, forwardedFor, close }
+  if (method === 'GET') {
+    const query = pathEnd < targetEnd ? buf.toString('latin1', pathEnd + 1, targetEnd) : ''
+    return { method, length: end + 4, path, query, authorization, forwardedFor, close, body: undefined, idempotencyKey, traceparent }
+  }
+  // a POST: a JSON body whose bytes have all arrived (a body still on its way goes to node with the connection)
+  if (length < 0 || types !== 1 || buf.length < end + 4 + length) return NOT_MINE
+  const body = buf.subarray(end + 4, end + 4 + length)
+  return { method, length: end + 4 + length, path, query: '', authorization, forwardedFor, close, body, idempotencyKey, traceparent }
 }

@@ -67,6 +67,13 @@ export function sharedResponse(status: number, lines: string, body: Buffer, keep
   return bytes
 }
 
+/**
+ * The fast path's probe of a route (captureHeaders): a URL (a GET), or a request with a method,
+ * headers and a body. It comes from PROBE_ADDRESS, which no socket has: a route's metrics leave it out.
+ */
+export type Probe = string | { method: 'POST'; url: string; headers: Record<string, string>; payload: Buffer }
+export const PROBE_ADDRESS = 'fast-path-probe'
+
 /** Headers node adds or that follow the body: never captured. */
 const NOT_CAPTURED = new Set(['content-length', 'date', 'connection', 'keep-alive', 'transfer-encoding'])
 
@@ -75,8 +82,8 @@ const NOT_CAPTURED = new Set(['content-length', 'date', 'connection', 'keep-aliv
  * cache-control, content-type), in its order: what the fast path's answers carry too, so the two
  * paths cannot drift. Content-length, Date and the connection headers are the encoder's.
  */
-export async function captureHeaders(app: FastifyInstance, url: string): Promise<CapturedHeaders> {
-  const res = await app.inject({ method: 'GET', url })
+export async function captureHeaders(app: FastifyInstance, probe: Probe): Promise<CapturedHeaders> {
+  const res = await app.inject({ ...(typeof probe === 'string' ? { method: 'GET', url: probe } : probe), remoteAddress: PROBE_ADDRESS })
   const pairs: Array<[string, string]> = []
   for (const [name, value] of Object.entries(res.headers)) {
     if (NOT_CAPTURED.has(name) || value === undefined) continue
