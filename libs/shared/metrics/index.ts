@@ -166,56 +166,43 @@ for (const reason of [
 // These gauges appear in /metrics only in processes that use the dependency (a board without Redis,
 // or in local identity mode, shows neither), so "== 0" alerts never fire for a dependency not in use.
 
-const redisSources = new Set<() => boolean>()
-const redisUp = new client.Gauge({
-  name: 'wire_redis_up',
-  help: '1 while the wake-up bus can publish and receive through Redis (the bus reports healthy), 0 while it cannot',
-  registers: [],
-  collect() {
-    this.set([...redisSources].every((healthy) => healthy()) ? 1 : 0)
-  },
-})
-
-/** Called by the Redis bus: /metrics reads `healthy()` at every scrape. Returns a function that stops reporting. */
-export function reportRedisHealth(healthy: () => boolean): () => void {
-  if (!registry.getSingleMetric('wire_redis_up')) registry.registerMetric(redisUp)
-  redisSources.add(healthy)
-  return () => void redisSources.delete(healthy)
+/**
+ * A gauge that is 1 while every reporting source is healthy, registered at the first report.
+ * The returned function is called by a source: /metrics reads `healthy()` at every scrape, and
+ * the function it returns stops reporting.
+ */
+function healthGauge(name: string, help: string): (healthy: () => boolean) => () => void {
+  const sources = new Set<() => boolean>()
+  const gauge = new client.Gauge({
+    name,
+    help,
+    registers: [],
+    collect() {
+      this.set([...sources].every((healthy) => healthy()) ? 1 : 0)
+    },
+  })
+  return (healthy) => {
+    if (!registry.getSingleMetric(name)) registry.registerMetric(gauge)
+    sources.add(healthy)
+    return () => void sources.delete(healthy)
+  }
 }
 
-const listenSources = new Set<() => boolean>()
-const listenUp = new client.Gauge({
-  name: 'wire_pg_listen_up',
-  help: '1 while the wake-up bus listens on the primary (LISTEN/NOTIFY), 0 while its connection is down',
-  registers: [],
-  collect() {
-    this.set([...listenSources].every((healthy) => healthy()) ? 1 : 0)
-  },
-})
-
-/** Called by the LISTEN/NOTIFY path of the bus, like reportRedisHealth. */
-export function reportListenHealth(healthy: () => boolean): () => void {
-  if (!registry.getSingleMetric('wire_pg_listen_up')) registry.registerMetric(listenUp)
-  listenSources.add(healthy)
-  return () => void listenSources.delete(healthy)
-}
-
-const replicaSources = new Set<() => boolean>()
-const replicaUp = new client.Gauge({
-  name: 'wire_replica_up',
-  help: '1 while reads go to the replica (DATABASE_REPLICA_URL), 0 while it is unreachable and they go to the primary',
-  registers: [],
-  collect() {
-    this.set([...replicaSources].every((up) => up()) ? 1 : 0)
-  },
-})
-
-/** Called by the replica's failover: /metrics reads `up()` at every scrape. Returns a function that stops reporting. */
-export function reportReplicaHealth(up: () => boolean): () => void {
-  if (!registry.getSingleMetric('wire_replica_up')) registry.registerMetric(replicaUp)
-  replicaSources.add(up)
-  return () => void replicaSources.delete(up)
-}
+/** Called by the Redis bus. */
+export const reportRedisHealth = healthGauge(
+  'wire_redis_up',
+  '1 while the wake-up bus can publish and receive through Redis (the bus reports healthy), 0 while it cannot',
+)
+/** Called by the LISTEN/NOTIFY path of the bus. */
+export const reportListenHealth = healthGauge(
+  'wire_pg_listen_up',
+  '1 while the wake-up bus listens on the primary (LISTEN/NOTIFY), 0 while its connection is down',
+)
+/** Called by the replica's failover. */
+export const reportReplicaHealth = healthGauge(
+  'wire_replica_up',
+  '1 while reads go to the replica (DATABASE_REPLICA_URL), 0 while it is unreachable and they go to the primary',
+)
 
 const identityUp = new client.Gauge({
   name: 'wire_identity_network_up',
