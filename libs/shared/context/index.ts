@@ -5,8 +5,10 @@ import { createReadSide, type ReadSide } from '../feed/index.js'
 import type { Logger } from '../log/index.js'
 import { boardPolicy, createPublisher, type BoardPolicy, type Publisher } from '../publish/index.js'
 import { closeStack, openAggregatorConnections, openIdentityConnections, openInfra, type Connections, type Infra } from '../infra/index.js'
+import { closeOnFailure } from '../infra/close-stack.js'
 
 export { AGGREGATOR_MIGRATIONS, IDENTITY_MIGRATIONS, openInfra, type Connections, type Infra, type InfraOptions } from '../infra/index.js'
+export { closeOnFailure } from '../infra/close-stack.js'
 
 /** The roles a process serves; the single process (`npm start`) serves every board role at once. */
 export type BoardRole = 'writer' | 'reader' | 'agents' | 'sweeper'
@@ -51,7 +53,7 @@ export async function createAppContext(
   const roles = new Set(o.roles)
   const stack = closeStack(log)
   const ov = o.overrides ?? {}
-  try {
+  return closeOnFailure(stack.close, async () => {
     const reads = roles.has('reader') || roles.has('agents')
     const writes = roles.has('writer') || roles.has('agents')
     let infra = ov.infra
@@ -86,10 +88,7 @@ export async function createAppContext(
       publisher = p
     }
     return { cfg, log, roles, infra, identity, policy, readSide, publisher, defer: stack.defer, close: stack.close }
-  } catch (err) {
-    await stack.close()
-    throw err
-  }
+  })
 }
 
 /**

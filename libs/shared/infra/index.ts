@@ -19,9 +19,9 @@ import type { Logger } from '../log/index.js'
 import { reportRedisHealth } from '../metrics/index.js'
 import { projectPath } from '../paths.js'
 import { startTracing } from '../tracing/index.js'
-import { closeStack } from './close-stack.js'
+import { closeOnFailure, closeStack } from './close-stack.js'
 
-export { closeStack, type CloseStack } from './close-stack.js'
+export { closeOnFailure, closeStack, type CloseStack } from './close-stack.js'
 
 /** What every process holds: a pool on its schema, Redis when there is one, the per-address budgets. */
 export interface Connections {
@@ -60,7 +60,7 @@ export interface InfraOptions {
 /** A board's connections; what was opened is closed in reverse, also after a partial start. */
 export async function openInfra(cfg: Config, log: Logger, opts: InfraOptions = {}): Promise<Infra> {
   const stack = closeStack(log)
-  try {
+  return closeOnFailure(stack.close, async () => {
     // traces (OTEL_* settings): off by default; the SDK loads only when on. Named after the logger's role.
     stack.defer(await startTracing(cfg.tracing, String(log.bindings().app ?? 'wire'), log))
     const schema = ident(cfg.db.schema)
@@ -141,10 +141,7 @@ export async function openInfra(cfg: Config, log: Logger, opts: InfraOptions = {
       limits,
       close: stack.close,
     }
-  } catch (err) {
-    await stack.close()
-    throw err
-  }
+  })
 }
 
 /** Where the aggregator's migrations live: a folder of their own, applied to AGGREGATOR_PG_SCHEMA. */
@@ -182,7 +179,7 @@ async function openServiceConnections(
   o: { schema: string; migrations: string; applicationName: string },
 ): Promise<Connections> {
   const stack = closeStack(log)
-  try {
+  return closeOnFailure(stack.close, async () => {
     stack.defer(await startTracing(cfg.tracing, String(log.bindings().app ?? 'wire'), log))
     let primary: Db
     if (cfg.db.kind === 'embedded') {
@@ -199,10 +196,7 @@ async function openServiceConnections(
     const redis = openRedis(cfg.db.kind === 'postgres' ? cfg.redisUrl : undefined, cfg, log, stack.defer)
     const limits = clientLimits({ ...cfg.clientLimits, keyPrefix: `wire:${o.schema}:client` }, redis)
     return { primary, schema: ident(o.schema), redis, limits, close: stack.close }
-  } catch (err) {
-    await stack.close()
-    throw err
-  }
+  })
 }
 
 /** The process's Redis command connection (budgets, presence); wire_redis_up reports it beside the bus. */
