@@ -4,10 +4,10 @@ import { boardReader } from '../db/index.js'
 import { createReadSide, type ReadSide } from '../feed/index.js'
 import type { Logger } from '../log/index.js'
 import { boardPolicy, createPublisher, type BoardPolicy, type Publisher } from '../publish/index.js'
-import { closeStack, openAggregatorConnections, openIdentityConnections, openInfra, type Connections, type Infra } from '../infra/index.js'
+import { closeStack, openInfra, openServiceConnections, type Connections, type Infra, type ServiceDb } from '../infra/index.js'
 import { closeOnFailure } from '../infra/close-stack.js'
 
-export { AGGREGATOR_MIGRATIONS, IDENTITY_MIGRATIONS, openInfra, type Connections, type Infra, type InfraOptions } from '../infra/index.js'
+export { openInfra, type Connections, type Infra, type InfraOptions } from '../infra/index.js'
 export { closeOnFailure } from '../infra/close-stack.js'
 
 /** The roles a process serves; the single process (`npm start`) serves every board role at once. */
@@ -115,16 +115,16 @@ export interface AggregatorRoot {
   close(): Promise<void>
 }
 
-export async function createAggregatorRoot(cfg: Config, log: Logger): Promise<AggregatorRoot> {
-  return serviceRoot(cfg, log, await openAggregatorConnections(cfg, log))
-}
+/** The aggregator's: a pool on AGGREGATOR_PG_SCHEMA, migrated from its own folder (or the embedded database for a trial), Redis, budgets. */
+export const createAggregatorRoot = (cfg: Config, log: Logger) =>
+  serviceRoot(cfg, log, { schema: cfg.aggregator.schema, migrations: 'migrations/aggregator', applicationName: 'wire-aggregator' })
 
 /** The identity network's root: the same shape as the aggregator's, on its own schema (or the embedded database). */
-export async function createIdentityRoot(cfg: Config, log: Logger): Promise<AggregatorRoot> {
-  return serviceRoot(cfg, log, await openIdentityConnections(cfg, log))
-}
+export const createIdentityRoot = (cfg: Config, log: Logger) =>
+  serviceRoot(cfg, log, { schema: cfg.identityNetwork.schema, migrations: 'migrations/identity', applicationName: 'wire-identity' })
 
-function serviceRoot(cfg: Config, log: Logger, connections: Connections): AggregatorRoot {
+async function serviceRoot(cfg: Config, log: Logger, db: ServiceDb): Promise<AggregatorRoot> {
+  const connections = await openServiceConnections(cfg, log, db)
   const stack = closeStack(log)
   stack.defer(connections.close)
   return { cfg, log, connections, defer: stack.defer, close: stack.close }

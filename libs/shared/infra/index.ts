@@ -144,28 +144,11 @@ export async function openInfra(cfg: Config, log: Logger, opts: InfraOptions = {
   })
 }
 
-/** Where the aggregator's migrations live: a folder of their own, applied to AGGREGATOR_PG_SCHEMA. */
-export const AGGREGATOR_MIGRATIONS = 'migrations/aggregator'
-
-/** The aggregator's connections: a pool on AGGREGATOR_PG_SCHEMA, or the embedded database for a trial; Redis; budgets. */
-export function openAggregatorConnections(cfg: Config, log: Logger): Promise<Connections> {
-  return openServiceConnections(cfg, log, {
-    schema: cfg.aggregator.schema,
-    migrations: AGGREGATOR_MIGRATIONS,
-    applicationName: 'wire-aggregator',
-  })
-}
-
-/** Where the identity network's migrations live: a folder of their own, applied to IDENTITY_PG_SCHEMA. */
-export const IDENTITY_MIGRATIONS = 'migrations/identity'
-
-/** The identity network's connections: a pool on IDENTITY_PG_SCHEMA, or the embedded database for a trial; Redis; budgets. */
-export function openIdentityConnections(cfg: Config, log: Logger): Promise<Connections> {
-  return openServiceConnections(cfg, log, {
-    schema: cfg.identityNetwork.schema,
-    migrations: IDENTITY_MIGRATIONS,
-    applicationName: 'wire-identity',
-  })
+/** A service's schema, the folder of its own migrations applied to it, and its pool's application_name. */
+export interface ServiceDb {
+  schema: string
+  migrations: string
+  applicationName: string
 }
 
 /**
@@ -173,11 +156,7 @@ export function openIdentityConnections(cfg: Config, log: Logger): Promise<Conne
  * WIRE_AUTO_MIGRATE=0, on PostgreSQL or on the embedded database in WIRE_DATA_DIR (one process;
  * shared with the boards a network in one process runs beside it); Redis on PostgreSQL; budgets.
  */
-async function openServiceConnections(
-  cfg: Config,
-  log: Logger,
-  o: { schema: string; migrations: string; applicationName: string },
-): Promise<Connections> {
+export async function openServiceConnections(cfg: Config, log: Logger, o: ServiceDb): Promise<Connections> {
   const stack = closeStack(log)
   return closeOnFailure(stack.close, async () => {
     stack.defer(await startTracing(cfg.tracing, String(log.bindings().app ?? 'wire'), log))
