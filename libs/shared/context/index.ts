@@ -4,11 +4,17 @@ import { boardReader } from '../db/index.js'
 import { createReadSide, type ReadSide } from '../feed/index.js'
 import type { Logger } from '../log/index.js'
 import { boardPolicy, createPublisher, type BoardPolicy, type Publisher } from '../publish/index.js'
-import { closeStack, openInfra, openServiceConnections, type Connections, type Infra, type ServiceDb } from '../infra/index.js'
-import { closeOnFailure } from '../infra/close-stack.js'
+import {
+  closeOnFailure,
+  closeStack,
+  openInfra,
+  openServiceConnections,
+  type Connections,
+  type Infra,
+  type ServiceDb,
+} from '../infra/index.js'
 
-export { openInfra, type Connections, type Infra, type InfraOptions } from '../infra/index.js'
-export { closeOnFailure } from '../infra/close-stack.js'
+export { closeOnFailure, openInfra, type Connections, type Infra, type InfraOptions } from '../infra/index.js'
 
 /** The roles a process serves; the single process (`npm start`) serves every board role at once. */
 export type BoardRole = 'writer' | 'reader' | 'agents' | 'sweeper'
