@@ -5,7 +5,7 @@ import { LegacyJsonRpcTransportHandler } from '@a2a-js/sdk/compat/v0_3/server'
 import { UnsupportedOperationError } from '@a2a-js/sdk/errors'
 import { defaultServerCallContextBuilder, JsonRpcTransportHandler, validateVersion, type User } from '@a2a-js/sdk/server'
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { bearerToken } from '../../libs/shared/auth/index.js'
+import { bearerTokenOrNull } from '../../libs/shared/auth/index.js'
 import { sendJsonText } from '../../libs/shared/http/index.js'
 import { agentCard, cardJson, isLegacyVersion, legacyCardJson } from './agent-card.js'
 import { CALLER_KEY, WireAgentExecutor } from './a2a-executor.js'
@@ -88,12 +88,7 @@ class TokenUser implements User {
   private readonly key: string | null
   private readonly anonymous = `anonymous:${randomUUID()}`
   constructor(authorization: string | string[] | undefined) {
-    let token: string | null = null
-    try {
-      token = bearerToken(authorization)
-    } catch {
-      token = null
-    }
+    const token = bearerTokenOrNull(authorization)
     this.key = token === null ? null : `token:${createHash('sha256').update(token).digest('hex').slice(0, 32)}`
   }
   get isAuthenticated() {

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import type { Config } from '../../libs/shared/config/index.js'
 import { createHttpApp, healthRoutes } from '../../libs/shared/http/index.js'
-import { createAppContext, type AppContext } from '../../libs/shared/context/index.js'
+import { closeOnFailure, createAppContext, type AppContext } from '../../libs/shared/context/index.js'
 import type { StartedApp } from '../../libs/shared/lifecycle.js'
 import type { Logger } from '../../libs/shared/log/index.js'
 import { a2aRoutes } from './a2a.js'
@@ -35,14 +35,11 @@ export async function startAgents(
   log: Logger,
 ): Promise<StartedApp & { app: FastifyInstance; ctx: AgentsContext; root: AppContext }> {
   const root = await createAppContext(cfg, log, { roles: ['agents'] })
-  try {
+  return closeOnFailure(root.close, async () => {
     const ctx = agentsContext(root)
     const app = createHttpApp(log, cfg.http, root.infra.limits)
     app.register(healthRoutes, { ready: () => ctx.ready() })
     app.register(agentRoutes, { ctx, eager: true })
     return { app, ctx, root, close: async () => (await app.close(), await root.close()) }
-  } catch (err) {
-    await root.close()
-    throw err
-  }
+  })
 }

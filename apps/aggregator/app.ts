@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import type { Config } from '../../libs/shared/config/index.js'
+import { closeOnFailure } from '../../libs/shared/context/index.js'
 import { createHttpApp, healthRoutes } from '../../libs/shared/http/index.js'
 import type { StartedApp } from '../../libs/shared/lifecycle.js'
 import type { Logger } from '../../libs/shared/log/index.js'
@@ -31,7 +32,7 @@ export async function startAggregator(
   opts: AggregatorOptions = {},
 ): Promise<StartedApp & { app: FastifyInstance; ctx: AggregatorContext }> {
   const ctx = await createAggregatorContext(cfg, log, opts)
-  try {
+  return closeOnFailure(ctx.close, async () => {
     const rechecks = await startRechecks(ctx)
     watchAggregator({
       proxiedInFlight: () => ctx.proxy.inFlight,
@@ -67,8 +68,5 @@ export async function startAggregator(
       await ctx.close()
     }
     return { app, ctx, close }
-  } catch (err) {
-    await ctx.close()
-    throw err
-  }
+  })
 }

@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis'
 import { fetch as undiciFetch, type Agent } from 'undici'
 import type { FetchLike } from '../../client/src/index.js'
 import type { Config } from '../../libs/shared/config/index.js'
-import { createAggregatorRoot } from '../../libs/shared/context/index.js'
+import { closeOnFailure, createAggregatorRoot } from '../../libs/shared/context/index.js'
 import type { Db, Ident } from '../../libs/shared/db/index.js'
 import type { ClientLimits } from '../../libs/shared/limits/index.js'
 import type { Logger } from '../../libs/shared/log/index.js'
@@ -47,7 +47,7 @@ export interface AggregatorOptions {
 /** The aggregator's parts on its root (libs/shared/context): each is deferred onto the root's close stack, so all close in reverse, also after a partial start. */
 export async function createAggregatorContext(cfg: Config, log: Logger, o: AggregatorOptions = {}): Promise<AggregatorContext> {
   const root = await createAggregatorRoot(cfg, log)
-  try {
+  return closeOnFailure(root.close, async () => {
     const a = cfg.aggregator
     const { primary: db, schema, redis, limits } = root.connections
     const policy = addressPolicy(a.allowHosts)
@@ -107,8 +107,5 @@ export async function createAggregatorContext(cfg: Config, log: Logger, o: Aggre
       limits,
       close: root.close,
     }
-  } catch (err) {
-    await root.close()
-    throw err
-  }
+  })
 }

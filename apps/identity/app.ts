@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import type { Config } from '../../libs/shared/config/index.js'
+import { closeOnFailure } from '../../libs/shared/context/index.js'
 import { createHttpApp, healthRoutes } from '../../libs/shared/http/index.js'
 import type { StartedApp } from '../../libs/shared/lifecycle.js'
 import type { Logger } from '../../libs/shared/log/index.js'
@@ -22,7 +23,7 @@ export async function startIdentity(
   opts: IdentityOptions = {},
 ): Promise<StartedApp & { app: FastifyInstance; ctx: IdentityContext; decay: ReturnType<typeof startDecay> }> {
   const ctx = await createIdentityContext(cfg, log, opts)
-  try {
+  return closeOnFailure(ctx.close, async () => {
     const decay = startDecay(ctx)
     ctx.defer(() => decay.stop())
     const app = createHttpApp(log, cfg.http, ctx.budgets.limits) // every request spends its address's request budget first (verify has its own)
@@ -42,8 +43,5 @@ export async function startIdentity(
       await ctx.close()
     }
     return { app, ctx, decay, close }
-  } catch (err) {
-    await ctx.close()
-    throw err
-  }
+  })
 }

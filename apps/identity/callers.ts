@@ -27,19 +27,20 @@ export function callers(ctx: IdentityContext) {
     return id && !id.decayed && keys.same(id.tokenHash, h) ? id : null
   }
 
+  /** Doors only a master token opens (derive, balance, transfer, card, rotate); its identity's call budget is spent. */
+  async function master(caller: Caller): Promise<IdentityRow> {
+    const token = tokenOf(caller)
+    if (token.startsWith(DERIVED_PREFIX))
+      throw new WireError('forbidden', 'a derived token can only be verified; this needs the master token')
+    const id = await byMaster(token)
+    if (!id) throw unauthorized('unknown or revoked token')
+    await ctx.budgets.identity(id.id)
+    return id
+  }
+
   return {
     byMaster,
-
-    /** Doors only a master token opens (derive, balance, transfer, card, rotate); its identity's call budget is spent. */
-    async master(caller: Caller): Promise<IdentityRow> {
-      const token = tokenOf(caller)
-      if (token.startsWith(DERIVED_PREFIX))
-        throw new WireError('forbidden', 'a derived token can only be verified; this needs the master token')
-      const id = await byMaster(token)
-      if (!id) throw unauthorized('unknown or revoked token')
-      await ctx.budgets.identity(id.id)
-      return id
-    },
+    master,
 
     /**
      * POST /identity/verify: a master token (honoured for every authority) or a derived token
@@ -57,10 +58,7 @@ export function callers(ctx: IdentityContext) {
         if (c.authority !== authority) throw new WireError('forbidden', 'this token is not valid for that authority')
         return id
       }
-      const id = await byMaster(token)
-      if (!id) throw unauthorized('unknown or revoked token')
-      await ctx.budgets.identity(id.id)
-      return id
+      return master(caller)
     },
 
     /** An account, by its credential; a wrong one counts against the address like a failed admin token (429 past the budget). */

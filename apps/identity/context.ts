@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import type { Redis } from 'ioredis'
 import { systemClock, type Clock } from '../../libs/shared/clock.js'
 import type { Config } from '../../libs/shared/config/index.js'
-import { createIdentityRoot } from '../../libs/shared/context/index.js'
+import { closeOnFailure, createIdentityRoot } from '../../libs/shared/context/index.js'
 import type { Db, Ident } from '../../libs/shared/db/index.js'
 import type { Logger } from '../../libs/shared/log/index.js'
 import { accountStore, type AccountStore } from './accounts.js'
@@ -47,7 +47,7 @@ async function serverKey(db: Db, s: Ident, secret: string | undefined): Promise<
 /** The identity network's parts on its root (libs/shared/context): connections, tracing and budgets from there, all closed in reverse. */
 export async function createIdentityContext(cfg: Config, log: Logger, o: IdentityOptions = {}): Promise<IdentityContext> {
   const root = await createIdentityRoot(cfg, log)
-  try {
+  return closeOnFailure(root.close, async () => {
     const { primary: db, schema, redis, limits } = root.connections
     const keys = tokenKeys(await serverKey(db, schema, cfg.secrets.identitySecret))
     return {
@@ -65,8 +65,5 @@ export async function createIdentityContext(cfg: Config, log: Logger, o: Identit
       defer: root.defer,
       close: root.close,
     }
-  } catch (err) {
-    await root.close()
-    throw err
-  }
+  })
 }

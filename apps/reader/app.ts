@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import type { Config } from '../../libs/shared/config/index.js'
 import { createHttpApp, healthRoutes, installFastPath } from '../../libs/shared/http/index.js'
-import { createAppContext, type AppContext, type Overrides } from '../../libs/shared/context/index.js'
+import { closeOnFailure, createAppContext, type AppContext, type Overrides } from '../../libs/shared/context/index.js'
 import type { StartedApp } from '../../libs/shared/lifecycle.js'
 import type { Logger } from '../../libs/shared/log/index.js'
 import { readerContext, type ReaderContext } from './context.js'
@@ -42,14 +42,11 @@ export async function startReader(
   overrides: Overrides = {},
 ): Promise<StartedApp & { app: FastifyInstance; ctx: ReaderContext; root: AppContext }> {
   const root = await createAppContext(cfg, log, { roles: ['reader'], overrides })
-  try {
+  return closeOnFailure(root.close, async () => {
     const ctx = readerContext(root)
     const app = createHttpApp(log, cfg.http, root.infra.limits)
     app.register(healthRoutes, { ready: () => ctx.ready() })
     app.register(readerRoutes, { ctx })
     return { app, ctx, root, close: async () => (await app.close(), await root.close()) }
-  } catch (err) {
-    await root.close()
-    throw err
-  }
+  })
 }

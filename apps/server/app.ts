@@ -7,7 +7,7 @@ import { createSweeper, type Sweeper } from '../sweeper/sweeper.js'
 import { writerRoutes } from '../writer/app.js'
 import { createWriterContext, type WriterContext } from '../writer/context.js'
 import type { Config } from '../../libs/shared/config/index.js'
-import { createAppContext, type AppContext, type Overrides } from '../../libs/shared/context/index.js'
+import { closeOnFailure, createAppContext, type AppContext, type Overrides } from '../../libs/shared/context/index.js'
 import { createHttpApp, healthRoutes } from '../../libs/shared/http/index.js'
 import type { StartedApp } from '../../libs/shared/lifecycle.js'
 import type { Logger } from '../../libs/shared/log/index.js'
@@ -41,7 +41,7 @@ export async function startBoard(cfg: Config, log: Logger, opts: BoardOptions = 
     roles: ['writer', 'reader', 'agents', ...(sweeps ? (['sweeper'] as const) : [])],
     overrides: opts.overrides ?? {},
   })
-  try {
+  return closeOnFailure(root.close, async () => {
     const reader = readerContext(root)
     const writer = await createWriterContext(root)
     const agents = agentsContext(root)
@@ -64,8 +64,5 @@ export async function startBoard(cfg: Config, log: Logger, opts: BoardOptions = 
     }
     await app.ready()
     return { app, root, writer, reader, agents, sweeper, close: async () => (await app.close(), await root.close()) }
-  } catch (err) {
-    await root.close()
-    throw err
-  }
+  })
 }

@@ -1,4 +1,4 @@
-import { ConfigError, loadConfig, type Config } from '../../libs/shared/config/index.js'
+import { ConfigError, loadConfig, orExit, type Config } from '../../libs/shared/config/index.js'
 
 /** The settings of each role of a network in one process (WIRE_NETWORK_BOARDS). */
 export interface NetworkConfigs {
@@ -63,12 +63,4 @@ export function networkConfigs(env: Env): NetworkConfigs {
 }
 
 /** For the process's main: settings a network cannot run with print one message and exit 1. */
-export function networkConfigsOrExit(env: Env = process.env): NetworkConfigs {
-  try {
-    return networkConfigs(env)
-  } catch (err) {
-    if (!(err instanceof ConfigError)) throw err
-    process.stderr.write(`wire: ${err.message}\n`)
-    process.exit(1)
-  }
-}
+export const networkConfigsOrExit = (env: Env = process.env): NetworkConfigs => orExit(() => networkConfigs(env))

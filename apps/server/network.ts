@@ -4,7 +4,7 @@ import { startAggregator } from '../aggregator/app.js'
 import { startIdentity } from '../identity/app.js'
 import type { Config } from '../../libs/shared/config/index.js'
 import { httpState } from '../../libs/shared/http/index.js'
-import { closeStack } from '../../libs/shared/infra/index.js'
+import { closeOnFailure, closeStack } from '../../libs/shared/infra/index.js'
 import type { StartedApp } from '../../libs/shared/lifecycle.js'
 import { createLogger, type Logger } from '../../libs/shared/log/index.js'
 import { startBoard } from './app.js'
@@ -45,7 +45,7 @@ export async function startNetwork(cfgs: NetworkConfigs, log: Logger): Promise<N
       .catch((err: unknown) => Promise.reject(Object.assign(err as Error, { setting })))
     return { url: `http://localhost:${cfg.port}` }
   }
-  try {
+  return closeOnFailure(stack.close, async () => {
     const identity = await listen(
       cfgs.identity,
       await startIdentity(cfgs.identity, createLogger('identity', log.level)),
@@ -64,10 +64,7 @@ export async function startNetwork(cfgs: NetworkConfigs, log: Logger): Promise<N
     await calm(apps)
     for (const b of boards) await register(aggregator.url, b.url)
     return { identity, aggregator, boards, close: stack.close }
-  } catch (err) {
-    await stack.close()
-    throw err
-  }
+  })
 }
 
 /**

@@ -1,14 +1,13 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { z } from 'zod'
 import { adminGuard, bearerToken } from '../../../libs/shared/auth/index.js'
-import { cleanName } from '../../../libs/shared/auth/index.js'
 import { WireError } from '../../../libs/shared/domain/index.js'
 import { callerOf, parseJsonBody } from '../../../libs/shared/http/index.js'
 import type { Callers } from '../callers.js'
 import type { IdentityContext } from '../context.js'
 import { identityEvents } from '../metrics.js'
-import { ACCOUNT_PREFIX, MASTER_PREFIX, newAccountId, newIdentityId } from '../tokens.js'
-import { standing } from './identity.js'
+import { ACCOUNT_PREFIX, MASTER_PREFIX, newAccountId } from '../tokens.js'
+import { newIdentity, standing } from './identity.js'
 
 const NewAccount = z.object({ name: z.string().trim().min(1).max(128) })
 const NewIdentity = z.object({ displayName: z.string().max(1024).nullish() })
@@ -53,16 +52,7 @@ export async function accountRoutes(app: FastifyInstance, { ctx, who }: { ctx: I
   app.post('/accounts/identities', async (req, reply) => {
     const a = await who.account(callerOf(req))
     const { displayName } = NewIdentity.parse(parseJsonBody(req.body))
-    const token = ctx.keys.mint(MASTER_PREFIX)
-    const id = await ctx.identities.create({
-      id: newIdentityId(),
-      displayName: cleanName(displayName),
-      accountId: a.id,
-      tokenHash: ctx.keys.hash(token),
-      grant: n.claimedGrant,
-      now: ctx.clock.now(),
-    })
-    identityEvents.inc({ event: 'registered' })
+    const { id, token } = await newIdentity(ctx, displayName, a.id, n.claimedGrant)
     return reply
       .code(201)
       .header('cache-control', 'no-store')

@@ -18,6 +18,21 @@ export const standing = (id: IdentityRow) => ({
   bits: id.bits,
 })
 
+/** A new identity and its master token, shown once (the network keeps only its hash); counted as registered. */
+export async function newIdentity(ctx: IdentityContext, displayName: string | null | undefined, accountId: string | null, grant: number) {
+  const token = ctx.keys.mint(MASTER_PREFIX)
+  const id = await ctx.identities.create({
+    id: newIdentityId(),
+    displayName: cleanName(displayName),
+    accountId,
+    tokenHash: ctx.keys.hash(token),
+    grant,
+    now: ctx.clock.now(),
+  })
+  identityEvents.inc({ event: 'registered' })
+  return { id, token }
+}
+
 const Register = z.object({ displayName: z.string().max(1024).nullish() }) // a board's register_identity sends {authority}: ignored
 const Derive = z.object({ authority: z.string().max(300), ttl: z.number().int().min(DERIVED_TTL_MIN).max(DERIVED_TTL_MAX).default(3600) })
 
@@ -36,16 +51,7 @@ export async function identityRoutes(app: FastifyInstance, { ctx, who }: { ctx: 
   app.post('/identity/register', async (req, reply) => {
     await ctx.budgets.register(callerOf(req).address)
     const { displayName } = Register.parse(bodyOf(req.body))
-    const token = ctx.keys.mint(MASTER_PREFIX)
-    const id = await ctx.identities.create({
-      id: newIdentityId(),
-      displayName: cleanName(displayName),
-      accountId: null,
-      tokenHash: ctx.keys.hash(token),
-      grant: n.instantGrant,
-      now: ctx.clock.now(),
-    })
-    identityEvents.inc({ event: 'registered' })
+    const { id, token } = await newIdentity(ctx, displayName, null, n.instantGrant)
     return reply
       .code(201)
       .header('cache-control', 'no-store')

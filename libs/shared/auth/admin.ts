@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
 import { WireError } from '../domain/index.js'
 import type { ClientLimits } from '../limits/index.js'
-import { bearerToken } from './bearer.js'
+import { bearerTokenOrNull } from './bearer.js'
 
 const digest = (s: string) => createHash('sha256').update(s).digest()
 
@@ -20,12 +20,7 @@ export function adminGuard(adminToken: string | undefined, limits: Pick<ClientLi
   const expected = adminToken ? digest(adminToken) : null
   return async (authorization, address) => {
     if (!expected) throw new WireError('admin_disabled', 'admin API is disabled: SERVER_ADMIN_TOKEN is not set')
-    let token: string | null = null
-    try {
-      token = bearerToken(authorization)
-    } catch {
-      token = null
-    }
+    const token = bearerTokenOrNull(authorization)
     if (token !== null && timingSafeEqual(digest(token), expected)) return
     await limits.adminFailed(address) // 429 once the address is over its failure budget
     throw new WireError('unauthorized', 'admin token required')

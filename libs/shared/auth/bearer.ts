@@ -37,3 +37,12 @@ export function bearerToken(header: string | string[] | undefined): string | nul
   }
   return token
 }
+
+/** `bearerToken`, with a malformed header read as no token (for who may be anonymous: a read, a task's owner). */
+export function bearerTokenOrNull(header: string | string[] | undefined): string | null {
+  try {
+    return bearerToken(header)
+  } catch {
+    return null
+  }
+}

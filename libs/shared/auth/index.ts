@@ -1,4 +1,4 @@
-export { bearerToken } from './bearer.js'
+export { bearerToken, bearerTokenOrNull } from './bearer.js'
 export { fingerprint, fingerprintKey } from './fingerprint.js'
 export { adminGuard, type AdminCheck } from './admin.js'
 export { localIdentity, type Identity, type IdentityResolver, type LocalIdentityOptions } from './identity.js'

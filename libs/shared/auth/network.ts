@@ -3,7 +3,7 @@ import { systemClock, type Clock } from '../clock.js'
 import { WireError, identityUri, withoutBidiControls } from '../domain/index.js'
 import type { Logger } from '../log/index.js'
 import { reportIdentityCall } from '../metrics/index.js'
-import { bearerToken } from './bearer.js'
+import { bearerToken, bearerTokenOrNull } from './bearer.js'
 import type { Identity, IdentityResolver } from './identity.js'
 import { tokenKey, verifyCache, type Verdict } from './verify-cache.js'
 
@@ -146,12 +146,7 @@ export function networkIdentity(o: NetworkIdentityOptions): IdentityResolver {
     // @NOTE presence only: a cached identity counts as itself; an unknown token counts as a hash of
     // itself while a background verify learns its identity for the next read (docs/identity.md)
     peek(authorization) {
-      let token: string | null
-      try {
-        token = bearerToken(authorization)
-      } catch {
-        return null
-      }
+      const token = bearerTokenOrNull(authorization)
       if (token === null) return null
       const key = tokenKey(token)
       const known = cache.get(key)

@@ -162,9 +162,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 export type Config = ReturnType<typeof loadConfig>
 
 /** For a process's main: a bad environment prints one message naming every bad variable and exits 1. */
-export function loadConfigOrExit(env: Record<string, string | undefined> = process.env): Config {
+export const loadConfigOrExit = (env: Record<string, string | undefined> = process.env): Config => orExit(() => loadConfig(env))
+
+/** What `load()` returns; a ConfigError it throws is printed as one message, and the process exits 1. */
+export function orExit<T>(load: () => T): T {
   try {
-    return loadConfig(env)
+    return load()
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err
     process.stderr.write(`wire: ${err.message}\n`)

@@ -4,9 +4,17 @@ import { boardReader } from '../db/index.js'
 import { createReadSide, type ReadSide } from '../feed/index.js'
 import type { Logger } from '../log/index.js'
 import { boardPolicy, createPublisher, type BoardPolicy, type Publisher } from '../publish/index.js'
-import { closeStack, openAggregatorConnections, openIdentityConnections, openInfra, type Connections, type Infra } from '../infra/index.js'
+import {
+  closeOnFailure,
+  closeStack,
+  openInfra,
+  openServiceConnections,
+  type Connections,
+  type Infra,
+  type ServiceDb,
+} from '../infra/index.js'
 
-export { AGGREGATOR_MIGRATIONS, IDENTITY_MIGRATIONS, openInfra, type Connections, type Infra, type InfraOptions } from '../infra/index.js'
+export { closeOnFailure, openInfra, type Connections, type Infra, type InfraOptions } from '../infra/index.js'
 
 /** The roles a process serves; the single process (`npm start`) serves every board role at once. */
 export type BoardRole = 'writer' | 'reader' | 'agents' | 'sweeper'
@@ -51,7 +59,7 @@ export async function createAppContext(
   const roles = new Set(o.roles)
   const stack = closeStack(log)
   const ov = o.overrides ?? {}
-  try {
+  return closeOnFailure(stack.close, async () => {
     const reads = roles.has('reader') || roles.has('agents')
     const writes = roles.has('writer') || roles.has('agents')
     let infra = ov.infra
@@ -86,10 +94,7 @@ export async function createAppContext(
       publisher = p
     }
     return { cfg, log, roles, infra, identity, policy, readSide, publisher, defer: stack.defer, close: stack.close }
-  } catch (err) {
-    await stack.close()
-    throw err
-  }
+  })
 }
 
 /**
@@ -116,16 +121,16 @@ export interface AggregatorRoot {
   close(): Promise<void>
 }
 
-export async function createAggregatorRoot(cfg: Config, log: Logger): Promise<AggregatorRoot> {
-  return serviceRoot(cfg, log, await openAggregatorConnections(cfg, log))
-}
+/** The aggregator's: a pool on AGGREGATOR_PG_SCHEMA, migrated from its own folder (or the embedded database for a trial), Redis, budgets. */
+export const createAggregatorRoot = (cfg: Config, log: Logger) =>
+  serviceRoot(cfg, log, { schema: cfg.aggregator.schema, migrations: 'migrations/aggregator', applicationName: 'wire-aggregator' })
 
 /** The identity network's root: the same shape as the aggregator's, on its own schema (or the embedded database). */
-export async function createIdentityRoot(cfg: Config, log: Logger): Promise<AggregatorRoot> {
-  return serviceRoot(cfg, log, await openIdentityConnections(cfg, log))
-}
+export const createIdentityRoot = (cfg: Config, log: Logger) =>
+  serviceRoot(cfg, log, { schema: cfg.identityNetwork.schema, migrations: 'migrations/identity', applicationName: 'wire-identity' })
 
-function serviceRoot(cfg: Config, log: Logger, connections: Connections): AggregatorRoot {
+async function serviceRoot(cfg: Config, log: Logger, db: ServiceDb): Promise<AggregatorRoot> {
+  const connections = await openServiceConnections(cfg, log, db)
   const stack = closeStack(log)
   stack.defer(connections.close)
   return { cfg, log, connections, defer: stack.defer, close: stack.close }

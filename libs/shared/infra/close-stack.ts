@@ -24,3 +24,13 @@ export function closeStack(log: Logger): CloseStack {
     },
   }
 }
+
+/** What `build()` returns; when it fails, `close()` first (what was opened so far closes), then the failure is thrown. */
+export async function closeOnFailure<T>(close: () => Promise<void>, build: () => Promise<T>): Promise<T> {
+  try {
+    return await build()
+  } catch (err) {
+    await close()
+    throw err
+  }
+}

@@ -19,9 +19,9 @@ import type { Logger } from '../log/index.js'
 import { reportRedisHealth } from '../metrics/index.js'
 import { projectPath } from '../paths.js'
 import { startTracing } from '../tracing/index.js'
-import { closeStack } from './close-stack.js'
+import { closeOnFailure, closeStack } from './close-stack.js'
 
-export { closeStack, type CloseStack } from './close-stack.js'
+export { closeOnFailure, closeStack, type CloseStack } from './close-stack.js'
 
 /** What every process holds: a pool on its schema, Redis when there is one, the per-address budgets. */
 export interface Connections {
@@ -60,7 +60,7 @@ export interface InfraOptions {
 /** A board's connections; what was opened is closed in reverse, also after a partial start. */
 export async function openInfra(cfg: Config, log: Logger, opts: InfraOptions = {}): Promise<Infra> {
   const stack = closeStack(log)
-  try {
+  return closeOnFailure(stack.close, async () => {
     // traces (OTEL_* settings): off by default; the SDK loads only when on. Named after the logger's role.
     stack.defer(await startTracing(cfg.tracing, String(log.bindings().app ?? 'wire'), log))
     const schema = ident(cfg.db.schema)
@@ -141,34 +141,14 @@ export async function openInfra(cfg: Config, log: Logger, opts: InfraOptions = {
       limits,
       close: stack.close,
     }
-  } catch (err) {
-    await stack.close()
-    throw err
-  }
-}
-
-/** Where the aggregator's migrations live: a folder of their own, applied to AGGREGATOR_PG_SCHEMA. */
-export const AGGREGATOR_MIGRATIONS = 'migrations/aggregator'
-
-/** The aggregator's connections: a pool on AGGREGATOR_PG_SCHEMA, or the embedded database for a trial; Redis; budgets. */
-export function openAggregatorConnections(cfg: Config, log: Logger): Promise<Connections> {
-  return openServiceConnections(cfg, log, {
-    schema: cfg.aggregator.schema,
-    migrations: AGGREGATOR_MIGRATIONS,
-    applicationName: 'wire-aggregator',
   })
 }
 
-/** Where the identity network's migrations live: a folder of their own, applied to IDENTITY_PG_SCHEMA. */
-export const IDENTITY_MIGRATIONS = 'migrations/identity'
-
-/** The identity network's connections: a pool on IDENTITY_PG_SCHEMA, or the embedded database for a trial; Redis; budgets. */
-export function openIdentityConnections(cfg: Config, log: Logger): Promise<Connections> {
-  return openServiceConnections(cfg, log, {
-    schema: cfg.identityNetwork.schema,
-    migrations: IDENTITY_MIGRATIONS,
-    applicationName: 'wire-identity',
-  })
+/** A service's schema, the folder of its own migrations applied to it, and its pool's application_name. */
+export interface ServiceDb {
+  schema: string
+  migrations: string
+  applicationName: string
 }
 
 /**
@@ -176,13 +156,9 @@ export function openIdentityConnections(cfg: Config, log: Logger): Promise<Conne
  * WIRE_AUTO_MIGRATE=0, on PostgreSQL or on the embedded database in WIRE_DATA_DIR (one process;
  * shared with the boards a network in one process runs beside it); Redis on PostgreSQL; budgets.
  */
-async function openServiceConnections(
-  cfg: Config,
-  log: Logger,
-  o: { schema: string; migrations: string; applicationName: string },
-): Promise<Connections> {
+export async function openServiceConnections(cfg: Config, log: Logger, o: ServiceDb): Promise<Connections> {
   const stack = closeStack(log)
-  try {
+  return closeOnFailure(stack.close, async () => {
     stack.defer(await startTracing(cfg.tracing, String(log.bindings().app ?? 'wire'), log))
     let primary: Db
     if (cfg.db.kind === 'embedded') {
@@ -199,10 +175,7 @@ async function openServiceConnections(
     const redis = openRedis(cfg.db.kind === 'postgres' ? cfg.redisUrl : undefined, cfg, log, stack.defer)
     const limits = clientLimits({ ...cfg.clientLimits, keyPrefix: `wire:${o.schema}:client` }, redis)
     return { primary, schema: ident(o.schema), redis, limits, close: stack.close }
-  } catch (err) {
-    await stack.close()
-    throw err
-  }
+  })
 }
 
 /** The process's Redis command connection (budgets, presence); wire_redis_up reports it beside the bus. */

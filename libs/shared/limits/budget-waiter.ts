@@ -8,3 +8,11 @@ export interface BudgetWaiter {
   resolve(): void
   reject(res: unknown): void
 }
+
+/** Settles `w` as `p` settles. */
+export function settleFrom(p: Promise<unknown>, w: BudgetWaiter): void {
+  p.then(
+    () => w.resolve(),
+    (err: unknown) => w.reject(err),
+  )
+}

@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis'
 import { RateLimiterMemory, RateLimiterRes } from './rate-limiter.js'
 import { KeyBatch, refusalOf, type BudgetOptions } from './budget.js'
-import type { BudgetWaiter } from './budget-waiter.js'
+import { settleFrom, type BudgetWaiter } from './budget-waiter.js'
 import { keyLine, redisScript, type ScriptCall } from './redis-script.js'
 
 /**
@@ -102,11 +102,7 @@ export class SlotLimiter {
    * once when the key has a parked slot), `w.reject(err)` with the budget's WireError when all are held.
    */
   takeTo(key: string, w: BudgetWaiter): void {
-    if (this.redis?.status !== 'ready')
-      return void this.takeInMemory(key).then(
-        () => w.resolve(),
-        (res: unknown) => w.reject(res),
-      )
+    if (this.redis?.status !== 'ready') return void settleFrom(this.takeInMemory(key), w)
     const p = this.parked.get(key)
     if (!p || p.n === 0) return void this.batch.ask(key).waiting.push(w)
     p.n--
@@ -153,12 +149,7 @@ export class SlotLimiter {
       out = (await this.script!(0, String(this.o.duration), String(this.points), `${this.o.keyPrefix}:`, keys, counts)) as number[]
     } catch {
       // a lost give-back only holds its slot until the window ends; takes are counted in memory
-      for (const [key, a] of batch)
-        for (const p of a.waiting)
-          this.takeInMemory(key).then(
-            () => p.resolve(),
-            (res: unknown) => p.reject(res),
-          )
+      for (const [key, a] of batch) for (const w of a.waiting) settleFrom(this.takeInMemory(key), w)
       return
     }
     batch.forEach(([, a], i) => {

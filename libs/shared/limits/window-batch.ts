@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis'
 import { LRUCache } from 'lru-cache'
 import { RateLimiterMemory, RateLimiterRes } from './rate-limiter.js'
 import { KeyBatch, refusalOf, type BudgetOptions } from './budget.js'
-import type { BudgetWaiter } from './budget-waiter.js'
+import { settleFrom, type BudgetWaiter } from './budget-waiter.js'
 import { keyLine, redisScript, type ScriptCall } from './redis-script.js'
 
 /**
@@ -110,11 +110,7 @@ export class WindowLimiter {
    * (at once when the key's lease has points left), `w.reject(res)` past the limit.
    */
   consumeTo(key: string, w: BudgetWaiter): void {
-    if (this.redis?.status !== 'ready')
-      return void this.inMemory(key).then(
-        () => w.resolve(),
-        (err: unknown) => w.reject(err),
-      )
+    if (this.redis?.status !== 'ready') return void settleFrom(this.inMemory(key), w)
     if (this.leased(key)) return void w.resolve()
     this.batch.ask(key).push(w)
   }
@@ -149,12 +145,7 @@ export class WindowLimiter {
       for (const a of asks) (keys += keyLine(a.key)), (points += `${a.reserve} `)
       out = (await this.script!(0, String(this.duration), `${this.prefix}:`, keys, points)) as number[]
     } catch {
-      for (const a of asks)
-        for (const p of a.waiting)
-          this.inMemory(a.key).then(
-            () => p.resolve(),
-            (err: unknown) => p.reject(err),
-          )
+      for (const a of asks) for (const w of a.waiting) settleFrom(this.inMemory(a.key), w)
       return
     }
     const at = Date.now()

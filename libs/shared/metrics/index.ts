@@ -15,6 +15,12 @@ processMetrics(registry)
  */
 export const hotCounts = { waiting: 0, tailReads: 0, dbReads: 0, fastPathServed: 0, fastPathHandedOver: 0 }
 
+/** A counter or gauge of a name, a help line and the labels it takes (none when not given). */
+const counter = <L extends string = never>(name: string, help: string, labelNames: readonly L[] = []) =>
+  new client.Counter<L>({ name, help, labelNames })
+const gauge = <L extends string = never>(name: string, help: string, labelNames: readonly L[] = []) =>
+  new client.Gauge<L>({ name, help, labelNames })
+
 export const metrics = {
   publishes: new client.Counter({ name: 'wire_publishes_total', help: 'Publish requests by result code', labelNames: ['code'] }),
   publishSeconds: new client.Histogram({
@@ -27,16 +33,12 @@ export const metrics = {
     help: 'Signals per committed batch',
     buckets: [1, 2, 5, 10, 25, 50, 100, 250, 500],
   }),
-  busMessages: new client.Counter({
-    name: 'wire_bus_messages_total',
-    help: 'Wake-up bus messages received from other processes, by path (redis, pg) and outcome (delivered, duplicate: another path was first, invalid: dropped)',
-    labelNames: ['path', 'outcome'],
-  }),
-  wakes: new client.Counter({
-    name: 'wire_feed_wakes_total',
-    help: 'Wake-ups received by readers (bus, resync, timer)',
-    labelNames: ['source'],
-  }),
+  busMessages: counter(
+    'wire_bus_messages_total',
+    'Wake-up bus messages received from other processes, by path (redis, pg) and outcome (delivered, duplicate: another path was first, invalid: dropped)',
+    ['path', 'outcome'],
+  ),
+  wakes: counter('wire_feed_wakes_total', 'Wake-ups received by readers (bus, resync, timer)', ['source']),
   feedQueries: new client.Counter({ name: 'wire_feed_queries_total', help: 'Feed queries to the read database', labelNames: ['kind'] }),
   waiting: new client.Gauge({
     name: 'wire_waiting_pollers',
@@ -45,23 +47,11 @@ export const metrics = {
       this.set(hotCounts.waiting)
     },
   }),
-  idleGcs: new client.Counter({
-    name: 'wire_idle_gc_total',
-    help: 'Memory-reducing GCs made when the process went quiet after its RSS grew (IDLE_GC_INTERVAL_MS)',
-  }),
+  idleGcs: counter('wire_idle_gc_total', 'Memory-reducing GCs made when the process went quiet after its RSS grew (IDLE_GC_INTERVAL_MS)'),
   idleGcCpuSeconds: new client.Counter({ name: 'wire_idle_gc_cpu_seconds_total', help: 'Process CPU the idle memory-reducing GCs took' }),
-  a2aTaskBytes: new client.Gauge({
-    name: 'wire_a2a_task_bytes',
-    help: 'JSON characters of the A2A tasks this process keeps (working and finished)',
-  }),
-  waitingMax: new client.Gauge({
-    name: 'wire_waiting_pollers_max',
-    help: 'READER_MAX_WAITERS: long-polls this process may hold at once (0: no cap)',
-  }),
-  waitersRefused: new client.Counter({
-    name: 'wire_waiters_refused_total',
-    help: 'Long-polls refused with 503 because the process held READER_MAX_WAITERS',
-  }),
+  a2aTaskBytes: gauge('wire_a2a_task_bytes', 'JSON characters of the A2A tasks this process keeps (working and finished)'),
+  waitingMax: gauge('wire_waiting_pollers_max', 'READER_MAX_WAITERS: long-polls this process may hold at once (0: no cap)'),
+  waitersRefused: counter('wire_waiters_refused_total', 'Long-polls refused with 503 because the process held READER_MAX_WAITERS'),
   tailHits: new client.Counter({
     name: 'wire_tail_reads_total',
     help: 'Feed reads by where they were answered',
@@ -93,54 +83,51 @@ export const metrics = {
       this.inc({ outcome: 'handed_over' }, hotCounts.fastPathHandedOver)
     },
   }),
-  dbSynchronousStandby: new client.Gauge({
-    name: 'wire_db_synchronous_standby',
-    help: '1 when a synchronous standby confirms every commit before a publish is answered (an acknowledged signal survives a failover), else 0',
-  }),
-  replicaLagSignals: new client.Gauge({
-    name: 'wire_replica_lag_signals',
-    help: 'Known head minus the head the replica had replayed at the last look (signals it has not; the tail takes them from the primary after 500 ms)',
-  }),
-  identityVerifies: new client.Counter({
-    name: 'wire_identity_verifies_total',
-    help: 'Verify calls to the identity network by result (accepted, rejected, unavailable)',
-    labelNames: ['result'],
-  }),
+  dbSynchronousStandby: gauge(
+    'wire_db_synchronous_standby',
+    '1 when a synchronous standby confirms every commit before a publish is answered (an acknowledged signal survives a failover), else 0',
+  ),
+  replicaLagSignals: gauge(
+    'wire_replica_lag_signals',
+    'Known head minus the head the replica had replayed at the last look (signals it has not; the tail takes them from the primary after 500 ms)',
+  ),
+  identityVerifies: counter(
+    'wire_identity_verifies_total',
+    'Verify calls to the identity network by result (accepted, rejected, unavailable)',
+    ['result'],
+  ),
   // the sweeper: `sweep` is purge-expired or refresh-stats (not `job`, which Prometheus sets on every target)
-  sweepRuns: new client.Counter({
-    name: 'wire_sweep_runs_total',
-    help: 'Sweeper job runs by outcome: complete, partial (budget or shutdown cut it short; the next slot goes on), skipped (another sweeper held the rollup), failed',
-    labelNames: ['sweep', 'outcome'],
-  }),
+  sweepRuns: counter(
+    'wire_sweep_runs_total',
+    'Sweeper job runs by outcome: complete, partial (budget or shutdown cut it short; the next slot goes on), skipped (another sweeper held the rollup), failed',
+    ['sweep', 'outcome'],
+  ),
   sweepSeconds: new client.Histogram({
     name: 'wire_sweep_duration_seconds',
     help: 'Sweeper job run time',
     labelNames: ['sweep'],
     buckets: [0.01, 0.05, 0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120],
   }),
-  sweepLastSuccess: new client.Gauge({
-    name: 'wire_sweep_last_success_timestamp_seconds',
-    help: 'Unix time at which a job run last finished without an error (complete or partial)',
-    labelNames: ['sweep'],
-  }),
-  purgedPartitions: new client.Counter({
-    name: 'wire_purged_partitions_total',
-    help: 'Partitions of the signals table dropped by the purge, every row in them past expiry + grace (pinned ones carried forward)',
-  }),
-  purgedSignals: new client.Counter({
-    name: 'wire_purged_signals_total',
-    help: 'Signals deleted by the purge: expired (past expiry + grace) or removed (by a moderator, past the grace)',
-    labelNames: ['kind'],
-  }),
-  rolledUpSignals: new client.Counter({
-    name: 'wire_stats_rolled_up_signals_total',
-    help: 'Signals counted into stats_buckets by the rollup',
-  }),
-  refused: new client.Counter({
-    name: 'wire_refused_total',
-    help: 'Requests refused by a per-process guard or a per-client budget (overloaded, reads, long_polls, publishes, new_identities)',
-    labelNames: ['reason'],
-  }),
+  sweepLastSuccess: gauge(
+    'wire_sweep_last_success_timestamp_seconds',
+    'Unix time at which a job run last finished without an error (complete or partial)',
+    ['sweep'],
+  ),
+  purgedPartitions: counter(
+    'wire_purged_partitions_total',
+    'Partitions of the signals table dropped by the purge, every row in them past expiry + grace (pinned ones carried forward)',
+  ),
+  purgedSignals: counter(
+    'wire_purged_signals_total',
+    'Signals deleted by the purge: expired (past expiry + grace) or removed (by a moderator, past the grace)',
+    ['kind'],
+  ),
+  rolledUpSignals: counter('wire_stats_rolled_up_signals_total', 'Signals counted into stats_buckets by the rollup'),
+  refused: counter(
+    'wire_refused_total',
+    'Requests refused by a per-process guard or a per-client budget (overloaded, reads, long_polls, publishes, new_identities)',
+    ['reason'],
+  ),
   dbSeconds: new client.Histogram({
     name: 'wire_db_query_duration_seconds',
     help: 'Database statements and transactions, from asking the pool for a connection to the answer, by pool (its application_name) and op (query, transaction)',
@@ -166,56 +153,43 @@ for (const reason of [
 // These gauges appear in /metrics only in processes that use the dependency (a board without Redis,
 // or in local identity mode, shows neither), so "== 0" alerts never fire for a dependency not in use.
 
-const redisSources = new Set<() => boolean>()
-const redisUp = new client.Gauge({
-  name: 'wire_redis_up',
-  help: '1 while the wake-up bus can publish and receive through Redis (the bus reports healthy), 0 while it cannot',
-  registers: [],
-  collect() {
-    this.set([...redisSources].every((healthy) => healthy()) ? 1 : 0)
-  },
-})
-
-/** Called by the Redis bus: /metrics reads `healthy()` at every scrape. Returns a function that stops reporting. */
-export function reportRedisHealth(healthy: () => boolean): () => void {
-  if (!registry.getSingleMetric('wire_redis_up')) registry.registerMetric(redisUp)
-  redisSources.add(healthy)
-  return () => void redisSources.delete(healthy)
+/**
+ * A gauge that is 1 while every reporting source is healthy, registered at the first report.
+ * The returned function is called by a source: /metrics reads `healthy()` at every scrape, and
+ * the function it returns stops reporting.
+ */
+function healthGauge(name: string, help: string): (healthy: () => boolean) => () => void {
+  const sources = new Set<() => boolean>()
+  const gauge = new client.Gauge({
+    name,
+    help,
+    registers: [],
+    collect() {
+      this.set([...sources].every((healthy) => healthy()) ? 1 : 0)
+    },
+  })
+  return (healthy) => {
+    if (!registry.getSingleMetric(name)) registry.registerMetric(gauge)
+    sources.add(healthy)
+    return () => void sources.delete(healthy)
+  }
 }
 
-const listenSources = new Set<() => boolean>()
-const listenUp = new client.Gauge({
-  name: 'wire_pg_listen_up',
-  help: '1 while the wake-up bus listens on the primary (LISTEN/NOTIFY), 0 while its connection is down',
-  registers: [],
-  collect() {
-    this.set([...listenSources].every((healthy) => healthy()) ? 1 : 0)
-  },
-})
-
-/** Called by the LISTEN/NOTIFY path of the bus, like reportRedisHealth. */
-export function reportListenHealth(healthy: () => boolean): () => void {
-  if (!registry.getSingleMetric('wire_pg_listen_up')) registry.registerMetric(listenUp)
-  listenSources.add(healthy)
-  return () => void listenSources.delete(healthy)
-}
-
-const replicaSources = new Set<() => boolean>()
-const replicaUp = new client.Gauge({
-  name: 'wire_replica_up',
-  help: '1 while reads go to the replica (DATABASE_REPLICA_URL), 0 while it is unreachable and they go to the primary',
-  registers: [],
-  collect() {
-    this.set([...replicaSources].every((up) => up()) ? 1 : 0)
-  },
-})
-
-/** Called by the replica's failover: /metrics reads `up()` at every scrape. Returns a function that stops reporting. */
-export function reportReplicaHealth(up: () => boolean): () => void {
-  if (!registry.getSingleMetric('wire_replica_up')) registry.registerMetric(replicaUp)
-  replicaSources.add(up)
-  return () => void replicaSources.delete(up)
-}
+/** Called by the Redis bus. */
+export const reportRedisHealth = healthGauge(
+  'wire_redis_up',
+  '1 while the wake-up bus can publish and receive through Redis (the bus reports healthy), 0 while it cannot',
+)
+/** Called by the LISTEN/NOTIFY path of the bus. */
+export const reportListenHealth = healthGauge(
+  'wire_pg_listen_up',
+  '1 while the wake-up bus listens on the primary (LISTEN/NOTIFY), 0 while its connection is down',
+)
+/** Called by the replica's failover. */
+export const reportReplicaHealth = healthGauge(
+  'wire_replica_up',
+  '1 while reads go to the replica (DATABASE_REPLICA_URL), 0 while it is unreachable and they go to the primary',
+)
 
 const identityUp = new client.Gauge({
   name: 'wire_identity_network_up',

@@ -32,26 +32,17 @@ export function signalPurger(db: Db, s: Ident) {
       t as (delete from ${s}.signal_tags g using (select u.tag, gone.seq from gone cross join unnest(gone.tags) u(tag)) d
             where g.tag = d.tag and g.seq = d.seq)
       select count(*)::int as n from gone`
-  const sql = (rel: string): Record<PurgeKind, string> => ({
-    // pinned signals never expire; the partial index signals_expires_at_idx holds only unpinned ones
-    expired: `
+  // pinned signals never expire (the partial index signals_expires_at_idx holds only unpinned ones);
+  // moderation-removed signals are hidden everywhere already: pinned or not, they go after the grace
+  const purge = (rel: string, kind: PurgeKind) => `
       with doomed as (
         select seq from ${rel}
-        where ${purgeable.expired('$1::int')} ${guards}
-        order by expires_at limit $2
+        where ${purgeable[kind]('$1::int')} ${guards}
+        order by ${kind === 'expired' ? 'expires_at' : 'removed_at'} limit $2
         for update skip locked
       )
-      ${deleteWithTags(rel)}`,
-    // moderation-removed signals are hidden everywhere already; pinned or not, they go after the grace
-    removed: `
-      with doomed as (
-        select seq from ${rel}
-        where ${purgeable.removed('$1::int')} ${guards}
-        order by removed_at limit $2
-        for update skip locked
-      )
-      ${deleteWithTags(rel)}`,
-  })
+      ${deleteWithTags(rel)}`
+  const sql = (rel: string): Record<PurgeKind, string> => ({ expired: purge(rel, 'expired'), removed: purge(rel, 'removed') })
   const statements = new Map<string, Record<PurgeKind, string>>()
   const on = (partition: string | null) => {
     const rel = partition === null ? `${s}.signals` : partitions.relation(partition)
