@@ -12,6 +12,10 @@ import { freePort, startProcess } from '../helpers/process.js'
 
 execFileSync(process.execPath, [projectPath('scripts/build.mjs')], { stdio: 'inherit' })
 
+// its processes each make an embedded database and stop, ~11 s each on a quiet machine: together
+// longer than tap's 120 s per file on a loaded or slower one (85-120 s at load 6-7)
+t.setTimeout(480_000)
+
 const env = (port: number, dataDir: string) => {
   const e: Record<string, string | undefined> = {
     ...process.env,
