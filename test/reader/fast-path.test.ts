@@ -1,38 +1,19 @@
-import type net from 'node:net'
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { hotCounts } from '../../libs/shared/metrics/index.js'
-import { bodyOf, comparable, rawConnection, statusOf, type RawConnection } from '../helpers/raw-http.js'
-import { startStack } from '../helpers/stack.js'
+import { bodyOf, comparable, statusOf, type RawConnection } from '../helpers/raw-http.js'
 import { until } from '../helpers/wait.js'
+import { listening } from '../helpers/fast-path.js'
 
 // The fast path serves GET /sw/signals below fastify on real sockets. Anything it does not take goes
 // to node's server and fastify with the connection, and everything it answers is what fastify would
 // answer (but the Date header's second and serverNow).
 
-async function listening(t: Parameters<typeof startStack>[0], env: Record<string, string> = {}) {
-  const s = await startStack(t, { env, overrides: { fallbackPollMs: 60_000 } })
-  await s.app.listen({ port: 0, host: '127.0.0.1' })
-  const port = (s.app.server.address() as net.AddressInfo).port
-  const open = (): RawConnection => {
-    const c = rawConnection(port)
-    t.teardown(() => c.end())
-    return c
-  }
-  /** A connection fastify owns: its first request is not the fast path's. */
-  const viaFastify = async () => {
-    const c = open()
-    c.get('/sw/wire')
-    await until(() => c.answers.length === 1, 5000, 'GET /sw/wire answered')
-    c.answers.length = 0
-    return c
-  }
-  return { s, port, open, viaFastify }
-}
-
 const answered = (c: RawConnection, n: number) => until(() => c.answers.length >= n, 5000, `${n} answer(s)`)
 
+const listen = (t: Test, env: Record<string, string> = {}) => listening(t, env, { overrides: { fallbackPollMs: 60_000 } })
+
 t.test('what the fast path answers is what fastify answers: a page, 429 and 503', async (t) => {
-  const { s, open, viaFastify } = await listening(t, { READ_RATE_LIMIT_MAX: '4' })
+  const { s, open, viaFastify } = await listen(t, { READ_RATE_LIMIT_MAX: '4' })
   // budgets count in Redis once it is ready (before, each process counts in memory): count from then on
   await until(() => s.infra.redis?.status === 'ready', 5000, 'Redis ready')
   const cursor = (await s.read()).nextCursor as number
@@ -65,7 +46,7 @@ t.test('what the fast path answers is what fastify answers: a page, 429 and 503'
 })
 
 t.test('a long-poll refused because the process is full: the same 503 from the fast path and fastify', async (t) => {
-  const { s, open, viaFastify } = await listening(t, { READER_MAX_WAITERS: '1' })
+  const { s, open, viaFastify } = await listen(t, { READER_MAX_WAITERS: '1' })
   const cursor = (await s.read()).nextCursor as number
   const holder = open()
   holder.get(`/sw/signals?cursor=${cursor}&wait=20`)
@@ -82,7 +63,7 @@ t.test('a long-poll refused because the process is full: the same 503 from the f
 })
 
 t.test("requests the fast path does not take are fastify's, on the same connection and in order", async (t) => {
-  const { s, open } = await listening(t)
+  const { s, open } = await listen(t)
   const cursor = (await s.read()).nextCursor as number
 
   // pipelined in one write: the fast path's, then another route, then the fast path's path again (now fastify's)
@@ -134,7 +115,7 @@ t.test("requests the fast path does not take are fastify's, on the same connecti
 })
 
 t.test('a fast-path long-poll stops waiting when its client leaves; a client that sends too much ahead is cut off', async (t) => {
-  const { s, open } = await listening(t)
+  const { s, open } = await listen(t)
   const cursor = (await s.read()).nextCursor as number
   const c = open()
   c.get(`/sw/signals?cursor=${cursor}&wait=20`)
@@ -151,7 +132,7 @@ t.test('a fast-path long-poll stops waiting when its client leaves; a client tha
 })
 
 t.test('idle fast-path connections close after HTTP_KEEP_ALIVE_TIMEOUT_MS, as node closes its own', async (t) => {
-  const { s, open } = await listening(t, { HTTP_KEEP_ALIVE_TIMEOUT_MS: '1000' })
+  const { s, open } = await listen(t, { HTTP_KEEP_ALIVE_TIMEOUT_MS: '1000' })
   const c = open()
   c.get(`/sw/signals?cursor=${(await s.read()).nextCursor}`)
   await answered(c, 1)
@@ -162,7 +143,7 @@ t.test('idle fast-path connections close after HTTP_KEEP_ALIVE_TIMEOUT_MS, as no
 })
 
 t.test('shutdown: waiting fast-path long-polls are answered with Connection: close, idle fast-path connections close', async (t) => {
-  const { s, open } = await listening(t)
+  const { s, open } = await listen(t)
   const cursor = (await s.read()).nextCursor as number
   const waiting = open()
   const idle = open()
@@ -180,7 +161,7 @@ t.test('shutdown: waiting fast-path long-polls are answered with Connection: clo
 })
 
 t.test('TRUST_PROXY: the fast path counts a forwarded client against its own budget, as fastify does', async (t) => {
-  const { s, open } = await listening(t, { READ_RATE_LIMIT_MAX: '2', TRUST_PROXY: '1' })
+  const { s, open } = await listen(t, { READ_RATE_LIMIT_MAX: '2', TRUST_PROXY: '1' })
   await until(() => s.infra.redis?.status === 'ready', 5000, 'Redis ready') // budgets count in Redis from then on
   const cursor = (await s.read()).nextCursor as number
   const status = async (client: string) => {
@@ -200,7 +181,7 @@ t.test('TRUST_PROXY: the fast path counts a forwarded client against its own bud
 t.test('one connection, several forwarded clients (a front keeps its connections): each request is its own caller', async (t) => {
   // the fast path keeps one answer object per connection and each request takes it over: a request
   // must not be counted as the client of the one before it on the same connection
-  const { s, open } = await listening(t, { READ_RATE_LIMIT_MAX: '2', TRUST_PROXY: '1' })
+  const { s, open } = await listen(t, { READ_RATE_LIMIT_MAX: '2', TRUST_PROXY: '1' })
   await until(() => s.infra.redis?.status === 'ready', 5000, 'Redis ready')
   const cursor = (await s.read()).nextCursor as number
   const c = open()

@@ -1,33 +1,12 @@
-import type net from 'node:net'
 import t from 'tap'
 import { hotCounts, metrics } from '../../libs/shared/metrics/index.js'
-import { bodyOf, comparable, rawConnection, statusOf, type RawConnection } from '../helpers/raw-http.js'
-import { startStack } from '../helpers/stack.js'
+import { bodyOf, comparable, statusOf, type RawConnection } from '../helpers/raw-http.js'
 import { until } from '../helpers/wait.js'
+import { listening } from '../helpers/fast-path.js'
 
 // The fast path serves POST /sw/signals below node's request objects and fastify when the head and a
 // JSON body arrive whole (apps/writer/publish-fast-path.ts). Its answers are fastify's, byte for byte
 // but the signal's own fields, and anything it does not take is fastify's, on the same connection.
-
-async function listening(t: Parameters<typeof startStack>[0], env: Record<string, string> = {}) {
-  const s = await startStack(t, { env })
-  await s.app.listen({ port: 0, host: '127.0.0.1' })
-  const port = (s.app.server.address() as net.AddressInfo).port
-  const open = (): RawConnection => {
-    const c = rawConnection(port)
-    t.teardown(() => c.end())
-    return c
-  }
-  /** A connection fastify owns: its first request is not the fast path's. */
-  const viaFastify = async () => {
-    const c = open()
-    c.get('/sw/wire')
-    await until(() => c.answers.length === 1, 5000, 'GET /sw/wire answered')
-    c.answers.length = 0
-    return c
-  }
-  return { s, open, viaFastify }
-}
 
 const answered = (c: RawConnection, n: number) => until(() => c.answers.length >= n, 5000, `${n} answer(s)`)
 const post = (body: string | Buffer, extra = '', type = 'application/json') =>
