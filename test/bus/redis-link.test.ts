@@ -1,11 +1,13 @@
 import { Writable } from 'node:stream'
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { linkProxy } from '../../bench/lib/drill/proxy.js'
-import { redisClient } from '../../libs/shared/bus/index.js'
+import { channels, redisClient } from '../../libs/shared/bus/index.js'
+import type { PathSink } from '../../libs/shared/bus/path.js'
+import { redisPath } from '../../libs/shared/bus/redis.js'
 import { WindowLimiter } from '../../libs/shared/limits/window-batch.js'
 import { createLogger } from '../../libs/shared/log/index.js'
 import { TEST_REDIS_URL } from '../helpers/services.js'
-import { until } from '../helpers/wait.js'
+import { eventually, until } from '../helpers/wait.js'
 
 // A link to Redis that stalls (no FIN, no RST) is found by the command deadline
 // (REDIS_COMMAND_TIMEOUT_MS): the budgets count in this process meanwhile instead of waiting on
@@ -54,4 +56,68 @@ t.test('a stalled Redis link: budgets go on locally, the connection is made agai
   t.teardown(() => direct.disconnect())
   await until(() => direct.status === 'ready', 5000, 'a direct connection')
   t.equal(await direct.get(`${prefix}:c`), '1', 'budgets count in Redis again')
+})
+
+async function directRedis(t: Test) {
+  const direct = redisClient(TEST_REDIS_URL, createLogger('server', 'silent'))
+  t.teardown(() => direct.disconnect())
+  await until(() => direct.status === 'ready', 5000, 'a direct connection')
+  return direct
+}
+
+/** Waits until Redis counts a subscriber on the board's wake channel (SUBSCRIBE answered, not only sent). */
+async function subscribed(t: Test, boardId: string) {
+  const direct = await directRedis(t)
+  const count = async () => Number(((await direct.pubsub('NUMSUB', channels(boardId).wake)) as [string, number])[1])
+  t.ok(await eventually(async () => (await count()) === 1, 10_000), 'subscribed in Redis')
+}
+
+// ioredis renews a subscription by itself after a reconnect (autoResubscribe), with a SUBSCRIBE
+// whose promise nobody holds: closed while that SUBSCRIBE was out (shutdown, a test's teardown), the
+// process got an unhandled "Connection is closed." rejection. The bus subscribes on every ready
+// itself, and re-checks its feed only once the subscription is in place.
+t.test('a subscription renewed after a reconnect: closed while its SUBSCRIBE is out, nothing is left unhandled', async (t) => {
+  const target = new URL(TEST_REDIS_URL)
+  const proxy = await linkProxy('127.0.0.1', { host: target.hostname, port: Number(target.port || 6379) })
+  t.teardown(() => proxy.close())
+  const unhandled: unknown[] = []
+  const onUnhandled = (reason: unknown) => void unhandled.push(reason)
+  process.on('unhandledRejection', onUnhandled)
+  t.teardown(() => void process.off('unhandledRejection', onUnhandled))
+  let resyncs = 0
+  const sink: PathSink = { wake() {}, invalidation() {}, resync: () => void resyncs++ }
+  const boardId = `linktest${process.pid}a`
+  const path = redisPath(`redis://127.0.0.1:${proxy.port}`, boardId, createLogger('server', 'silent'), sink)
+  await subscribed(t, boardId)
+  t.ok(path.healthy(), 'healthy once subscribed')
+  t.equal(resyncs, 0, 'the first subscription is no re-check')
+
+  proxy.stallAt(Buffer.from('subscribe'))
+  proxy.drop()
+  await until(() => !path.healthy(), 5000, 'the lost connection to be noticed')
+  await until(() => proxy.held() > 0, 10_000, 'the renewed SUBSCRIBE to be held on the link')
+  t.equal(resyncs, 0, 'no re-check before the subscription is back (a wake between them would be missed)')
+  await path.close()
+  // a rejection nobody handles is reported once the microtasks after it have run
+  for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r))
+  t.same(unhandled.map(String), [], 'no unhandled rejection')
+})
+
+t.test('a subscription renewed after a reconnect re-checks the feed once it is in place', async (t) => {
+  const target = new URL(TEST_REDIS_URL)
+  const proxy = await linkProxy('127.0.0.1', { host: target.hostname, port: Number(target.port || 6379) })
+  t.teardown(() => proxy.close())
+  let resyncs = 0
+  const wakes: string[] = []
+  const sink: PathSink = { wake: (text) => void wakes.push(text), invalidation() {}, resync: () => void resyncs++ }
+  const boardId = `linktest${process.pid}b`
+  const path = redisPath(`redis://127.0.0.1:${proxy.port}`, boardId, createLogger('server', 'silent'), sink)
+  t.teardown(() => path.close())
+  await subscribed(t, boardId)
+  proxy.drop()
+  await until(() => resyncs === 1, 10_000, 'one re-check after the subscription is back')
+  t.ok(path.healthy(), 'healthy again')
+  const direct = await directRedis(t)
+  t.equal(await direct.publish(channels(boardId).wake, 'w'), 1, 'the renewed subscription hears the channel')
+  await until(() => wakes.length === 1, 5000, 'the wake to arrive')
 })

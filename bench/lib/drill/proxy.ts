@@ -17,6 +17,8 @@ export interface LinkProxy {
   /** Stalls the link when a client next sends `bytes` (e.g. `pgQuery('commit')`), before they go out. */
   stallAt(bytes: Buffer): void
   delay(ms: number): void
+  /** Ends every connection through the link at once (a reset, as a restarted service or NAT would); new ones pass. */
+  drop(): void
   /** Chunks a stall holds now (what the peers sent that did not get through). */
   held(): number
   close(): Promise<void>
@@ -80,6 +82,9 @@ export async function linkProxy(listenHost: string, target: { host: string; port
     stallAt: (bytes) => void (mode = { kind: 'stallAt', text: bytes }),
     delay: (ms) => void (mode = { kind: 'delay', ms }),
     held: () => [...held].reduce((n, q) => n + q.length, 0),
+    drop: () => {
+      for (const s of open) s.destroy()
+    },
     close: () => {
       for (const s of open) s.destroy()
       return new Promise<void>((r) => server.close(() => r()))

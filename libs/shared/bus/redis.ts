@@ -64,22 +64,33 @@ export function redisClient(url: string, log: Logger, link?: RedisLink, extra: R
 export function redisPath(url: string, boardId: string, log: Logger, sink: PathSink, link?: RedisLink): BusPath {
   const ch = channels(boardId)
   const pub = redisClient(url, log, link)
-  // a subscription is renewed by every reconnect, so its commands have no deadline (a subscribe queued
-  // while Redis is away must not fail for good); the socket still has its keepalive and its timeout
+  // the subscription is made again on every connection by this path, not by ioredis (whose renewal's
+  // SUBSCRIBE nobody awaits: closed while it is out, the process had an unhandled rejection), so its
+  // commands have no deadline (a subscribe queued while Redis is away must not fail for good); the
+  // socket still has its keepalive and its timeout
   const sub = redisClient(url, log, link && { ...link, commandTimeoutMs: 0 }, {
     enableOfflineQueue: true,
     maxRetriesPerRequest: null,
+    autoResubscribe: false,
     ...(link?.commandTimeoutMs && { socketTimeout: link.commandTimeoutMs }),
   })
   let ready = false
-  let readyOnce = false
-  sub.on('ready', () => {
-    ready = true
-    if (readyOnce) sink.resync()
-    readyOnce = true
-  })
+  let subscribedOnce = false
+  // healthy, and the feed re-checked after a loss, once Redis has answered the SUBSCRIBE: a wake
+  // published between a re-check and the subscription would otherwise be missed
+  sub.on('ready', () =>
+    sub.subscribe(ch.wake, ch.invalidate).then(
+      () => {
+        if (sub.status !== 'ready') return
+        ready = true
+        if (subscribedOnce) sink.resync()
+        subscribedOnce = true
+      },
+      // refused on a live connection (a permission, say) is worth a warning; cut by a close, the next ready tries again
+      (err: Error) => (sub.status === 'ready' ? log.warn : log.debug).call(log, { err: err.message }, 'redis subscribe failed'),
+    ),
+  )
   sub.on('close', () => (ready = false))
-  sub.subscribe(ch.wake, ch.invalidate).catch((err: Error) => log.warn({ err: err.message }, 'redis subscribe failed'))
   sub.on('message', (channel: string, message: string) => {
     if (channel === ch.wake) sink.wake(message, 'redis')
     else if (channel === ch.invalidate) sink.invalidation(message, 'redis')
