@@ -1,21 +1,15 @@
-import pg from 'pg'
 import { retryDelay, WireClient, WireError, type FetchLike } from '../../../client/src/index.js'
 import { LIMITS } from '../../../libs/shared/domain/index.js'
 import type { Logger } from '../../../libs/shared/log/index.js'
 import { refusedSignals } from '../metrics.js'
 import type { RegisteredBoard, RegistryStore } from '../registry/store.js'
+import { followLock, type FollowLockOptions } from './follow-lock.js'
 import type { IndexQuota, IndexStore } from './index-store.js'
 import { pageBudget } from './page-budget.js'
 import { ScannedPage } from './page-scan.js'
 import { validated, type Rejection } from './validate.js'
 
-export interface FollowersOptions {
-  /**
-   * A direct session for the follow lock: one aggregator process follows the boards at a time.
-   * Null on the embedded database, whose directory lock already makes this process the only one.
-   */
-  lockUrl: string | null
-  lockKey: string
+export interface FollowersOptions extends FollowLockOptions {
   /** How often the set of followed boards is brought in line with the registry (ms). */
   syncMs: number
   fetch: FetchLike
@@ -56,7 +50,10 @@ const pause = (ms: number, signal: AbortSignal) =>
 export function boardFollowers(registry: RegistryStore, index: IndexStore, log: Logger, o: FollowersOptions) {
   const running = new Map<string, AbortController>()
   const stopping = new AbortController()
-  let lock: Pick<pg.Client, 'end'> | null = null
+  const lock = followLock(o, log, () => {
+    for (const ctl of running.values()) ctl.abort()
+    running.clear()
+  })
 
   const limit = pageLimit(o.pageMaxBytes)
   const budget = pageBudget({ maxBytes: o.followMaxBytes, bodyTimeoutMs: o.pageBodyTimeoutMs })
@@ -132,7 +129,7 @@ export function boardFollowers(registry: RegistryStore, index: IndexStore, log: 
   }
 
   const sync = async () => {
-    if (!lock) return
+    if (!lock.held) return
     const boards = await registry.active()
     const wanted = new Set(boards.filter((b) => !b.overQuotaAt).map((b) => b.authority))
     for (const [authority, ctl] of running) if (!wanted.has(authority)) ctl.abort(), running.delete(authority)
@@ -146,35 +143,9 @@ export function boardFollowers(registry: RegistryStore, index: IndexStore, log: 
     }
   }
 
-  const takeLock = async () => {
-    if (lock) return
-    if (o.lockUrl === null) {
-      lock = { end: async () => {} }
-      return log.info('following the registered boards')
-    }
-    const c = new pg.Client({ connectionString: o.lockUrl, application_name: 'wire-aggregator-follow' })
-    c.on('error', () => {})
-    try {
-      await c.connect()
-      const { rows } = await c.query<{ ok: boolean }>('select pg_try_advisory_lock(hashtext($1)) ok', [o.lockKey])
-      if (!rows[0]?.ok) return void (await c.end().catch(() => {}))
-      c.once('end', () => {
-        // the lock went with the session: stop following until it is ours again
-        lock = null
-        for (const ctl of running.values()) ctl.abort()
-        running.clear()
-      })
-      lock = c
-      log.info('following the registered boards')
-    } catch (err) {
-      log.warn({ err: String(err) }, 'follow lock not taken')
-      await c.end().catch(() => {})
-    }
-  }
-
   const tick = async () => {
     if (stopping.signal.aborted || !o.enabled) return
-    await takeLock()
+    await lock.take()
     await sync().catch((err: unknown) => log.warn({ err: String(err) }, 'follower sync failed'))
   }
   let ticking: Promise<void> = tick()
@@ -194,8 +165,7 @@ export function boardFollowers(registry: RegistryStore, index: IndexStore, log: 
       stopping.abort()
       await ticking.catch(() => {})
       running.clear()
-      await lock?.end().catch(() => {})
-      lock = null
+      await lock.release()
     },
   }
 }
