@@ -39,6 +39,8 @@ export async function startAggregator(
       searchesWaiting: () => ctx.search.waiting,
       boardsFollowed: () => ctx.followers.following.length,
       followBytesHeld: () => ctx.followers.bytesHeld,
+      followLagSeconds: () => ctx.followers.lag.seconds(),
+      boardsStalled: () => ctx.followers.lag.stalled(),
     })
     const app = createHttpApp(log, cfg.http, ctx.limits) // every request spends its address's request budget first
     app.register(healthRoutes, {

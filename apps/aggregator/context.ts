@@ -40,6 +40,8 @@ export interface AggregatorOptions {
   follow?: boolean
   /** How often followers are matched to the registry, ms (default 2000). */
   followSyncMs?: number
+  /** How long each followed read waits at its board for a new signal, seconds (default 25: tests make a quiet board answer sooner). */
+  followWaitSeconds?: number
   /** How long the proxy uses a registry lookup, ms (default 5000). */
   proxyLookupTtlMs?: number
 }
@@ -87,6 +89,8 @@ export async function createAggregatorContext(cfg: Config, log: Logger, o: Aggre
       pagesPerMinute: a.boardPagesPerMinute,
       followMaxBytes: a.followMaxBytes,
       pageBodyTimeoutMs: a.fetchTimeoutMs,
+      stalledMs: a.followStalledSeconds * 1000,
+      waitSeconds: o.followWaitSeconds,
     })
     root.defer(() => followers.stop())
     return {

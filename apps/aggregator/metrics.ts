@@ -7,6 +7,8 @@ export interface AggregatorGauges {
   searchesWaiting(): number
   boardsFollowed(): number
   followBytesHeld(): number
+  followLagSeconds(): number
+  boardsStalled(): number
 }
 
 let source: AggregatorGauges | null = null
@@ -32,6 +34,18 @@ gauge(
   'wire_aggregator_follow_bytes_held',
   'Decoded bytes of followed pages held now, every board together (at most AGGREGATOR_FOLLOW_MAX_BYTES)',
   (g) => g.followBytesHeld(),
+)
+
+// how far search is behind its boards, without a label per board (AGGREGATOR_MAX_BOARDS of them): the worst, and how many stalled
+gauge(
+  'wire_aggregator_follow_lag_seconds',
+  'Longest time since a followed board (not marked down) last answered its follower a page or an empty long-poll, over every such board (0 on the replicas not holding the follow lock)',
+  (g) => g.followLagSeconds(),
+)
+gauge(
+  'wire_aggregator_boards_stalled',
+  'Followed boards (not marked down) whose follower has completed no page read for AGGREGATOR_FOLLOW_STALLED_SECONDS',
+  (g) => g.boardsStalled(),
 )
 
 /** The counters a scrape reports from now on. */
@@ -67,3 +81,12 @@ export const recheckRuns = new client.Counter({
   labelNames: ['outcome'],
   registers: [registry],
 })
+
+/** Page reads of followed boards, by outcome: each shown from 0. */
+export const followReads = new client.Counter({
+  name: 'wire_aggregator_follow_reads_total',
+  help: 'Page reads of followed boards by outcome (page: signals indexed, empty: a long-poll answered with nothing new, failed: no answer in time, an error or a dropped page; read again after a backoff)',
+  labelNames: ['outcome'],
+  registers: [registry],
+})
+for (const outcome of ['page', 'empty', 'failed']) followReads.inc({ outcome }, 0)

@@ -3,6 +3,7 @@ import { LIMITS } from '../../../libs/shared/domain/index.js'
 import type { Logger } from '../../../libs/shared/log/index.js'
 import { refusedSignals } from '../metrics.js'
 import type { RegisteredBoard, RegistryStore } from '../registry/store.js'
+import { followLag, type FollowTrack } from './follow-lag.js'
 import { followLock, type FollowLockOptions } from './follow-lock.js'
 import type { IndexQuota, IndexStore } from './index-store.js'
 import { pageBudget } from './page-budget.js'
@@ -27,6 +28,10 @@ export interface FollowersOptions extends FollowLockOptions {
   followMaxBytes: number
   /** A followed page's body must arrive this long after its headers (ms). */
   pageBodyTimeoutMs: number
+  /** A board whose follower has completed no page read for this long is stalled (ms; follow-lag.ts). */
+  stalledMs: number
+  /** How long each read waits at the board for a new signal (seconds; 25, the protocol's most, but in tests). */
+  waitSeconds?: number
 }
 
 /** Signals per followed page: as many of the largest the protocol allows (and their envelopes) as fit in the page's bytes. */
@@ -50,15 +55,21 @@ const pause = (ms: number, signal: AbortSignal) =>
 export function boardFollowers(registry: RegistryStore, index: IndexStore, log: Logger, o: FollowersOptions) {
   const running = new Map<string, AbortController>()
   const stopping = new AbortController()
+  const lag = followLag({ stalledMs: o.stalledMs })
   const lock = followLock(o, log, () => {
     for (const ctl of running.values()) ctl.abort()
     running.clear()
+    lag.retain(new Set())
   })
+  // a board stalls while its follower waits on it: checked on a timer, and at each scrape
+  const lagCheck = setInterval(lag.check, Math.min(5000, Math.max(100, o.stalledMs / 4)))
+  lagCheck.unref()
+  const wait = o.waitSeconds ?? 25
 
   const limit = pageLimit(o.pageMaxBytes)
   const budget = pageBudget({ maxBytes: o.followMaxBytes, bodyTimeoutMs: o.pageBodyTimeoutMs })
   const gapMs = 60_000 / o.pagesPerMinute
-  const followOne = async (board: RegisteredBoard, signal: AbortSignal) => {
+  const followOne = async (board: RegisteredBoard, signal: AbortSignal, track: FollowTrack) => {
     const flog = log.child({ board: board.authority })
     // the board's pages count against the process's budget from their first byte until indexed
     const counted = budget.forBoard(o.fetch)
@@ -73,19 +84,20 @@ export function boardFollowers(registry: RegistryStore, index: IndexStore, log: 
         fetch: counted.fetch,
         maxBytes: o.pageMaxBytes,
         parsePage: (b) => new ScannedPage(b),
-        timeoutMs: 15_000, // a long-poll's 25 s on top
+        timeoutMs: 15_000, // a long-poll's wait on top
       })
       let cursor = current.feedCursor ?? 0
       try {
         // the board's pages, each indexed with the cursor after it, until the board goes or turns over quota
         for (let lastPage = 0; !signal.aborted; ) {
           const started = Date.now()
-          const page = await client.read({ cursor, limit, wait: 25 }, { signal })
+          const page = await client.read({ cursor, limit, wait }, { signal })
           if (!(page instanceof ScannedPage) || !Number.isSafeInteger(page.nextCursor))
             throw new WireError('internal', 200, 'a page without nextCursor')
           failures = 0
           if (page.count === 0 && page.nextCursor === cursor) {
             counted.release()
+            track.read('empty')
             await pause(200 - (Date.now() - started), signal) // a board that answers an empty wait at once is not hammered
             continue
           }
@@ -95,6 +107,7 @@ export function boardFollowers(registry: RegistryStore, index: IndexStore, log: 
             .add(board.authority, valid, page.nextCursor, o.quota)
             .finally(() => (page.release(), counted.release()))
           cursor = page.nextCursor
+          track.read('page')
           for (const [reason, n] of Object.entries(refused)) refusedSignals.inc({ reason }, n)
           if (Object.keys(refused).length) flog.warn({ refused }, 'signals not indexed: they break the protocol')
           if (added > 0) o.onIndexed()
@@ -110,6 +123,7 @@ export function boardFollowers(registry: RegistryStore, index: IndexStore, log: 
         }
       } catch (err) {
         if (signal.aborted) return
+        track.failed()
         if (err instanceof WireError && err.code === 'payload_too_large') {
           flog.warn(
             { maxBytes: o.pageMaxBytes },
@@ -133,14 +147,17 @@ export function boardFollowers(registry: RegistryStore, index: IndexStore, log: 
     const boards = await registry.active()
     const wanted = new Set(boards.filter((b) => !b.overQuotaAt).map((b) => b.authority))
     for (const [authority, ctl] of running) if (!wanted.has(authority)) ctl.abort(), running.delete(authority)
+    lag.retain(wanted)
     for (const b of boards) {
       if (running.has(b.authority) || !wanted.has(b.authority)) continue
       const ctl = new AbortController()
       running.set(b.authority, ctl)
-      void followOne(b, AbortSignal.any([ctl.signal, stopping.signal])).finally(() => {
+      const track = lag.track(b.authority, log.child({ board: b.authority }))
+      void followOne(b, AbortSignal.any([ctl.signal, stopping.signal]), track).finally(() => {
         if (running.get(b.authority) === ctl) running.delete(b.authority)
       })
     }
+    for (const b of boards) lag.status(b.authority, b.status) // a board marked down is the registry's to show
   }
 
   const tick = async () => {
@@ -156,15 +173,19 @@ export function boardFollowers(registry: RegistryStore, index: IndexStore, log: 
     get following() {
       return [...running.keys()]
     },
+    /** How far behind its boards the follow is (wire_aggregator_follow_lag_seconds, wire_aggregator_boards_stalled). */
+    lag,
     /** Decoded bytes of followed pages held now (AGGREGATOR_FOLLOW_MAX_BYTES bounds it). */
     get bytesHeld() {
       return budget.held
     },
     async stop() {
       clearInterval(timer)
+      clearInterval(lagCheck)
       stopping.abort()
       await ticking.catch(() => {})
       running.clear()
+      lag.retain(new Set())
       await lock.release()
     },
   }

@@ -141,6 +141,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       boardPagesPerMinute: e.AGGREGATOR_BOARD_PAGES_PER_MINUTE,
       followMaxBytes: Math.max(e.AGGREGATOR_FOLLOW_MAX_BYTES, e.AGGREGATOR_PAGE_MAX_BYTES),
       pinHorizonSeconds: e.AGGREGATOR_PIN_HORIZON_SECONDS,
+      followStalledSeconds: e.AGGREGATOR_FOLLOW_STALLED_SECONDS,
       proxyPerAddressMax: e.AGGREGATOR_PROXY_PER_ADDRESS_MAX,
       proxyPerBoardMax: e.AGGREGATOR_PROXY_PER_BOARD_MAX,
       proxyTimeoutMs: e.AGGREGATOR_PROXY_TIMEOUT_MS,

@@ -63,6 +63,10 @@ export const aggregator = group('The aggregator', `([docs/aggregator.md](docs/ag
     int(65_536, 4_294_967_296, 33_554_432),
     'Decoded bytes of followed pages the process holds at once, all boards together, at least `AGGREGATOR_PAGE_MAX_BYTES` ([aggregator.md](docs/aggregator.md)).',
   ),
+  AGGREGATOR_FOLLOW_STALLED_SECONDS: setting(
+    int(1, DAY, 60),
+    "A followed board whose follower has completed no page read (a page, or an empty long-poll answer) for this long counts as stalled: `wire_aggregator_boards_stalled` and a warning naming it. Keep it above the follower's 25 s long-poll ([aggregator.md](docs/aggregator.md#search)).",
+  ),
   AGGREGATOR_PIN_HORIZON_SECONDS: setting(
     int(60, 365 * DAY, DAY),
     'A signal its board says is pinned stays searchable this long after it was indexed (not for good).',
