@@ -40,10 +40,13 @@ export interface TestBoard {
   start(): Promise<void>
 }
 
-/** A single-process board on PostgreSQL (its own schema) listening on 127.0.0.1, authority `127.0.0.1:<port>`. */
-export async function startTestBoard(t: Test, env: Record<string, string> = {}): Promise<TestBoard> {
+/**
+ * A single-process board on PostgreSQL (its own schema) listening on 127.0.0.1, authority `127.0.0.1:<port>`
+ * (`port`: a given one, for a board reached through a link made before it).
+ */
+export async function startTestBoard(t: Test, env: Record<string, string> = {}, o: { port?: number } = {}): Promise<TestBoard> {
   await assertServicesUp()
-  const port = await freePort()
+  const port = o.port ?? (await freePort())
   const schema = uniqueSchema('agb')
   const url = `http://127.0.0.1:${port}`
   const cfg = loadConfig({
