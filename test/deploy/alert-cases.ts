@@ -102,6 +102,15 @@ export const FIRING: AlertCase[] = [
     series: [{ series: 'wire_sweep_runs_total{sweep="purge-expired", outcome="failed"}', values: '0 1 2 3 4 5' }],
     at: '5m',
   },
+  {
+    // the follow-lock holder reports the board; the other replicas report 0
+    alert: 'WireAggregatorFollowStalled',
+    series: [
+      { series: 'wire_aggregator_boards_stalled{pod="wire-aggregator-0", instance="10.0.0.10:4000"}', values: '0 1x10' },
+      { series: 'wire_aggregator_boards_stalled{pod="wire-aggregator-1", instance="10.0.0.11:4000"}', values: '0x10' },
+    ],
+    at: '8m',
+  },
 ]
 
 /** A busy, healthy board for 60 minutes: the sweeper's last success keeps up with the clock (60 s per step). */
@@ -128,4 +137,6 @@ export const HEALTHY: Series[] = [
   { series: 'wire_sweep_last_success_timestamp_seconds{sweep="purge-expired"}', values: '0+60x60' },
   { series: 'wire_sweep_runs_total{sweep="purge-expired", outcome="complete"}', values: '0+2x60' },
   { series: 'wire_sweep_runs_total{sweep="purge-expired", outcome="failed"}', values: '0x60' },
+  // a followed board stalled for 3 minutes just before the 20m evaluation (a board restarting): under the alert's 5 minutes
+  { series: 'wire_aggregator_boards_stalled{pod="wire-aggregator-0", instance="10.0.0.10:4000"}', values: '0x17 1x3 0x39' },
 ]

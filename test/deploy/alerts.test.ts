@@ -60,6 +60,7 @@ t.test('promtool test rules: every alert fires on its series, and none on a heal
     'WirePublishErrors',
     'WireSweeperStalled',
     'WireBudgetsRefusingHeavily',
+    'WireAggregatorFollowStalled',
   ])
     t.ok(byName.has(a), `the rule alerts on ${a}`)
   const dir = tempFiles(t, { 'rules.yaml': { groups }, 'tests.yaml': unitTests(FIRING) })

@@ -1,6 +1,8 @@
 import t from 'tap'
 import { purgeExpired } from '../../apps/sweeper/jobs/purge-expired.js'
 import { refreshStats } from '../../apps/sweeper/jobs/refresh-stats.js'
+// the aggregator's metrics (registered where its app is loaded), for the check of the alert rules' names below
+import '../../apps/aggregator/metrics.js'
 import { networkIdentity } from '../../libs/shared/auth/index.js'
 import { redisBus } from '../../libs/shared/bus/index.js'
 import { ident, signalPurger, statsWriter } from '../../libs/shared/db/index.js'
