@@ -65,7 +65,7 @@ export const aggregator = group('The aggregator', `([docs/aggregator.md](docs/ag
   ),
   AGGREGATOR_FOLLOW_STALLED_SECONDS: setting(
     int(1, DAY, 60),
-    "A followed board whose follower has completed no page read (a page, or an empty long-poll answer) for this long counts as stalled: `wire_aggregator_boards_stalled` and a warning naming it. Keep it above the follower's 25 s long-poll ([aggregator.md](docs/aggregator.md#search)).",
+    'A followed board whose follower has completed no page read for this long, above its 25 s long-poll, counts as stalled and is logged once ([aggregator.md](docs/aggregator.md#search)).',
   ),
   AGGREGATOR_PIN_HORIZON_SECONDS: setting(
     int(60, 365 * DAY, DAY),
