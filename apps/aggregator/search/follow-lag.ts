@@ -5,7 +5,6 @@ import type { BoardStatus } from '../registry/store.js'
 export interface FollowLagOptions {
   /** A followed board whose follower has completed no page read for this long is stalled (ms). */
   stalledMs: number
-  now?: () => number
 }
 
 interface Followed {
@@ -26,7 +25,7 @@ interface Followed {
  * stalls and one line when it recovers (by authority), however many reads fail in between.
  */
 export function followLag(o: FollowLagOptions) {
-  const now = o.now ?? Date.now
+  const now = Date.now
   const boards = new Map<string, Followed>()
   const late = (b: Followed, at: number) => !b.down && at - b.since >= o.stalledMs
 
