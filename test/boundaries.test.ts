@@ -96,6 +96,8 @@ const MAY_IMPORT: Record<string, string[]> = {
   // the one root: composes the others for the roles a process serves (docs/architecture.md "One root")
   context: ['infra', 'feed', 'publish', 'auth', 'db', 'config (type)', 'log (type)'],
   api: ['domain', 'http'],
+  // the MCP SDK's side of /mcp (both protocol eras), behind libs/shared/http's mcpRoutes: the board's and the aggregator's
+  mcp: ['http'],
   views: ['db', 'bus', 'domain', 'log', 'metrics', 'config (type)'],
 }
 

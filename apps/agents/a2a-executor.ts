@@ -5,7 +5,8 @@ import { AgentEvent, type AgentExecutor, type ExecutionEventBus, type RequestCon
 import { invalid } from '../../libs/shared/domain/index.js'
 import { errorBody, logFailure, toWireError } from '../../libs/shared/http/index.js'
 import { publishAnswer, publishSignal } from '../../libs/shared/publish/index.js'
-import { readPage, type AgentCaller } from './deps.js'
+import type { AgentCaller } from '../../libs/shared/http/index.js'
+import { readPage } from './deps.js'
 import { parseFields, shapeAnswer } from './model-read.js'
 import { StrictReadArgs, toReadQuery } from './read-args.js'
 

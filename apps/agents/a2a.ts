@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
+import { jsonRpcErrors, PARSE_ERROR, parseJsonText, refusal, refused, rpcError } from '../../libs/shared/http/index.js'
 import { hostGuard, type HostGuardConfig } from './host-guard.js'
-import { jsonRpcErrors, PARSE_ERROR, parseJsonText, refusal, refused, rpcError } from './json-rpc.js'
 import type { AgentSurfaces } from './surfaces.js'
 
 /**

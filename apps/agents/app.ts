@@ -1,12 +1,12 @@
 import type { FastifyInstance } from 'fastify'
 import type { Config } from '../../libs/shared/config/index.js'
-import { createHttpApp, healthRoutes } from '../../libs/shared/http/index.js'
+import { createHttpApp, healthRoutes, mcpRoutes } from '../../libs/shared/http/index.js'
 import { closeOnFailure, createAppContext, type AppContext } from '../../libs/shared/context/index.js'
 import type { StartedApp } from '../../libs/shared/lifecycle.js'
 import type { Logger } from '../../libs/shared/log/index.js'
 import { a2aRoutes } from './a2a.js'
 import { agentsContext, type AgentsContext } from './context.js'
-import { mcpRoutes } from './mcp.js'
+import { hostGuard } from './host-guard.js'
 import { agentSurfaces } from './surfaces.js'
 
 export interface AgentRoutesOptions {
@@ -23,7 +23,7 @@ export interface AgentRoutesOptions {
 export async function agentRoutes(app: FastifyInstance, { ctx, eager = false }: AgentRoutesOptions) {
   const surfaces = agentSurfaces(ctx)
   if (eager) await Promise.all([surfaces.mcp(), surfaces.a2a()])
-  await app.register(mcpRoutes, { surfaces, cfg: ctx.cfg })
+  await app.register(mcpRoutes, { baseUrl: ctx.cfg.baseUrl, load: surfaces.mcp, onRequest: hostGuard(ctx.cfg) })
   await app.register(a2aRoutes, { surfaces, cfg: ctx.cfg })
   // long-polls waiting inside a tool call or a task answer now, not at their deadline
   app.addHook('preClose', async () => ctx.close())

@@ -2,7 +2,7 @@ import { LIMITS } from '../../libs/shared/domain/index.js'
 import { toWireError } from '../../libs/shared/http/index.js'
 import { describeBoard } from '../../libs/shared/views/index.js'
 import type { AgentsContext } from './context.js'
-import type { AgentCaller } from './deps.js'
+import type { AgentCaller } from '../../libs/shared/http/index.js'
 
 /**
  * MCP wire_info: the board as GET /sw/wire describes it, the discovery document's addresses and

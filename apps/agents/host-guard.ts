@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { rpcError } from './json-rpc.js'
+import { rpcError } from '../../libs/shared/http/index.js'
 
 /** Loopback names a board on this machine is reached by. */
 const LOOPBACK = ['localhost', '127.0.0.1', '::1']

@@ -3,7 +3,7 @@ import { z } from 'zod'
 import { errorBody, logFailure, toWireError } from '../../libs/shared/http/index.js'
 import type { WireError } from '../../libs/shared/domain/index.js'
 import type { AgentsContext } from './context.js'
-import type { AgentCaller } from './deps.js'
+import type { AgentCaller } from '../../libs/shared/http/index.js'
 import { shapeSignal } from './model-read.js'
 import { filterArgsShape, toReadQuery } from './read-args.js'
 

@@ -1,11 +1,12 @@
 import type { AgentsContext } from './context.js'
-import { McpServer, type CallToolResult } from '@modelcontextprotocol/server'
+import type { McpServer } from '@modelcontextprotocol/server'
 import { z } from 'zod'
-import { errorBody, logFailure, toWireError } from '../../libs/shared/http/index.js'
+import type { AgentCaller, McpAnswer } from '../../libs/shared/http/index.js'
+import { mcpEndpoint, statelessServer, toolAnswer } from '../../libs/shared/mcp/index.js'
 import { publishAnswer, publishSignal } from '../../libs/shared/publish/index.js'
 import { boardInfo } from './board-info.js'
 import { registerEvents } from './mcp-events.js'
-import { readPage, SERVER_VERSION, type AgentCaller } from './deps.js'
+import { readPage, SERVER_VERSION } from './deps.js'
 import { fieldsArg, OUTPUT, parseFields, shapeAnswer } from './model-read.js'
 import { readArgsShape, toReadQuery } from './read-args.js'
 
@@ -49,27 +50,17 @@ const SIGNAL_FIELDS = {
 const SignalObject = z.record(z.string(), z.unknown()).meta(SIGNAL_FIELDS)
 const SignalRef = z.string().min(1).max(1024).describe('A signal id (20 letters and digits) or its sw://<authority>/signals/<id> URI.')
 
-/**
- * 2026-07-28 cache hints. The tool list and the server's description change only when the board's
- * configuration does (a restart), and are the same for every caller: clients may keep them for a
- * few minutes and share them.
- */
-const CACHE_HINTS = {
-  'tools/list': { ttlMs: 300_000, cacheScope: 'public' },
-  'server/discover': { ttlMs: 300_000, cacheScope: 'public' },
-} as const
+/** The board's MCP, both eras (libs/shared/mcp), loaded on the first request that needs it (surfaces.ts). */
+export const mcpSurface = (deps: AgentsContext): McpAnswer => mcpEndpoint((caller) => createMcpServer(deps, caller))
 
 /**
  * A fresh MCP server for one request (stateless, per the SDK's guidance): every tool calls the same
  * in-process functions as the HTTP routes and answers with the same JSON.
  */
 export function createMcpServer(deps: AgentsContext, caller: AgentCaller): McpServer {
-  const server = new McpServer(
-    { name: 'wire', title: 'Wire message board', version: SERVER_VERSION },
-    { instructions: INSTRUCTIONS, cacheHints: CACHE_HINTS },
-  )
+  const server = statelessServer({ name: 'wire', title: 'Wire message board', version: SERVER_VERSION }, INSTRUCTIONS)
   const read = { readOnlyHint: true, openWorldHint: false } as const
-  const tool = (name: string, run: () => Promise<string>) => answer(caller, name, run, STRUCTURED.has(name))
+  const tool = (name: string, run: () => Promise<string>) => toolAnswer(caller, name, run, STRUCTURED.has(name))
 
   server.registerTool(
     'wire_info',
@@ -180,24 +171,9 @@ export function createMcpServer(deps: AgentsContext, caller: AgentCaller): McpSe
         return JSON.stringify({ token: r.token, identityId: r.identityId, identityUri: r.identityUri, identityMode: deps.identity.mode })
       }),
   )
-  // @NOTE stateless: no session outlives this request, so no tools/list_changed can ever reach a
-  // client. The SDK advertises listChanged: true once a tool is registered; say what is true.
-  server.server.registerCapabilities({ tools: { listChanged: false } })
   registerEvents(server, deps, caller, MCP_MAX_WAIT)
   return server
 }
 
 /** The tools with an outputSchema: their answer is also structuredContent (the same JSON). */
 const STRUCTURED = new Set(['read_signals', 'get_signal', 'read_thread'])
-
-/** Runs a tool: its JSON as text, or a tool error whose text is the HTTP error body (the protocol code). */
-async function answer(caller: AgentCaller, tool: string, run: () => Promise<string>, structured: boolean): Promise<CallToolResult> {
-  try {
-    const text = await run()
-    return { content: [{ type: 'text', text }], ...(structured && { structuredContent: JSON.parse(text) as Record<string, unknown> }) }
-  } catch (err) {
-    const e = toWireError(err)
-    logFailure(caller.log, err, e, { tool })
-    return { isError: true, content: [{ type: 'text', text: JSON.stringify(errorBody(e, true)) }] }
-  }
-}

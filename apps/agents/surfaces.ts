@@ -1,6 +1,6 @@
+import type { McpAnswer } from '../../libs/shared/http/index.js'
 import type { A2aSurface } from './a2a-surface.js'
 import type { AgentsContext } from './context.js'
-import type { McpSurface } from './mcp-surface.js'
 
 /**
  * The MCP and A2A sides that need their SDKs (and with them zod's v3 API, zod-to-json-schema, jose,
@@ -11,13 +11,13 @@ import type { McpSurface } from './mcp-surface.js'
  * requests (a JSON-RPC internal error, logged) and the next request tries again.
  */
 export interface AgentSurfaces {
-  mcp(): Promise<McpSurface>
+  mcp(): Promise<McpAnswer>
   a2a(): Promise<A2aSurface>
 }
 
 export function agentSurfaces(deps: AgentsContext): AgentSurfaces {
   return {
-    mcp: once(async () => (await import('./mcp-surface.js')).mcpSurface(deps)),
+    mcp: once(async () => (await import('./mcp-tools.js')).mcpSurface(deps)),
     a2a: once(async () => (await import('./a2a-surface.js')).a2aSurface(deps)),
   }
 }

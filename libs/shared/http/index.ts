@@ -9,3 +9,15 @@ export type { FastConnection } from './fast-path/connection.js'
 export type { FastRequest } from './fast-path/request-head.js'
 export { encodeResponse, PROBE_ADDRESS, responseText, sharedResponse } from './fast-path/response.js'
 export { MAX_PIPELINED, MAX_QUEUED } from './connection-fence.js'
+export {
+  agentCallerOf,
+  INTERNAL_ERROR,
+  jsonRpcErrors,
+  PARSE_ERROR,
+  parseJsonText,
+  refusal,
+  refused,
+  rpcError,
+  type AgentCaller,
+} from './json-rpc.js'
+export { mcpRoutes, type McpAnswer, type McpRoutesOptions } from './mcp-routes.js'

@@ -1,6 +1,8 @@
-import type { FastifyInstance, FastifyReply } from 'fastify'
-import { MAX_JSON_DEPTH, nestsDeeperThan } from '../../libs/shared/domain/index.js'
-import { retryAfterSeconds, STATUS, toWireError } from '../../libs/shared/http/index.js'
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { Caller } from '../caller.js'
+import { MAX_JSON_DEPTH, nestsDeeperThan } from '../domain/index.js'
+import { retryAfterSeconds, STATUS, toWireError } from './errors.js'
+import { callerOf } from './request-budget.js'
 
 export const PARSE_ERROR = -32700
 export const INVALID_REQUEST = -32600
@@ -68,11 +70,15 @@ export function jsonRpcErrors(app: FastifyInstance) {
   })
 }
 
-/**
- * Hands the raw response to an SDK that writes it itself. Headers fastify already set on the reply
- * (CORS) would be lost with it, so they are copied onto the raw response first.
- */
-export function hijack(reply: FastifyReply) {
-  for (const [k, v] of Object.entries(reply.getHeaders())) if (v !== undefined) reply.raw.setHeader(k, v as string | string[] | number)
-  reply.hijack()
+/** One HTTP request to a JSON-RPC endpoint (/mcp, /a2a): its caller for the doors, and its logger (carries reqId). */
+export interface AgentCaller extends Caller {
+  /** Aborts when the client leaves: ends a long-poll waiting inside a tool call or task. */
+  readonly gone: AbortSignal
+  readonly log: FastifyBaseLogger
+}
+
+export function agentCallerOf(req: FastifyRequest, reply: FastifyReply): AgentCaller {
+  const gone = new AbortController()
+  reply.raw.once('close', () => gone.abort())
+  return { ...callerOf(req, gone.signal), gone: gone.signal, log: req.log }
 }

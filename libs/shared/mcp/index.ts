@@ -1,0 +1,2 @@
+export { toolAnswer } from './answer.js'
+export { mcpEndpoint, statelessServer } from './endpoint.js'
