@@ -1,11 +1,11 @@
 import type { FastifyInstance } from 'fastify'
 import type { Config } from '../../libs/shared/config/index.js'
 import { closeOnFailure } from '../../libs/shared/context/index.js'
-import { createHttpApp, healthRoutes } from '../../libs/shared/http/index.js'
+import { createHttpApp, healthRoutes, mcpRoutes } from '../../libs/shared/http/index.js'
 import type { StartedApp } from '../../libs/shared/lifecycle.js'
 import type { Logger } from '../../libs/shared/log/index.js'
 import { createAggregatorContext, type AggregatorContext, type AggregatorOptions } from './context.js'
-import { aggregatorMcpRoutes } from './mcp.js'
+import { aggregatorMcp } from './mcp.js'
 import { watchAggregator } from './metrics.js'
 import { startRechecks } from './rechecks.js'
 import { discoveryRoutes } from './routes/discovery.js'
@@ -61,7 +61,8 @@ export async function startAggregator(
       await scoped.register(proxyRoutes, { ctx })
       await scoped.register(discoveryRoutes, { ctx })
       await scoped.register(openApiRoutes, { ctx })
-      await scoped.register(aggregatorMcpRoutes, { ctx })
+      const mcp = aggregatorMcp(ctx)
+      await scoped.register(mcpRoutes, { baseUrl: cfg.baseUrl, load: async () => mcp })
     })
     app.addHook('preClose', async () => ctx.search.close())
     const close = async () => {

@@ -2,6 +2,8 @@ import type { Test } from 'tap'
 import { freePort } from '../helpers/process.js'
 import { startStack, type Stack, type StackOptions } from '../helpers/stack.js'
 
+export { post } from '../helpers/mcp.js'
+
 /**
  * The single-process board listening on a real port, with PUBLIC_WIRE_URL naming that port, so the
  * URLs it hands out (the A2A card's endpoint) are the ones the SDK clients must then call.
@@ -12,17 +14,4 @@ export async function startListening(t: Test, o: StackOptions = {}): Promise<{ s
   const s = await startStack(t, { ...o, env: { PUBLIC_WIRE_URL: url, ...o.env } })
   await s.app.listen({ port, host: '127.0.0.1' })
   return { s, url }
-}
-
-/** A JSON POST outside the SDK clients, for the error cases they never send. */
-export async function post(url: string, body: string, headers: Record<string, string> = {}) {
-  const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body })
-  const text = await r.text()
-  let json: any = null
-  try {
-    json = JSON.parse(text)
-  } catch {
-    json = null
-  }
-  return { status: r.status, headers: r.headers, json, text }
 }

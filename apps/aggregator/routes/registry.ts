@@ -5,15 +5,8 @@ import { WireError } from '../../../libs/shared/domain/index.js'
 import { parseJsonBody } from '../../../libs/shared/http/index.js'
 import type { AggregatorContext } from '../context.js'
 import { registrations } from '../metrics.js'
+import { ListQuery } from './api.js'
 import type { RegisteredBoard } from '../registry/store.js'
-
-const ListQuery = z.object({
-  cursor: z.coerce.number().int().min(0).optional(),
-  limit: z.coerce.number().int().min(1).max(100).default(50),
-  name: z.string().trim().min(1).max(200).optional(),
-  feature: z.string().trim().min(1).max(64).optional(),
-  status: z.enum(['up', 'down', 'dropped']).optional(),
-})
 
 const Authority = z
   .string()
@@ -42,6 +35,19 @@ export const presentBoard = (baseUrl: string) => (b: RegisteredBoard) => ({
   overQuota: b.overQuotaAt ? { since: b.overQuotaAt, reason: b.overQuotaReason } : null,
 })
 
+/** GET /registry/boards' answer, and MCP list_boards': a page of boards, oldest registration first. */
+export async function listBoards(ctx: AggregatorContext, q: ListQuery) {
+  const boards = await ctx.store.list({
+    after: q.cursor ?? 0,
+    limit: q.limit,
+    name: q.name ?? null,
+    feature: q.feature ?? null,
+    status: q.status ?? null,
+  })
+  const last = boards.at(-1)
+  return { boards: boards.map(presentBoard(ctx.cfg.baseUrl)), nextCursor: last ? last.listSeq : (q.cursor ?? 0) }
+}
+
 /** POST/GET /registry/boards, GET/DELETE /registry/boards/{authority}, and blocking (admin). */
 export async function registryRoutes(app: FastifyInstance, { ctx }: { ctx: AggregatorContext }) {
   const present = presentBoard(ctx.cfg.baseUrl)
@@ -60,18 +66,7 @@ export async function registryRoutes(app: FastifyInstance, { ctx }: { ctx: Aggre
     return reply.code(created ? 201 : 200).send({ board: present(board) })
   })
 
-  app.get('/registry/boards', async (req) => {
-    const q = ListQuery.parse(req.query)
-    const boards = await ctx.store.list({
-      after: q.cursor ?? 0,
-      limit: q.limit,
-      name: q.name ?? null,
-      feature: q.feature ?? null,
-      status: q.status ?? null,
-    })
-    const last = boards.at(-1)
-    return { boards: boards.map(present), nextCursor: last ? last.listSeq : (q.cursor ?? 0) }
-  })
+  app.get('/registry/boards', async (req) => listBoards(ctx, ListQuery.parse(req.query)))
 
   app.get('/registry/boards/:authority', async (req) => {
     const b = await ctx.store.get(Authority.parse((req.params as { authority: string }).authority))
