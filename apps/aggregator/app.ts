@@ -9,7 +9,6 @@ import { aggregatorMcp } from './mcp.js'
 import { watchAggregator } from './metrics.js'
 import { startRechecks } from './rechecks.js'
 import { discoveryRoutes } from './routes/discovery.js'
-import { openApiRoutes } from './routes/openapi.js'
 import { proxyRoutes } from './routes/proxy.js'
 import { registryRoutes } from './routes/registry.js'
 import { searchRoutes } from './routes/search.js'
@@ -60,7 +59,6 @@ export async function startAggregator(
       await scoped.register(searchRoutes, { ctx })
       await scoped.register(proxyRoutes, { ctx })
       await scoped.register(discoveryRoutes, { ctx })
-      await scoped.register(openApiRoutes, { ctx })
       const mcp = aggregatorMcp(ctx)
       await scoped.register(mcpRoutes, { baseUrl: cfg.baseUrl, load: async () => mcp })
     })

@@ -1,7 +1,9 @@
 import type { FastifyInstance } from 'fastify'
+import { openApiDocument } from '../../../libs/shared/api/index.js'
 import type { AggregatorContext } from '../context.js'
+import { AGGREGATOR_API } from './api.js'
 
-/** The aggregator's discovery document: what it is and where its API lives. */
+/** The aggregator's discovery document, what it is and where its API lives, and its OpenAPI document, generated from its route table. */
 export async function discoveryRoutes(app: FastifyInstance, { ctx }: { ctx: AggregatorContext }) {
   const base = ctx.cfg.baseUrl
   const doc = {
@@ -16,4 +18,6 @@ export async function discoveryRoutes(app: FastifyInstance, { ctx }: { ctx: Aggr
     features: ['registry', 'proxy', 'search', 'mcp'],
   }
   app.get('/.well-known/wire-aggregator', async () => doc)
+  const openapi = openApiDocument(AGGREGATOR_API, { baseUrl: base, title: 'Wire aggregator', version: '1' })
+  app.get('/openapi.json', async () => openapi)
 }

@@ -1,7 +1,7 @@
 import { z } from 'zod'
 import type { WireErrorCode } from '../domain/index.js'
 import { STATUS } from '../http/index.js'
-import { OPERATIONS, PATH_PARAMS, type Operation } from './routes.js'
+import type { ApiTable, Operation } from './routes.js'
 import { ErrorBody } from './shapes.js'
 
 type Json = Record<string, unknown>
@@ -26,8 +26,8 @@ const retarget = (v: unknown): unknown =>
         )
       : v
 
-function operation(op: Operation, components: Json): Json {
-  const params = [...op.path.matchAll(/\{(\w+)\}/g)].flatMap((m) => PATH_PARAMS[m[1]!] ?? [])
+function operation(op: Operation, api: ApiTable, components: Json): Json {
+  const params = [...op.path.matchAll(/\{(\w+)\}/g)].flatMap((m) => api.pathParams[m[1]!] ?? [])
   const query = op.query
     ? Object.entries(op.query.shape).map(([name, field]) => {
         const { description, ...schema } = schemaOf(field as z.ZodType, components, 'input')
@@ -40,10 +40,14 @@ function operation(op: Operation, components: Json): Json {
         }
       })
     : []
-  const responses: Record<string, { description: string; content: Json }> = {}
+  const responses: Record<string, { description: string; content?: Json }> = {}
   for (const [status, body] of Object.entries(op.ok)) {
-    const content = 'text' in body ? { [body.text]: {} } : { 'application/json': { schema: schemaOf(body, components, 'output') } }
-    responses[status] = { description: Number(status) < 400 ? 'success' : 'see summary', content }
+    if (!body) continue
+    if ('none' in body) responses[status] = { description: body.none }
+    else {
+      const content = 'text' in body ? { [body.text]: {} } : { 'application/json': { schema: schemaOf(body, components, 'output') } }
+      responses[status] = { description: Number(status) < 400 ? 'success' : 'see summary', content }
+    }
   }
   const codes = [...new Set(['invalid_request', ...(op.errors ?? []), 'unavailable'])]
   for (const code of codes) {
@@ -70,34 +74,25 @@ function operation(op: Operation, components: Json): Json {
 }
 
 /**
- * The OpenAPI 3.1 document for this board, generated from the zod schemas in this module (the
- * ones the routes validate with). Served at /sw/openapi.json; `/sw/v1/…` paths refer to `/sw/…`.
+ * The OpenAPI 3.1 document of an API's table (the board's BOARD_API, served at /sw/openapi.json;
+ * the aggregator's, at its /openapi.json), generated from the zod schemas its routes validate
+ * with. With `v1Aliases`, `/sw/v1/…` paths refer to `/sw/…`.
  */
-export function openApiDocument(o: { baseUrl: string; title: string; version: string }): Json {
+export function openApiDocument(api: ApiTable, o: { baseUrl: string; title: string; version: string }): Json {
   const components: Json = {}
   const paths: Record<string, Json> = {}
-  for (const op of OPERATIONS) (paths[op.path] ??= {})[op.method] = operation(op, components)
+  for (const op of api.operations) (paths[op.path] ??= {})[op.method] = operation(op, api, components)
   schemaOf(ErrorBody, components, 'output') // registers components.schemas.Error
-  for (const path of Object.keys(paths).filter((p) => p.startsWith('/sw/')))
-    paths[`/sw/v1/${path.slice(4)}`] = { $ref: `#/paths/${path.replaceAll('~', '~0').replaceAll('/', '~1')}` }
+  if (api.v1Aliases)
+    for (const path of Object.keys(paths).filter((p) => p.startsWith('/sw/')))
+      paths[`/sw/v1/${path.slice(4)}`] = { $ref: `#/paths/${path.replaceAll('~', '~0').replaceAll('/', '~1')}` }
   return {
     openapi: '3.1.0',
-    info: {
-      title: o.title,
-      version: o.version,
-      description: 'The wire v1 protocol as Wire serves it, with its extensions. Prose reference: docs/protocol.md in the repository.',
-      license: { name: 'MIT', identifier: 'MIT' },
-    },
+    info: { title: o.title, version: o.version, description: api.description, license: { name: 'MIT', identifier: 'MIT' } },
     jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
     servers: [{ url: o.baseUrl }],
-    tags: ['signals', 'board', 'discovery', 'admin', 'agents', 'health'].map((name) => ({ name })),
+    tags: api.tags.map((name) => ({ name })),
     paths,
-    components: {
-      schemas: components,
-      securitySchemes: {
-        bearer: { type: 'http', scheme: 'bearer', description: 'an identity token: see GET /auth.md' },
-        admin: { type: 'http', scheme: 'bearer', description: 'SERVER_ADMIN_TOKEN' },
-      },
-    },
+    components: { schemas: components, securitySchemes: api.securitySchemes },
   }
 }

@@ -2,22 +2,34 @@ import { z } from 'zod'
 import * as In from './requests.js'
 import * as Out from './shapes.js'
 
-/** One operation of the HTTP API, as the OpenAPI document describes it. */
+/** One operation of an HTTP API, as its OpenAPI document describes it (openapi.ts). */
 export interface Operation {
   method: 'get' | 'post' | 'patch' | 'delete'
-  /** OpenAPI path; `/sw/…` paths are also served under `/sw/v1/…`. */
+  /** OpenAPI path; the board's `/sw/…` paths are also served under `/sw/v1/…`. */
   path: string
   summary: string
-  tag: 'signals' | 'board' | 'discovery' | 'admin' | 'agents' | 'viewer' | 'health'
+  tag: string
   auth: 'none' | 'optional' | 'bearer' | 'admin'
   query?: z.ZodObject
   /** Request headers beyond Authorization and Content-Type (OpenAPI parameter objects). */
   headers?: object[]
   body?: z.ZodType
-  /** Success status → body schema; `text` for non-JSON answers. */
-  ok: Record<number, z.ZodType | { text: string }>
+  /** Success status (or `default`) → body schema; `text` for non-JSON answers; `none` (its description) for a body not described here. */
+  ok: Partial<Record<number | 'default', z.ZodType | { text: string } | { none: string }>>
   /** Error codes this operation answers with, besides those every route may (invalid_request, unavailable). */
   errors?: string[]
+}
+
+/** An API's document: its operations and what they share (openapi.ts). The board's is BOARD_API. */
+export interface ApiTable {
+  description: string
+  operations: Operation[]
+  /** Each path parameter's OpenAPI parameter objects, by its name in the paths. */
+  pathParams: Record<string, object[]>
+  tags: string[]
+  securitySchemes: Record<string, object>
+  /** The board's: every `/sw/…` path is also served under `/sw/v1/…`. */
+  v1Aliases?: boolean
 }
 
 const idParam = {
@@ -27,7 +39,7 @@ const idParam = {
   schema: { type: 'string' },
   description: 'raw signal id or sw://<authority>/signals/<id> URI',
 }
-export const PATH_PARAMS: Record<string, object[]> = {
+const PATH_PARAMS: Record<string, object[]> = {
   id: [idParam],
   ruleId: [{ ...idParam, name: 'id', description: 'rule id' }],
   file: [
@@ -46,7 +58,7 @@ const rpc = { text: 'application/json' } // JSON-RPC answers are described by MC
 
 type Method = Operation['method']
 /** An admin route: the admin token, and the admin door's errors (not_found too where the path names a thing). */
-const admin = (method: Method, path: string, summary: string, ok: Operation['ok'], body?: z.ZodType): Operation => ({
+export const admin = (method: Method, path: string, summary: string, ok: Operation['ok'], body?: z.ZodType): Operation => ({
   method,
   path,
   summary,
@@ -57,12 +69,12 @@ const admin = (method: Method, path: string, summary: string, ok: Operation['ok'
   errors: ['unauthorized', 'admin_disabled', ...(path.includes('{') ? ['not_found'] : [])],
 })
 /** A route anyone may call, answering `ok` (200 unless said). */
-const open = (
+export const open = (
   method: Method,
   path: string,
   summary: string,
   tag: Operation['tag'],
-  ok: Operation['ok'][number],
+  ok: NonNullable<Operation['ok'][number]>,
   status = 200,
 ): Operation => ({
   method,
@@ -72,6 +84,37 @@ const open = (
   auth: 'none',
   ok: { [status]: ok },
 })
+
+/** POST /mcp, stateless (libs/shared/http mcpRoutes), and its GET and DELETE answering 405: the board's and the aggregator's. */
+export const mcpOperations = (tools: string, auth: Operation['auth']): Operation[] => [
+  {
+    method: 'post',
+    path: '/mcp',
+    summary: `MCP Streamable HTTP, stateless (tools: ${tools})`,
+    tag: 'agents',
+    auth,
+    body: JsonRpc,
+    ok: { 200: rpc },
+  },
+  ...(['get', 'delete'] as const).map((method) =>
+    open(method, '/mcp', 'Answers 405: the MCP endpoint is stateless, POST only', 'agents', rpc, 405),
+  ),
+]
+
+/** libs/shared/http healthRoutes, which every role serves. */
+export const HEALTH_OPERATIONS: Operation[] = [
+  open('get', '/', 'Liveness', 'health', Out.Liveness),
+  open('get', '/healthz', 'Liveness', 'health', Out.Healthy),
+  {
+    method: 'get',
+    path: '/readyz',
+    summary: 'Readiness (503 while it cannot serve its role)',
+    tag: 'health',
+    auth: 'none',
+    ok: { 200: Out.Readiness, 503: Out.Readiness },
+  },
+  open('get', '/metrics', 'Prometheus metrics', 'health', { text: 'text/plain' }),
+]
 
 /** Every route Wire serves. test/http/openapi.test.ts fails when a served route is missing here. */
 export const OPERATIONS: Operation[] = [
@@ -178,18 +221,7 @@ export const OPERATIONS: Operation[] = [
     body: JsonRpc,
     ok: { 200: rpc },
   },
-  {
-    method: 'post',
-    path: '/mcp',
-    summary: 'MCP Streamable HTTP, stateless (tools: wire_info, read_signals, get_signal, read_thread, publish_signal, register_identity)',
-    tag: 'agents',
-    auth: 'optional',
-    body: JsonRpc,
-    ok: { 200: rpc },
-  },
-  ...(['get', 'delete'] as const).map((method) =>
-    open(method, '/mcp', 'Answers 405: the MCP endpoint is stateless, POST only', 'agents', rpc, 405),
-  ),
+  ...mcpOperations('wire_info, read_signals, get_signal, read_thread, publish_signal, register_identity', 'optional'),
   open('get', '/view', 'The live web viewer (HTML; strict Content-Security-Policy)', 'viewer', { text: 'text/html' }),
   {
     method: 'get',
@@ -200,15 +232,18 @@ export const OPERATIONS: Operation[] = [
     ok: { 200: { text: 'text/javascript' } },
     errors: ['not_found'],
   },
-  open('get', '/', 'Liveness', 'health', Out.Liveness),
-  open('get', '/healthz', 'Liveness', 'health', Out.Healthy),
-  {
-    method: 'get',
-    path: '/readyz',
-    summary: 'Readiness (503 while it cannot serve its role)',
-    tag: 'health',
-    auth: 'none',
-    ok: { 200: Out.Readiness, 503: Out.Readiness },
-  },
-  open('get', '/metrics', 'Prometheus metrics', 'health', { text: 'text/plain' }),
+  ...HEALTH_OPERATIONS,
 ]
+
+/** The board's API: /sw/openapi.json. */
+export const BOARD_API: ApiTable = {
+  description: 'The wire v1 protocol as Wire serves it, with its extensions. Prose reference: docs/protocol.md in the repository.',
+  operations: OPERATIONS,
+  pathParams: PATH_PARAMS,
+  tags: ['signals', 'board', 'discovery', 'admin', 'agents', 'health'],
+  securitySchemes: {
+    bearer: { type: 'http', scheme: 'bearer', description: 'an identity token: see GET /auth.md' },
+    admin: { type: 'http', scheme: 'bearer', description: 'SERVER_ADMIN_TOKEN' },
+  },
+  v1Aliases: true,
+}
