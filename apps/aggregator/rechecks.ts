@@ -1,5 +1,5 @@
 import { PgBoss } from 'pg-boss'
-import { bossConnection, bossSchemaName } from '../../libs/shared/db/index.js'
+import { bossConnection, bossSchemaName, createBossQueue, offerEverySlot } from '../../libs/shared/db/index.js'
 import type { AggregatorContext } from './context.js'
 import { recheckRuns } from './metrics.js'
 import { recheckBoards, type RecheckDeps } from './registry/recheck.js'
@@ -36,7 +36,7 @@ export async function startRechecks(ctx: AggregatorContext) {
   const stopping = new AbortController()
   await boss.start()
   try {
-    await boss.createQueue(RECHECK_JOB)
+    await createBossQueue(boss, RECHECK_JOB)
     const deps = recheckDeps(ctx, log)
     const workId = await boss.work(RECHECK_JOB, async (jobs: Array<{ signal: AbortSignal }>) => {
       try {
@@ -50,30 +50,17 @@ export async function startRechecks(ctx: AggregatorContext) {
         throw err
       }
     })
-    const offer = async () => {
-      if (stopping.signal.aborted) return
-      const id = await boss.send(
-        RECHECK_JOB,
-        {},
-        {
-          singletonKey: 'recheck',
-          singletonSeconds: interval,
-          retryLimit: 0,
-          retentionSeconds: Math.max(60, interval * 3),
-          deleteAfterSeconds: Math.max(3600, interval * 2),
-        },
-      )
-      if (id) boss.notifyWorker(workId)
-    }
-    let offering = Promise.resolve()
-    const tick = () => void (offering = offering.then(offer).catch((err: unknown) => log.warn({ err: String(err) }, 'recheck not offered')))
-    const timer = setInterval(tick, Math.min(15_000, Math.max(500, (interval * 1000) / 3)))
-    tick()
+    const offers = offerEverySlot(
+      boss,
+      new Map([[RECHECK_JOB, workId]]),
+      { key: 'recheck', intervalSeconds: interval },
+      stopping.signal,
+      log,
+    )
     return {
       async stop() {
-        clearInterval(timer)
         stopping.abort()
-        await offering
+        await offers.stop()
         await boss.stop({ graceful: true, timeout: 5_000 })
       },
     }

@@ -1,7 +1,6 @@
-import { setTimeout as sleep } from 'node:timers/promises'
-import { PgBoss, type SendOptions } from 'pg-boss'
+import { PgBoss } from 'pg-boss'
 import type { Config } from '../../libs/shared/config/index.js'
-import { bossConnection, bossSchemaName, signalPurger, statsWriter } from '../../libs/shared/db/index.js'
+import { bossConnection, bossSchemaName, createBossQueue, offerEverySlot, signalPurger, statsWriter } from '../../libs/shared/db/index.js'
 import type { Infra } from '../../libs/shared/infra/index.js'
 import type { Logger } from '../../libs/shared/log/index.js'
 import { purgeExpired } from './jobs/purge-expired.js'
@@ -45,7 +44,7 @@ export async function createSweeper(cfg: Config, log: Logger, infra: Infra, opts
     const runs = jobRuns(cfg, infra, slog, opts)
     const workIds = new Map<JobName, string>()
     for (const name of Object.values(JOBS)) {
-      await createQueue(boss, name)
+      await createBossQueue(boss, name)
       const handler = async (jobs: Array<{ signal: AbortSignal }>) => {
         try {
           return await runs[name](AbortSignal.any([stopping.signal, ...jobs.map((j) => j.signal)]))
@@ -56,7 +55,8 @@ export async function createSweeper(cfg: Config, log: Logger, infra: Infra, opts
       }
       workIds.set(name, await boss.work(name, handler))
     }
-    const offers = offerEverySlot(boss, workIds, intervalSeconds, stopping.signal, slog)
+    const expireInSeconds = Math.ceil(budgetMsFor(intervalSeconds) / 1000) * 2 + 60
+    const offers = offerEverySlot(boss, workIds, { key: 'sweep', intervalSeconds, expireInSeconds }, stopping.signal, slog)
     slog.info({ bossSchema, intervalSeconds, graceSeconds }, 'sweeper started')
     let stopped: Promise<void> | undefined
     return {
@@ -98,56 +98,5 @@ function jobRuns(cfg: Config, infra: Infra, log: Logger, opts: SweeperOptions): 
   return {
     [JOBS.purge]: (signal) => purgeExpired(purger, log, { graceSeconds, batchSize: purgeBatch, budgetMs, pauseMs, signal }),
     [JOBS.stats]: (signal) => refreshStats(stats, log, { batchSize: 20_000, budgetMs, pauseMs, signal }),
-  }
-}
-
-/**
- * Offers every job for the current slot a few times per interval. The sweeper whose offer creates
- * the slot's job runs it at once; the others' offers in that slot come back null.
- */
-function offerEverySlot(boss: PgBoss, workIds: Map<JobName, string>, interval: number, stopping: AbortSignal, log: Logger) {
-  // @NOTE one job per queue per slot of `interval` seconds, however many sweepers offer it: pg-boss
-  // keeps (name, singleton slot, key) unique among jobs not cancelled, and a job row outlives its
-  // slot (deleteAfterSeconds), so a second send in the same slot returns null (pg-boss 12.35; test/sweeper/two-sweepers.test.ts).
-  const slot: SendOptions = {
-    singletonKey: 'sweep',
-    singletonSeconds: interval,
-    retryLimit: 0, // the next slot is the retry
-    expireInSeconds: Math.ceil(budgetMsFor(interval) / 1000) * 2 + 60,
-    retentionSeconds: Math.max(60, interval * 3), // a slot nobody picked up is stale a few slots later
-    deleteAfterSeconds: Math.max(3600, interval * 2),
-  }
-  const offer = async () => {
-    for (const [name, workId] of workIds) {
-      if (stopping.aborted) return
-      if (await boss.send(name, {}, slot)) boss.notifyWorker(workId) // ours: run it now, not at the next poll
-    }
-  }
-  let offering: Promise<void> = Promise.resolve()
-  const tick = () => {
-    offering = offering.then(offer).catch((err: unknown) => log.warn({ err }, 'sweep not offered; trying again next tick'))
-  }
-  // several offers per slot, so a slot is taken promptly whichever sweeper's timer fires first
-  const timer = setInterval(tick, Math.min(15_000, Math.max(500, (interval * 1000) / 3)))
-  tick()
-  return {
-    async stop() {
-      clearInterval(timer)
-      await offering
-    },
-  }
-}
-
-/** Creates a queue (a no-op when it exists), retrying the first-start deadlock two sweepers can hit. */
-async function createQueue(boss: PgBoss, name: string) {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await boss.createQueue(name)
-    } catch (err) {
-      // @NOTE pg-boss 12: two processes creating the same queue for the first time at once can hit
-      // `deadlock detected` (SQLSTATE 40P01); the loser's transaction rolled back, so trying again is safe
-      if ((err as { code?: unknown }).code !== '40P01' || attempt >= 5) throw err
-      await sleep(50 * attempt + Math.random() * 100)
-    }
   }
 }
