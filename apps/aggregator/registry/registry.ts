@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis'
 import { bearerToken, fingerprint } from '../../../libs/shared/auth/index.js'
+import type { Caller } from '../../../libs/shared/caller.js'
 import type { Config } from '../../../libs/shared/config/index.js'
 import { WireError } from '../../../libs/shared/domain/index.js'
 import { WindowLimiter } from '../../../libs/shared/limits/index.js'
@@ -7,12 +8,6 @@ import type { Logger } from '../../../libs/shared/log/index.js'
 import type { FetchJsonOptions } from '../outbound/fetch-json.js'
 import { describeBoard, normaliseBoardUrl } from './discovery.js'
 import type { BoardStatus, RegisteredBoard, RegistryStore } from './store.js'
-
-/** Who asks: the client address and the Authorization header as sent. */
-export interface Caller {
-  address: string
-  authorization: string | string[] | undefined
-}
 
 /**
  * The registry's one door: registration spends the caller's budgets (per identity and per address)
@@ -38,7 +33,10 @@ export function registry(cfg: Config, store: RegistryStore, fetchOpts: FetchJson
   const key = cfg.secrets.fingerprintSecret ?? 'wire-aggregator'
   const spend = async (limiter: WindowLimiter | null, k: string) => void (limiter && (await limiter.consume(k)))
   return {
-    async register(caller: Caller, body: unknown): Promise<{ board: RegisteredBoard; created: boolean }> {
+    async register(
+      caller: Pick<Caller, 'address' | 'authorization'>,
+      body: unknown,
+    ): Promise<{ board: RegisteredBoard; created: boolean }> {
       const token = bearerToken(caller.authorization)
       if (!token || token.length < 8) throw new WireError('unauthorized', 'a bearer token is required to register a board')
       await spend(perAddress, caller.address)

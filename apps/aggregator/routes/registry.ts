@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
 import { adminGuard } from '../../../libs/shared/auth/index.js'
 import { WireError } from '../../../libs/shared/domain/index.js'
-import { parseJsonBody } from '../../../libs/shared/http/index.js'
+import { callerOf, parseJsonBody } from '../../../libs/shared/http/index.js'
 import type { AggregatorContext } from '../context.js'
 import { registrations } from '../metrics.js'
 import { ListQuery } from './api.js'
@@ -54,12 +54,10 @@ export async function registryRoutes(app: FastifyInstance, { ctx }: { ctx: Aggre
   const admin = adminGuard(ctx.cfg.secrets.adminToken, ctx.limits)
 
   app.post('/registry/boards', async (req, reply) => {
-    const { board, created } = await ctx.registry
-      .register({ address: req.ip, authorization: req.headers.authorization }, parseJsonBody(req.body))
-      .catch((err: unknown) => {
-        registrations.inc({ outcome: String((err as WireError).details?.reason ?? (err as WireError).code ?? 'error') })
-        throw err
-      })
+    const { board, created } = await ctx.registry.register(callerOf(req), parseJsonBody(req.body)).catch((err: unknown) => {
+      registrations.inc({ outcome: String((err as WireError).details?.reason ?? (err as WireError).code ?? 'error') })
+      throw err
+    })
     registrations.inc({ outcome: created ? 'registered' : 'refreshed' })
     ctx.proxy.forget(board.authority)
     void ctx.followers.sync()
