@@ -1,7 +1,7 @@
 import { z } from 'zod'
 import type { WireErrorCode } from '../domain/index.js'
 import { STATUS } from '../http/index.js'
-import type { ApiTable, Operation } from './routes.js'
+import type { ApiTable, Operation } from './operations.js'
 import { ErrorBody } from './shapes.js'
 
 type Json = Record<string, unknown>
