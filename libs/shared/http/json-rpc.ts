@@ -1,8 +1,6 @@
-import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import type { Caller } from '../caller.js'
+import type { FastifyInstance } from 'fastify'
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../domain/index.js'
 import { retryAfterSeconds, STATUS, toWireError } from './errors.js'
-import { callerOf } from './request-budget.js'
 
 export const PARSE_ERROR = -32700
 export const INVALID_REQUEST = -32600
@@ -68,17 +66,4 @@ export function jsonRpcErrors(app: FastifyInstance) {
     if (retryAfter !== undefined) reply.header('retry-after', String(retryAfter))
     return reply.code(http).send(rpcError(status >= 500 ? INTERNAL_ERROR : INVALID_REQUEST, e.message, { code: e.code }))
   })
-}
-
-/** One HTTP request to a JSON-RPC endpoint (/mcp, /a2a): its caller for the doors, and its logger (carries reqId). */
-export interface AgentCaller extends Caller {
-  /** Aborts when the client leaves: ends a long-poll waiting inside a tool call or task. */
-  readonly gone: AbortSignal
-  readonly log: FastifyBaseLogger
-}
-
-export function agentCallerOf(req: FastifyRequest, reply: FastifyReply): AgentCaller {
-  const gone = new AbortController()
-  reply.raw.once('close', () => gone.abort())
-  return { ...callerOf(req, gone.signal), gone: gone.signal, log: req.log }
 }

@@ -1,15 +1,6 @@
 import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify'
-import {
-  type AgentCaller,
-  agentCallerOf,
-  INTERNAL_ERROR,
-  jsonRpcErrors,
-  PARSE_ERROR,
-  parseJsonText,
-  refusal,
-  refused,
-  rpcError,
-} from './json-rpc.js'
+import { INTERNAL_ERROR, jsonRpcErrors, PARSE_ERROR, parseJsonText, refusal, refused, rpcError } from './json-rpc.js'
+import { type AgentCaller, agentCallerOf } from './request-budget.js'
 
 /** Answers one JSON-RPC message that the route parsed and let through (libs/shared/mcp's endpoint: both protocol eras). */
 export type McpAnswer = (request: Request, message: unknown, caller: AgentCaller) => Promise<Response>

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Caller } from '../caller.js'
 
 /** What the hook needs of libs/shared/limits' clientLimits (structural: http imports no limits). */
@@ -52,4 +52,17 @@ export function callerOf(req: FastifyRequest, gone?: AbortSignal): Caller {
     traceparent: h.traceparent,
     paid: paid.has(req),
   }
+}
+
+/** The caller of one request to a JSON-RPC surface (/mcp, /a2a), with its logger (carries reqId). */
+export interface AgentCaller extends Caller {
+  /** Aborts when the client leaves: ends a long-poll waiting inside a tool call or task. */
+  readonly gone: AbortSignal
+  readonly log: FastifyBaseLogger
+}
+
+export function agentCallerOf(req: FastifyRequest, reply: FastifyReply): AgentCaller {
+  const gone = new AbortController()
+  reply.raw.once('close', () => gone.abort())
+  return { ...callerOf(req, gone.signal), gone: gone.signal, log: req.log }
 }
