@@ -1,6 +1,6 @@
-import { Transform } from 'node:stream'
+import { type Readable, Transform } from 'node:stream'
 import type { Dispatcher } from 'undici'
-import { WireError } from '../../libs/shared/domain/index.js'
+import { LIMITS, WireError } from '../../libs/shared/domain/index.js'
 
 /** Response headers that describe this hop, not the board's answer (CORS is the aggregator's own; cookies never cross). */
 const DROP = new Set([
@@ -84,4 +84,26 @@ export function capped(max: number): Transform {
       cb(null, chunk)
     },
   })
+}
+
+/** A shared long-poll's answer read whole, up to `max` bytes (503 past it). */
+export async function readAll(body: Readable, max: number): Promise<Buffer> {
+  const chunks: Buffer[] = []
+  let size = 0
+  for await (const c of body as AsyncIterable<Buffer>) {
+    size += c.length
+    if (size > max) {
+      body.destroy()
+      throw new WireError('unavailable', `the board's answer is larger than ${max} bytes`, undefined, { retryAfter: 1, overload: true })
+    }
+    chunks.push(c)
+  }
+  return Buffer.concat(chunks)
+}
+
+/** The `wait` a query asks for, in seconds (0 when none), as the app's long-poll hook reads it. */
+export function waitSeconds(query: string): number {
+  const m = /(?:^|[?&])wait=([^&]{1,32})/.exec(query)
+  const v = m ? Number(decodeURIComponent(m[1]!.replace(/\+/g, ' ')).trim()) : 0
+  return Number.isFinite(v) && v > 0 ? Math.min(v, LIMITS.maxWaitSeconds) : 0
 }

@@ -1,13 +1,14 @@
 import { pipeline } from 'node:stream'
-import { LRUCache } from 'lru-cache'
 import { request, type Dispatcher } from 'undici'
-import { LIMITS, WireError } from '../../libs/shared/domain/index.js'
+import { WireError } from '../../libs/shared/domain/index.js'
 import type { ClientLimits } from '../../libs/shared/limits/index.js'
 import type { AddressPolicy } from './outbound/address-policy.js'
 import { checkHost } from './outbound/agent.js'
-import { answerHeaders, boardPath, capped } from './proxy-policy.js'
+import { boardLookup } from './proxy-lookup.js'
+import { answerHeaders, boardPath, capped, readAll, waitSeconds } from './proxy-policy.js'
+import { slots } from './proxy-slots.js'
 import { sharedPolls } from './shared-polls.js'
-import type { RegisteredBoard, RegistryStore } from './registry/store.js'
+import type { RegistryStore } from './registry/store.js'
 
 /** Request headers a board needs; the rest (cookies, hop-by-hop, Host) stay here. */
 const FORWARD = ['authorization', 'content-type', 'accept', 'idempotency-key', 'user-agent', 'x-request-id']
@@ -30,27 +31,6 @@ export interface ProxyAnswer {
   body: NodeJS.ReadableStream | Buffer
 }
 
-async function readAll(body: Dispatcher.ResponseData['body'], max: number): Promise<Buffer> {
-  const chunks: Buffer[] = []
-  let size = 0
-  for await (const c of body as AsyncIterable<Buffer>) {
-    size += c.length
-    if (size > max) {
-      body.destroy()
-      throw new WireError('unavailable', `the board's answer is larger than ${max} bytes`, undefined, { retryAfter: 1, overload: true })
-    }
-    chunks.push(c)
-  }
-  return Buffer.concat(chunks)
-}
-
-/** The `wait` a query asks for, in seconds (0 when none), as the app's long-poll hook reads it. */
-export function waitSeconds(query: string): number {
-  const m = /(?:^|[?&])wait=([^&]{1,32})/.exec(query)
-  const v = m ? Number(decodeURIComponent(m[1]!.replace(/\+/g, ' ')).trim()) : 0
-  return Number.isFinite(v) && v > 0 ? Math.min(v, LIMITS.maxWaitSeconds) : 0
-}
-
 export interface ProxyOptions {
   maxInFlight: number
   retryAfterSeconds: number
@@ -69,65 +49,24 @@ export interface ProxyOptions {
 }
 
 /**
- * The proxy's one door: `{aggregator}/sw/{authority}/…` → the registered board's `/…` (`{aggregator}/sw/{authority}`
- * is the board's base URL, so every path of a direct server works through it), the same
- * method, body, status, headers and bytes. The caller's Authorization goes through and is neither
- * stored nor logged. Registered boards only; the outbound agent checks every address it connects to.
- */
-/**
  * Retry-After when one request to a board failed: a hiccup, most likely, and a shared long-poll's
  * failure answers every client waiting on it at once, so they come back soon, not after a recheck
  * interval. A board that keeps failing is marked down by its checks, and that answer says longer.
  */
 const TRANSIENT_RETRY_SECONDS = 2
 
+/**
+ * The proxy's one door: `{aggregator}/sw/{authority}/…` → the registered board's `/…` (`{aggregator}/sw/{authority}`
+ * is the board's base URL, so every path of a direct server works through it), the same
+ * method, body, status, headers and bytes. The caller's Authorization goes through and is neither
+ * stored nor logged. Registered boards only; the outbound agent checks every address it connects to.
+ */
 export function boardProxy(store: RegistryStore, dispatcher: Dispatcher, policy: AddressPolicy, o: ProxyOptions) {
-  // @NOTE the lookup's promise is what is cached: when the entry expires, the thousands of followers
-  // re-polling at once share one registry query, instead of each queueing its own for the pool
-  // (past the pool's connect timeout they failed with 503, every TTL)
-  const boards = new LRUCache<string, { board: Promise<RegisteredBoard | null> }>({ max: 10_000, ttl: o.lookupTtlMs ?? 5_000 })
-  // @NOTE each board's last looked-up entry answers while the next lookup runs, and for another TTL
-  // when it fails: the proxy needs the database only to look boards up, so a database that does
-  // not answer holds up no request to a board already known (the network drills found every
-  // proxied request waiting on the lookup, then 503, while the aggregator's database was cut)
-  const known = new LRUCache<string, { board: RegisteredBoard | null }>({ max: 10_000 })
-  let forgotten = 0 // how many times a board was forgotten (its status changed here)
+  const lookup = boardLookup(store, o.lookupTtlMs ?? 5_000)
   let inFlight = 0
   const polls = sharedPolls()
-  // both hold an entry only while its count is above zero, and every count is one request in flight (at most maxInFlight)
-  const perBoard = new Map<string, number>()
-  const perAddress = new Map<string, number>()
-  const hold = (m: Map<string, number>, k: string, max: number, refuse: () => WireError): (() => void) => {
-    const n = m.get(k) ?? 0
-    if (max > 0 && n >= max) throw refuse()
-    m.set(k, n + 1)
-    let done = false
-    return () => {
-      if (done) return
-      done = true
-      const left = (m.get(k) ?? 1) - 1
-      if (left <= 0) m.delete(k)
-      else m.set(k, left)
-    }
-  }
-  const boardOf = (authority: string): Promise<RegisteredBoard | null> => {
-    const hit = boards.get(authority)
-    if (hit) return hit.board
-    const last = known.get(authority)
-    const lookup = store.get(authority)
-    const entry = { board: last ? Promise.resolve(last.board) : lookup }
-    boards.set(authority, entry)
-    const since = forgotten
-    lookup.then(
-      (board) => {
-        if (forgotten !== since) return // a board changed meanwhile: what this lookup read may be older than the change
-        known.set(authority, { board })
-        boards.set(authority, { board: Promise.resolve(board) })
-      },
-      () => void (!last && boards.get(authority) === entry && boards.delete(authority)), // a failed lookup is not kept
-    )
-    return entry.board
-  }
+  const perBoard = slots()
+  const perAddress = slots()
   const boardBusy = (authority: string) => () =>
     new WireError('unavailable', `this aggregator holds its limit of requests to ${authority}`, undefined, {
       retryAfter: 1,
@@ -138,17 +77,13 @@ export function boardProxy(store: RegistryStore, dispatcher: Dispatcher, policy:
       return inFlight
     },
     /** Requests in flight to a board (a shared poll once). */
-    boardInFlight: (authority: string) => perBoard.get(authority) ?? 0,
-    forget: (authority: string) => {
-      forgotten++
-      boards.delete(authority)
-      known.delete(authority)
-    },
+    boardInFlight: (authority: string) => perBoard.count(authority),
+    forget: (authority: string) => lookup.forget(authority),
     async forward(r: ProxyRequest): Promise<ProxyAnswer> {
       // reads spent their budget in the app's hook; every other method spends the address's publish budget here, before any work
       if (r.method !== 'GET' && r.method !== 'HEAD') await o.limits.publish(r.clientAddress)
       const rest = boardPath(r.rest)
-      const board = await boardOf(r.authority.toLowerCase())
+      const board = await lookup.get(r.authority.toLowerCase())
       if (!board || board.status === 'dropped') throw new WireError('not_found', `no board ${r.authority.slice(0, 200)} is registered here`)
       if (board.status === 'down')
         throw new WireError('unavailable', `${board.authority} is down`, undefined, { retryAfter: o.retryAfterSeconds, overload: true })
@@ -186,7 +121,7 @@ export function boardProxy(store: RegistryStore, dispatcher: Dispatcher, policy:
           return await polls.join(
             `${board.authority} ${rest}`,
             async (shared) => {
-              const free = hold(perBoard, board.authority, o.perBoardMax, boardBusy(board.authority))
+              const free = perBoard.hold(board.authority, o.perBoardMax, boardBusy(board.authority))
               const signal = AbortSignal.any([shared, AbortSignal.timeout(deadlineMs)])
               try {
                 const res = await request(url, {
@@ -217,8 +152,7 @@ export function boardProxy(store: RegistryStore, dispatcher: Dispatcher, policy:
       const freeAddress =
         waits > 0
           ? () => {}
-          : hold(
-              perAddress,
+          : perAddress.hold(
               o.limits.key(r.clientAddress),
               o.perAddressMax,
               () =>
@@ -231,7 +165,7 @@ export function boardProxy(store: RegistryStore, dispatcher: Dispatcher, policy:
             )
       let freeBoard: () => void
       try {
-        freeBoard = hold(perBoard, board.authority, o.perBoardMax, boardBusy(board.authority))
+        freeBoard = perBoard.hold(board.authority, o.perBoardMax, boardBusy(board.authority))
       } catch (err) {
         freeAddress()
         throw err
