@@ -2,6 +2,21 @@ import { type Readable, Transform } from 'node:stream'
 import type { Dispatcher } from 'undici'
 import { LIMITS, WireError } from '../../libs/shared/domain/index.js'
 
+/** Request headers a board needs; the rest (cookies, hop-by-hop, Host) stay here. */
+const FORWARD = ['authorization', 'content-type', 'accept', 'idempotency-key', 'user-agent', 'x-request-id']
+
+/** The headers a proxied request carries to the board: FORWARD's, and X-Forwarded-For with the client's address appended. */
+export function forwardHeaders(h: Record<string, string | string[] | undefined>, clientAddress: string): Record<string, string> {
+  const out: Record<string, string> = {}
+  for (const k of FORWARD) {
+    const v = h[k]
+    if (typeof v === 'string') out[k] = v
+  }
+  const xff = h['x-forwarded-for']
+  out['x-forwarded-for'] = typeof xff === 'string' ? `${xff}, ${clientAddress}` : clientAddress
+  return out
+}
+
 /** Response headers that describe this hop, not the board's answer (CORS is the aggregator's own; cookies never cross). */
 const DROP = new Set([
   'connection',

@@ -1,4 +1,4 @@
-import type { WireError } from '../../libs/shared/domain/index.js'
+import { WireError } from '../../libs/shared/domain/index.js'
 
 /**
  * Requests in flight per key (a board, a client address): a key holds an entry only while its
@@ -23,4 +23,20 @@ export function slots() {
       }
     },
   }
+}
+
+/** The proxy's refusals when its slots are taken (docs/aggregator.md "Which refusal is which"). */
+export const refusals = {
+  /** The process holds READER_MAX_WAITERS proxied requests. */
+  processFull: () =>
+    new WireError('unavailable', 'this aggregator holds its limit of proxied requests', undefined, { retryAfter: 1, overload: true }),
+  /** The board has AGGREGATOR_PROXY_PER_BOARD_MAX requests in flight. */
+  boardBusy: (authority: string) =>
+    new WireError('unavailable', `this aggregator holds its limit of requests to ${authority}`, undefined, {
+      retryAfter: 1,
+      overload: true,
+    }),
+  /** The client's address has AGGREGATOR_PROXY_PER_ADDRESS_MAX requests in flight (its own doing: 429). */
+  addressBusy: (max: number) =>
+    new WireError('rate_limited', `rate limit reached: ${max} proxied requests in flight from one address`, undefined, { retryAfter: 1 }),
 }

@@ -5,13 +5,10 @@ import type { ClientLimits } from '../../libs/shared/limits/index.js'
 import type { AddressPolicy } from './outbound/address-policy.js'
 import { checkHost } from './outbound/agent.js'
 import { boardLookup } from './proxy-lookup.js'
-import { answerHeaders, boardPath, capped, readAll, waitSeconds } from './proxy-policy.js'
-import { slots } from './proxy-slots.js'
+import { answerHeaders, boardPath, capped, forwardHeaders, readAll, waitSeconds } from './proxy-policy.js'
+import { refusals, slots } from './proxy-slots.js'
 import { sharedPolls } from './shared-polls.js'
 import type { RegistryStore } from './registry/store.js'
-
-/** Request headers a board needs; the rest (cookies, hop-by-hop, Host) stay here. */
-const FORWARD = ['authorization', 'content-type', 'accept', 'idempotency-key', 'user-agent', 'x-request-id']
 
 export interface ProxyRequest {
   method: string
@@ -67,11 +64,6 @@ export function boardProxy(store: RegistryStore, dispatcher: Dispatcher, policy:
   const polls = sharedPolls()
   const perBoard = slots()
   const perAddress = slots()
-  const boardBusy = (authority: string) => () =>
-    new WireError('unavailable', `this aggregator holds its limit of requests to ${authority}`, undefined, {
-      retryAfter: 1,
-      overload: true,
-    })
   return {
     get inFlight() {
       return inFlight
@@ -87,20 +79,10 @@ export function boardProxy(store: RegistryStore, dispatcher: Dispatcher, policy:
       if (!board || board.status === 'dropped') throw new WireError('not_found', `no board ${r.authority.slice(0, 200)} is registered here`)
       if (board.status === 'down')
         throw new WireError('unavailable', `${board.authority} is down`, undefined, { retryAfter: o.retryAfterSeconds, overload: true })
-      if (o.maxInFlight > 0 && inFlight >= o.maxInFlight)
-        throw new WireError('unavailable', 'this aggregator holds its limit of proxied requests', undefined, {
-          retryAfter: 1,
-          overload: true,
-        })
+      if (o.maxInFlight > 0 && inFlight >= o.maxInFlight) throw refusals.processFull()
       const url = new URL(board.url + rest)
       checkHost(policy, url)
-      const headers: Record<string, string> = {}
-      for (const h of FORWARD) {
-        const v = r.headers[h]
-        if (typeof v === 'string') headers[h] = v
-      }
-      const xff = r.headers['x-forwarded-for']
-      headers['x-forwarded-for'] = typeof xff === 'string' ? `${xff}, ${r.clientAddress}` : r.clientAddress
+      const headers = forwardHeaders(r.headers, r.clientAddress)
       const fail = (err: unknown, left: AbortSignal) =>
         left.aborted && !(left.reason instanceof DOMException && left.reason.name === 'TimeoutError')
           ? new WireError('invalid_request', 'the client left') // nobody reads this answer: a client-side refusal, logged at debug
@@ -121,7 +103,7 @@ export function boardProxy(store: RegistryStore, dispatcher: Dispatcher, policy:
           return await polls.join(
             `${board.authority} ${rest}`,
             async (shared) => {
-              const free = perBoard.hold(board.authority, o.perBoardMax, boardBusy(board.authority))
+              const free = perBoard.hold(board.authority, o.perBoardMax, () => refusals.boardBusy(board.authority))
               const signal = AbortSignal.any([shared, AbortSignal.timeout(deadlineMs)])
               try {
                 const res = await request(url, {
@@ -150,22 +132,10 @@ export function boardProxy(store: RegistryStore, dispatcher: Dispatcher, policy:
       }
       // a waiting request holds its address's long-poll slot (the app's hook); any other holds one of its proxy slots
       const freeAddress =
-        waits > 0
-          ? () => {}
-          : perAddress.hold(
-              o.limits.key(r.clientAddress),
-              o.perAddressMax,
-              () =>
-                new WireError(
-                  'rate_limited',
-                  `rate limit reached: ${o.perAddressMax} proxied requests in flight from one address`,
-                  undefined,
-                  { retryAfter: 1 },
-                ),
-            )
+        waits > 0 ? () => {} : perAddress.hold(o.limits.key(r.clientAddress), o.perAddressMax, () => refusals.addressBusy(o.perAddressMax))
       let freeBoard: () => void
       try {
-        freeBoard = perBoard.hold(board.authority, o.perBoardMax, boardBusy(board.authority))
+        freeBoard = perBoard.hold(board.authority, o.perBoardMax, () => refusals.boardBusy(board.authority))
       } catch (err) {
         freeAddress()
         throw err
