@@ -40,6 +40,7 @@ export async function startAggregator(
       followBytesHeld: () => ctx.followers.bytesHeld,
       followLagSeconds: () => ctx.followers.lag.seconds(),
       boardsStalled: () => ctx.followers.lag.stalled(),
+      proxyBudget: () => ({ ...ctx.proxy.budget.counts, over: ctx.proxy.budget.over() }),
     })
     const app = createHttpApp(log, cfg.http, ctx.limits) // every request spends its address's request budget first
     app.register(healthRoutes, {

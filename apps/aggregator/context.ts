@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis'
 import { fetch as undiciFetch, type Agent } from 'undici'
 import type { FetchLike } from '../../client/src/index.js'
+import type { Clock } from '../../libs/shared/clock.js'
 import type { Config } from '../../libs/shared/config/index.js'
 import { closeOnFailure, createAggregatorRoot } from '../../libs/shared/context/index.js'
 import type { Db, Ident } from '../../libs/shared/db/index.js'
@@ -44,6 +45,8 @@ export interface AggregatorOptions {
   followWaitSeconds?: number
   /** How long the proxy uses a registry lookup, ms (default 5000). */
   proxyLookupTtlMs?: number
+  /** The clock the proxy's byte budget refills by (a test's drives it; default the system's). */
+  clock?: Clock
 }
 
 /** The aggregator's parts on its root (libs/shared/context): each is deferred onto the root's close stack, so all close in reverse, also after a partial start. */
@@ -68,7 +71,10 @@ export async function createAggregatorContext(cfg: Config, log: Logger, o: Aggre
       perAddressMax: a.proxyPerAddressMax,
       perBoardMax: a.proxyPerBoardMax,
       timeoutMs: a.proxyTimeoutMs,
+      boardBytesPerSecond: a.proxyBoardBytesPerSecond,
+      maxBoards: a.maxBoards,
       lookupTtlMs: o.proxyLookupTtlMs,
+      clock: o.clock,
     })
     const search = searchSide(index, { maxWaiters: cfg.reader.maxWaiters, pollMs: cfg.reader.fallbackPollMs })
     root.defer(() => search.close())

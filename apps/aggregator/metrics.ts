@@ -9,6 +9,8 @@ export interface AggregatorGauges {
   followBytesHeld(): number
   followLagSeconds(): number
   boardsStalled(): number
+  /** The proxy's byte budget: what it counted (apps/aggregator/proxy-budget.ts) and the boards over it now. */
+  proxyBudget(): { bytes: number; waitedMs: number; waited: number; refused: number; over: number }
 }
 
 let source: AggregatorGauges | null = null
@@ -47,6 +49,48 @@ gauge(
   'Followed boards (not marked down) whose follower has completed no page read for AGGREGATOR_FOLLOW_STALLED_SECONDS',
   (g) => g.boardsStalled(),
 )
+
+gauge(
+  'wire_aggregator_proxy_boards_over_budget',
+  'Boards over AGGREGATOR_PROXY_BOARD_BYTES_PER_SECOND now: their proxied answers wait and new requests to them are refused',
+  (g) => g.proxyBudget().over,
+)
+
+type BudgetCounts = ReturnType<AggregatorGauges['proxyBudget']>
+/** A counter of the watched aggregator's byte budget, read when scraped (its counts are plain numbers, bumped per chunk). */
+const budgetCounter = (name: string, help: string, read: (b: BudgetCounts) => number) =>
+  new client.Counter({
+    name,
+    help,
+    registers: [registry],
+    collect() {
+      this.reset()
+      if (source) this.inc(read(source.proxyBudget()))
+    },
+  })
+
+budgetCounter(
+  'wire_aggregator_proxy_board_bytes_total',
+  "Bytes read from boards for proxied answers and charged to each board's budget (while AGGREGATOR_PROXY_BOARD_BYTES_PER_SECOND is on)",
+  (b) => b.bytes,
+)
+budgetCounter(
+  'wire_aggregator_proxy_throttled_seconds_total',
+  "Seconds proxied answers waited for their board's budget, every answer's waits summed",
+  (b) => b.waitedMs / 1000,
+)
+new client.Counter({
+  name: 'wire_aggregator_proxy_throttled_total',
+  help: "Proxied requests held to their board's byte budget, by outcome (waited: its answer waited at least once; refused: 503 before any work)",
+  labelNames: ['outcome'],
+  registers: [registry],
+  collect() {
+    this.reset()
+    const b = source?.proxyBudget()
+    this.inc({ outcome: 'waited' }, b?.waited ?? 0)
+    this.inc({ outcome: 'refused' }, b?.refused ?? 0)
+  },
+})
 
 /** The counters a scrape reports from now on. */
 export const watchAggregator = (g: AggregatorGauges) => void (source = g)

@@ -1,9 +1,11 @@
 import { pipeline } from 'node:stream'
 import { request, type Dispatcher } from 'undici'
+import type { Clock } from '../../libs/shared/clock.js'
 import { WireError } from '../../libs/shared/domain/index.js'
 import type { ClientLimits } from '../../libs/shared/limits/index.js'
 import type { AddressPolicy } from './outbound/address-policy.js'
 import { checkHost } from './outbound/agent.js'
+import { boardBudget } from './proxy-budget.js'
 import { boardLookup } from './proxy-lookup.js'
 import { answerHeaders, boardPath, capped, forwardHeaders, readAll, waitSeconds } from './proxy-policy.js'
 import { refusals, slots } from './proxy-slots.js'
@@ -41,8 +43,14 @@ export interface ProxyOptions {
   perBoardMax: number
   /** A whole exchange's deadline, ms; a long-poll gets its wait on top. */
   timeoutMs: number
+  /** Bytes a second each board's answers may stream, a bucket per board (0: off; proxy-budget.ts). */
+  boardBytesPerSecond: number
+  /** Boards the registry holds at most: the budget keeps a bucket for each, no more. */
+  maxBoards: number
   /** How long a registry lookup is used before it is made again, ms (default 5000). */
   lookupTtlMs?: number
+  /** The budget's clock (a test's drives it). */
+  clock?: Clock
 }
 
 /**
@@ -64,13 +72,20 @@ export function boardProxy(store: RegistryStore, dispatcher: Dispatcher, policy:
   const polls = sharedPolls()
   const perBoard = slots()
   const perAddress = slots()
+  const budget = boardBudget({ bytesPerSecond: o.boardBytesPerSecond, maxBoards: o.maxBoards, clock: o.clock })
   return {
     get inFlight() {
       return inFlight
     },
     /** Requests in flight to a board (a shared poll once). */
     boardInFlight: (authority: string) => perBoard.count(authority),
-    forget: (authority: string) => lookup.forget(authority),
+    /** Board bytes a second: each board's bucket, and what it counted (/metrics). */
+    budget,
+    /** The board's registry row changed here; `gone` (removed, blocked): its byte budget goes too (a refresh keeps it). */
+    forget: (authority: string, gone = false) => {
+      lookup.forget(authority)
+      if (gone) budget.drop(authority)
+    },
     async forward(r: ProxyRequest): Promise<ProxyAnswer> {
       // reads spent their budget in the app's hook; every other method spends the address's publish budget here, before any work
       if (r.method !== 'GET' && r.method !== 'HEAD') await o.limits.publish(r.clientAddress)
@@ -79,6 +94,7 @@ export function boardProxy(store: RegistryStore, dispatcher: Dispatcher, policy:
       if (!board || board.status === 'dropped') throw new WireError('not_found', `no board ${r.authority.slice(0, 200)} is registered here`)
       if (board.status === 'down')
         throw new WireError('unavailable', `${board.authority} is down`, undefined, { retryAfter: o.retryAfterSeconds, overload: true })
+      budget.admit(board.authority) // 503 for a board over its bytes a second, before any work
       if (o.maxInFlight > 0 && inFlight >= o.maxInFlight) throw refusals.processFull()
       const url = new URL(board.url + rest)
       checkHost(policy, url)
@@ -116,7 +132,7 @@ export function boardProxy(store: RegistryStore, dispatcher: Dispatcher, policy:
                   },
                   signal,
                 })
-                const body = await readAll(res.body, o.answerMaxBytes)
+                const body = await readAll(budget.meter(res.body, board.authority, signal), o.answerMaxBytes)
                 return { status: res.statusCode, headers: answerHeaders(res.headers, rest), body }
               } catch (err) {
                 throw err instanceof WireError ? err : fail(err, signal)
@@ -158,7 +174,7 @@ export function boardProxy(store: RegistryStore, dispatcher: Dispatcher, policy:
         throw fail(err, signal)
       }
       // the answer streams through counted: cut at answerMaxBytes, and at the deadline (the signal destroys the body)
-      const out = pipeline(res.body, capped(o.answerMaxBytes), (err) => {
+      const out = pipeline(budget.meter(res.body, board.authority, signal), capped(o.answerMaxBytes), (err) => {
         release()
         if (err) res.body.destroy()
       })

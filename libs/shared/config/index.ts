@@ -144,6 +144,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       followStalledSeconds: e.AGGREGATOR_FOLLOW_STALLED_SECONDS,
       proxyPerAddressMax: e.AGGREGATOR_PROXY_PER_ADDRESS_MAX,
       proxyPerBoardMax: e.AGGREGATOR_PROXY_PER_BOARD_MAX,
+      proxyBoardBytesPerSecond: e.AGGREGATOR_PROXY_BOARD_BYTES_PER_SECOND,
       proxyTimeoutMs: e.AGGREGATOR_PROXY_TIMEOUT_MS,
     },
     identityNetwork: {

@@ -79,6 +79,10 @@ export const aggregator = group('The aggregator', `([docs/aggregator.md](docs/ag
     int(0, 10_000_000, 1024),
     'Requests in flight to one board through the proxy (a shared long-poll counts once); past it 503 for that board; `0`: off.',
   ),
+  AGGREGATOR_PROXY_BOARD_BYTES_PER_SECOND: setting(
+    int(0, 4_294_967_296, 16_777_216),
+    "Bytes a second one board's proxied answers may stream through a process (a burst of 4 s of it); past it they wait and new requests to that board get 503 ([aggregator.md](docs/aggregator.md#proxy)); `0`: off.",
+  ),
   AGGREGATOR_PROXY_TIMEOUT_MS: setting(
     int(1000, 600_000, 30_000),
     "Deadline of a whole proxied exchange, the answer's last byte included (a long-poll gets its `wait` on top); past it the answer is cut or 503.",
