@@ -2,8 +2,14 @@ import { pipeline, type Readable, Transform } from 'node:stream'
 import { systemClock, type Clock } from '../../libs/shared/clock.js'
 import { WireError } from '../../libs/shared/domain/index.js'
 
-/** A full bucket holds this many seconds of its rate: what an idle board may stream at once. */
+/** A full bucket holds this many seconds of its rate: what a board that was quiet may stream at once. */
 export const BURST_SECONDS = 4
+/**
+ * A new bucket (a board's first answer since the process started, or since its bucket went) holds
+ * this many: a registrant who keeps registering fresh boards gets one second of the rate from
+ * each, not the whole burst.
+ */
+export const START_SECONDS = 1
 
 export interface BoardBudgetOptions {
   /** Bytes a second each board's proxied answers may stream through this process (0: off). */
@@ -35,13 +41,14 @@ interface Bucket {
  * A token bucket per board for the bytes the proxy reads from it: `bytesPerSecond` refills it, it
  * holds at most BURST_SECONDS of that, and each chunk read is taken from it. A bucket below zero is
  * a board over its budget: its answers wait before their next chunk, and new requests to it are
- * refused, until the rate has paid the excess back. A board with no bucket has a full one (a bucket
- * is made when a board is first charged), so only registered boards the proxy reaches hold one,
- * at most `maxBoards`; a board removed or blocked drops its own.
+ * refused, until the rate has paid the excess back. A bucket is made when a board is first charged,
+ * holding START_SECONDS of the rate, so only registered boards the proxy reaches hold one, at most
+ * `maxBoards`; a board removed or blocked drops its own.
  */
 export function boardBudget(o: BoardBudgetOptions) {
   const rate = o.bytesPerSecond
   const burst = rate * BURST_SECONDS
+  const start = rate * START_SECONDS
   const clock = o.clock ?? systemClock
   // in the order last charged (a Map keeps insertion order): the first is the one charged longest ago.
   // Not lru-cache: it allocates arrays of `max` entries up front, and AGGREGATOR_MAX_BOARDS may be a million
@@ -62,7 +69,7 @@ export function boardBudget(o: BoardBudgetOptions) {
   const take = (board: string, bytes: number) => {
     counts.bytes += bytes
     if (rate === 0) return
-    const b = buckets.get(board) ?? { tokens: burst, at: clock.now() }
+    const b = buckets.get(board) ?? { tokens: start, at: clock.now() }
     buckets.delete(board) // and set again: last in the order
     refill(b).tokens -= bytes
     buckets.set(board, b)
@@ -74,14 +81,15 @@ export function boardBudget(o: BoardBudgetOptions) {
     on: rate > 0,
     bytesPerSecond: rate,
     burst,
+    start,
     /** Buckets held now (at most maxBoards). */
     get size() {
       return buckets.size
     },
-    /** Bytes `board` may stream now: the burst for a board with no bucket, below zero for one over its budget. */
+    /** Bytes `board` may stream now: a new bucket's for a board with none, below zero for one over its budget. */
     level: (board: string): number => {
       const b = buckets.get(board)
-      return b ? refill(b).tokens : burst
+      return b ? refill(b).tokens : start
     },
     /** Boards over their budget now. */
     over(): number {
