@@ -1,6 +1,7 @@
 import { Readable, Writable } from 'node:stream'
 import t from 'tap'
-import { boardBudget, paced } from '../../apps/aggregator/proxy-budget.js'
+import { boardBudget } from '../../apps/aggregator/proxy-budget.js'
+import { paced } from '../../apps/aggregator/proxy-pacing.js'
 import { WireError } from '../../libs/shared/domain/index.js'
 import { manualClock } from '../helpers/clock.js'
 import { until } from '../helpers/wait.js'
