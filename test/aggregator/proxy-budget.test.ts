@@ -159,3 +159,33 @@ t.test("the exchange's deadline ends an answer waiting for its budget", async (t
   late.on('error', () => {}) // the proxy's pipeline takes it
   t.ok(late.destroyed, 'one made after the deadline ends at once')
 })
+
+t.test("one board's waiting answers share one queue, first come first served; one that ends leaves it", async (t) => {
+  const clock = manualClock()
+  const b = boardBudget({ bytesPerSecond: RATE, maxBoards: 10, clock })
+  b.take('a', 110_000) // 10,000 below zero: every chunk waits
+  const order: string[] = []
+  const answer = (name: string) => {
+    const from = source(5, 10_000)
+    const to = sink()
+    const out = paced(b, 'a', new AbortController().signal)
+    out.on('data', () => order.push(name))
+    out.on('error', () => {})
+    from.stream.pipe(out)
+    out.pipe(to.stream)
+    return { out, to }
+  }
+  const first = answer('first')
+  await until(() => b.counts.waited === 1, 30_000, 'the first answer waits')
+  const second = answer('second')
+  await until(() => b.counts.waited === 2, 30_000, 'the second waits behind it')
+  clock.advance(350) // 25,000 above zero: a quarter second of the rate, when the queue is served
+  await until(() => order.length === 3 && b.waitMs('a') > 0, 30_000, 'a quarter second of chunks')
+  t.same(order, ['first', 'second', 'first'], 'in the order they queued, each chunk again at the back')
+  second.out.destroy()
+  clock.advance(1000)
+  await until(() => first.to.ended, 30_000, 'the first answer ends')
+  t.equal(first.to.received, 50_000, 'the first answer whole')
+  t.equal(second.to.received, 10_000, 'the second left the queue with its one chunk')
+  t.equal(b.level('a'), 65_000, 'each chunk passed charged once; none of the one that left')
+})
