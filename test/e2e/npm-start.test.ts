@@ -9,6 +9,10 @@ import { until } from '../helpers/wait.js'
 // `npm start` as a newcomer runs it: a real child process, real HTTP. Run once on the embedded
 // default (PGlite in a temp directory, in-process bus) and once on this machine's PostgreSQL + Redis.
 
+// a first start makes the embedded database: 2-10 s on a quiet machine, past 90 s beside the suite's
+// other embedded databases on a loaded one (CI, 2026-11-29)
+t.setTimeout(600_000)
+
 const baseEnv = () => {
   const env: Record<string, string | undefined> = { ...process.env, LOG_LEVEL: 'info', WIRE_CONFIG: '/nonexistent/board.json' }
   for (const k of ['DATABASE_URL', 'REDIS_URL', 'DATABASE_REPLICA_URL', 'IDENTITY_URL', 'SERVER_ADMIN_TOKEN']) delete env[k]

@@ -22,14 +22,18 @@ export interface Proc {
   signal(sig: NodeJS.Signals): void
 }
 
-/** Spawns a command in its own process group and waits until its output matches `ready`. */
+/**
+ * Spawns a command in its own process group and waits until its output matches `ready`. The wait's
+ * limit only finds a process that never gets ready: a first start of the embedded database took
+ * over 90 s beside the suite's others on a loaded 2-core machine, so it is generous.
+ */
 export async function startProcess(
   t: Test,
   cmd: string,
   args: string[],
   env: Record<string, string | undefined>,
   ready: RegExp,
-  timeoutMs = 90_000,
+  timeoutMs = 240_000,
   cwd?: string,
 ): Promise<Proc> {
   const child = spawn(cmd, args, { env: env as NodeJS.ProcessEnv, cwd, detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
