@@ -6,8 +6,8 @@ import { projectPath } from '../../libs/shared/paths.js'
 import { freePort, startProcess } from '../helpers/process.js'
 
 // A trial identity network on the embedded database: no DATABASE_URL, one process, WIRE_DATA_DIR.
-// PGlite's first start (initdb in WebAssembly) is slow on a busy machine: two starts get four minutes.
-t.setTimeout(240_000)
+// PGlite's first start (initdb in WebAssembly) is slow on a busy machine: two starts get ten minutes.
+t.setTimeout(600_000)
 
 t.test('the identity network runs on the embedded database, and keeps its key and identities across a restart', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'wire-identity-'))
@@ -23,7 +23,7 @@ t.test('the identity network runs on the embedded database, and keeps its key an
     LOG_LEVEL: 'info',
   }
   const start = () =>
-    startProcess(t, projectPath('node_modules/.bin/node'), [projectPath('dist/apps/identity/main.js')], env, /"msg":"listening"/, 110_000)
+    startProcess(t, projectPath('node_modules/.bin/node'), [projectPath('dist/apps/identity/main.js')], env, /"msg":"listening"/, 240_000)
   const post = async (path: string, body: unknown, token?: string) => {
     const res = await fetch(url + path, {
       method: 'POST',

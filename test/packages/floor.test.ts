@@ -93,7 +93,7 @@ t.test(`the packed packages install quietly with npm on Node ${NODE_FLOOR}, and 
         WIRE_CONFIG: '/nonexistent/board.json',
         LOG_LEVEL: 'warn',
       })
-      const board = await startProcess(t, node, [server], env, /is live at/, 120_000, dir)
+      const board = await startProcess(t, node, [server], env, /is live at/, 240_000, dir)
       const cliEnv = userEnv({ WIRE_URL: url, WIRE_TOKEN: 'floor-agent-token' })
       const published = await run(node, [wire, 'publish', '--tag', 'floor', `on ${version}`], dir, cliEnv, 60_000)
       t.equal(published.code, 0, 'wire publish', { stderr: published.err })
