@@ -116,9 +116,19 @@ export async function readAll(body: Readable, max: number): Promise<Buffer> {
   return Buffer.concat(chunks)
 }
 
-/** The `wait` a query asks for, in seconds (0 when none), as the app's long-poll hook reads it. */
+/**
+ * The `wait` a query asks for, in seconds (0 when none, or not a number), as the app's long-poll
+ * hook reads it. A value that does not decode (a broken percent escape) is no wait here: the board
+ * refuses it as it would refuse it directly.
+ */
 export function waitSeconds(query: string): number {
   const m = /(?:^|[?&])wait=([^&]{1,32})/.exec(query)
-  const v = m ? Number(decodeURIComponent(m[1]!.replace(/\+/g, ' ')).trim()) : 0
+  if (!m) return 0
+  let v: number
+  try {
+    v = Number(decodeURIComponent(m[1]!.replace(/\+/g, ' ')).trim())
+  } catch {
+    return 0
+  }
   return Number.isFinite(v) && v > 0 ? Math.min(v, LIMITS.maxWaitSeconds) : 0
 }

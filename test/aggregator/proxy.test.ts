@@ -223,3 +223,15 @@ t.test('a burst of proxied requests for one board costs one registry lookup, not
   // one lookup; a re-check running meanwhile may add its few
   t.ok(lookups <= 5, `the aggregator's database saw ${lookups} queries for 200 requests`)
 })
+
+t.test('a malformed wait (a broken percent escape) is the board’s to refuse: 400 through the proxy as direct, never 500', async (t) => {
+  const board = await startTestBoard(t)
+  const agg = await startTestAggregator(t, {}, { follow: false })
+  t.equal((await agg.register(board.url)).status, 201)
+  const query = '/sw/signals?cursor=0&wait=%E0'
+  const direct = await fetch(`${board.url}${query}`)
+  const proxied = await fetch(`${agg.url}/sw/${board.authority}${query}`)
+  t.equal(proxied.status, direct.status, `the board's own answer (${direct.status})`)
+  t.ok(proxied.status >= 400 && proxied.status < 500, 'a 4xx')
+  t.equal(((await proxied.json()) as any).error?.code, ((await direct.json()) as any).error?.code, "the board's error code")
+})
