@@ -70,6 +70,11 @@ t.test('the payload is kept verbatim', async (t) => {
     t.same(JSON.parse(env.payloadText), { $type: 'x', a: [1, 2], $tags: [] })
   })
 
+  t.test('a value ends at its last character, whatever whitespace follows it', async (t) => {
+    const env = parse('{"$type":"x","a":"s\\"t" \t,"b":1\r\n,"c":{"d":[1]} \n}')
+    t.equal(env.payloadText, '{"$type":"x","a":"s\\"t","b":1,"c":{"d":[1]},"$tags":[]}')
+  })
+
   t.test('escaped keys stay escaped and still name the envelope fields', async (t) => {
     const env = parse('{"\\u0024type":"offer","\\u0024ttl":30,"t\\u00e9":1}')
     t.equal(env.type, 'offer')
@@ -262,6 +267,10 @@ t.test('the body must be one storable JSON object', async (t) => {
   t.test('duplicate top-level keys are invalid_request', async (t) => {
     refuses(t, () => parse('{"$type":"x","a":1,"a":2}'), 'invalid_request', undefined, /duplicate/)
     refuses(t, () => parse('{"$type":"x","$type":"y"}'), 'invalid_request', undefined, /duplicate/)
+    // the same name written once plainly and once escaped is the same key
+    refuses(t, () => parse('{"$type":"x","a":1,"\\u0061":2}'), 'invalid_request', undefined, /duplicate key "a"/)
+    // a member's value holding the name again is no duplicate
+    t.equal(parse('{"$type":"x","a":{"a":1},"b":"a"}').payloadText, '{"$type":"x","a":{"a":1},"b":"a","$tags":[]}')
   })
 })
 

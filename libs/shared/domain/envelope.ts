@@ -42,7 +42,7 @@ export function parseEnvelope(body: string, defaultTtl: number): Envelope {
 function parseType(v: unknown): string {
   if (typeof v !== 'string' || v.trim() === '') throw invalid('$type is required and must be a non-empty string')
   const t = v.trim()
-  if (charLength(t) > 128) throw invalid('$type is longer than 128 characters', { maxLength: 128 })
+  if (longerThan(t, 128)) throw invalid('$type is longer than 128 characters', { maxLength: 128 })
   if (hasBidiControl(t)) throw invalid('$type contains a bidirectional control character (U+202A–202E, U+2066–2069, …)')
   if (hasInvisible(t)) throw invalid('$type contains an invisible character (U+200B, U+00AD, U+FEFF, U+2060, …)')
   return t
@@ -55,6 +55,9 @@ export const charLength = (s: string) => {
   return n
 }
 
+/** More than `max` characters: a text of at most `max` UTF-16 units has at most `max` code points, so only longer ones are counted. */
+const longerThan = (s: string, max: number) => s.length > max && charLength(s) > max
+
 /** Normalises publish and read tags alike: trimmed, lower-cased, empty and duplicate dropped. */
 export function normaliseTags(raw: readonly string[]): string[] {
   return [...new Set(raw.map((t) => t.trim().toLowerCase()).filter((t) => t !== ''))]
@@ -65,7 +68,7 @@ function parseTags(v: unknown): string[] {
   if (!Array.isArray(v) || v.some((t) => typeof t !== 'string')) throw invalid('$tags must be an array of strings')
   const tags = normaliseTags(v as string[])
   if (tags.length > LIMITS.maxTags) throw invalid(`at most ${LIMITS.maxTags} tags`, { maxTags: LIMITS.maxTags, tags: tags.length })
-  const long = tags.find((t) => charLength(t) > LIMITS.maxTagLength)
+  const long = tags.find((t) => longerThan(t, LIMITS.maxTagLength))
   if (long) throw invalid(`a tag is longer than ${LIMITS.maxTagLength} characters`, { maxTagLength: LIMITS.maxTagLength })
   if (tags.some(hasBidiControl)) throw invalid('a tag contains a bidirectional control character (U+202A–202E, U+2066–2069, …)')
   if (tags.some(hasInvisible)) throw invalid('a tag contains an invisible character (U+200B, U+00AD, U+FEFF, U+2060, …)')

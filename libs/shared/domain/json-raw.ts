@@ -28,12 +28,15 @@ export function parseRawObject(text: string): RawMember[] {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) throw invalid('signal must be a JSON object')
   assertStorable(value)
   const members = scanMembers(text)
-  const seen = new Set<string>()
-  for (const m of members) {
-    if (seen.has(m.key)) throw invalid(`duplicate key ${JSON.stringify(m.key.slice(0, 64))}`)
-    seen.add(m.key)
-    m.value = (value as Record<string, unknown>)[m.key]
+  // JSON.parse keeps one of two members of a name, so the object has fewer keys than the text members
+  if (Object.keys(value).length !== members.length) {
+    const seen = new Set<string>()
+    for (const m of members) {
+      if (seen.has(m.key)) throw invalid(`duplicate key ${JSON.stringify(m.key.slice(0, 64))}`)
+      seen.add(m.key)
+    }
   }
+  for (const m of members) m.value = (value as Record<string, unknown>)[m.key]
   return members
 }
 
@@ -79,44 +82,64 @@ function checkString(s: string) {
   if (!s.isWellFormed()) throw invalid('strings must be valid Unicode (lone surrogate)')
 }
 
-const isWs = (c: string | undefined) => c === ' ' || c === '\n' || c === '\r' || c === '\t'
+// character codes, compared as numbers (indexing a string makes a one-character string each time)
+const QUOTE = 0x22
+const BACKSLASH = 0x5c
+const COMMA = 0x2c
+const OPEN = [0x7b, 0x5b] // { [
+const CLOSE = [0x7d, 0x5d] // } ]
+const isWs = (c: number) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09
 
 /** Splits already-validated JSON object text into raw members. */
 function scanMembers(text: string): RawMember[] {
   const out: RawMember[] = []
+  const n = text.length
   let i = text.indexOf('{') + 1
   const skipWs = () => {
-    while (isWs(text[i])) i++
+    while (isWs(text.charCodeAt(i))) i++
   }
+  /** Past the string that starts at i; true when it has an escape. */
   const skipString = () => {
+    let escaped = false
     i++ // opening quote
-    while (i < text.length && text[i] !== '"') i += text[i] === '\\' ? 2 : 1
+    for (let c = text.charCodeAt(i); i < n && c !== QUOTE; c = text.charCodeAt(i))
+      if (c === BACKSLASH) (i += 2), (escaped = true)
+      else i++
     i++ // closing quote
+    return escaped
   }
   for (;;) {
     skipWs()
-    if (text[i] !== '"') break // '}' of an empty object, or the end
+    if (text.charCodeAt(i) !== QUOTE) break // '}' of an empty object, or the end
     const keyStart = i
-    skipString()
+    const escaped = skipString()
     const rawKey = text.slice(keyStart, i)
     skipWs()
     i++ // ':'
     skipWs()
     const valueStart = i
     let depth = 0
-    while (i < text.length) {
-      const c = text[i]
-      if (c === '"') skipString()
-      else if (c === '{' || c === '[') depth++, i++
-      else if (c === '}' || c === ']') {
+    while (i < n) {
+      const c = text.charCodeAt(i)
+      if (c === QUOTE) skipString()
+      else if (c === OPEN[0] || c === OPEN[1]) depth++, i++
+      else if (c === CLOSE[0] || c === CLOSE[1]) {
         if (depth === 0) break
         depth--
         i++
-      } else if (c === ',' && depth === 0) break
+      } else if (c === COMMA && depth === 0) break
       else i++
     }
-    out.push({ key: JSON.parse(rawKey) as string, rawKey, rawValue: text.slice(valueStart, i).trimEnd(), value: undefined })
-    if (text[i] === ',') i++
+    let end = i
+    while (isWs(text.charCodeAt(end - 1))) end--
+    // a key without an escape is its text between the quotes
+    out.push({
+      key: escaped ? (JSON.parse(rawKey) as string) : rawKey.slice(1, -1),
+      rawKey,
+      rawValue: text.slice(valueStart, end),
+      value: undefined,
+    })
+    if (text.charCodeAt(i) === COMMA) i++
   }
   return out
 }

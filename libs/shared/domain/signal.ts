@@ -1,3 +1,4 @@
+import { isoFormatter } from './iso-time.js'
 import { signalUri } from './sw-uri.js'
 
 /** A stored signal as the domain sees it. `payloadText` is the verbatim payload JSON. */
@@ -27,9 +28,12 @@ export const isActive = (s: Pick<Signal, 'pinned' | 'expiresAtMs'>, nowMs: numbe
  */
 export const survivesGrace = (s: Pick<Signal, 'pinned' | 'expiresAtMs'>, nowMs: number, graceMs: number) => isActive(s, nowMs - graceMs)
 
+const createdAt = isoFormatter()
+const expiresAt = isoFormatter()
+
 /**
  * The emitted signal (docs/protocol.md "The signal object"), serialised once. Built by hand so the payload's
- * verbatim text is embedded as is.
+ * verbatim text is embedded as is. An ISO time has nothing JSON escapes.
  */
 export function serializeSignal(s: Signal, authority: string): string {
   const str = JSON.stringify
@@ -38,6 +42,6 @@ export function serializeSignal(s: Signal, authority: string): string {
     `"originName":${str(s.originName)},"originUri":${str(s.originUri)},"originVerified":${s.originVerified},` +
     `"type":${str(s.type)},"tags":${str(s.tags)},"payload":${s.payloadText},"ttl":${s.ttl},"boostBits":0,` +
     `"pinned":${s.pinned},"refId":${str(s.refId)},"refUri":${s.refId === null ? 'null' : str(signalUri(authority, s.refId))},` +
-    `"createdAt":${str(new Date(s.createdAtMs).toISOString())},"expiresAt":${str(new Date(s.expiresAtMs).toISOString())}}`
+    `"createdAt":"${createdAt(s.createdAtMs)}","expiresAt":"${expiresAt(s.expiresAtMs)}"}`
   )
 }
