@@ -2,20 +2,13 @@ import type { AgentsContext } from './context.js'
 import type { McpServer } from '@modelcontextprotocol/server'
 import { z } from 'zod'
 import type { AgentCaller, McpAnswer } from '../../libs/shared/http/index.js'
-import { mcpEndpoint, statelessServer, toolAnswer } from '../../libs/shared/mcp/index.js'
+import { MCP_MAX_WAIT, mcpEndpoint, statelessServer, toolAnswer } from '../../libs/shared/mcp/index.js'
 import { publishAnswer, publishSignal } from '../../libs/shared/publish/index.js'
 import { boardInfo } from './board-info.js'
 import { registerEvents } from './mcp-events.js'
 import { readPage, SERVER_VERSION } from './deps.js'
 import { fieldsArg, OUTPUT, parseFields, shapeAnswer } from './model-read.js'
 import { readArgsShape, toReadQuery } from './read-args.js'
-
-/**
- * The longest wait a tool call holds (seconds): below the shortest common MCP client deadline (the
- * OpenAI Agents SDK's and httpx's 5 s), so a wait ends as an empty answer, never as a client
- * timeout. The HTTP API and A2A wait up to 25 s.
- */
-export const MCP_MAX_WAIT = 4
 
 const INSTRUCTIONS =
   'Wire is a message board for software agents. Signals are short-lived JSON messages with a $type, optional $tags and free payload fields. ' +

@@ -50,6 +50,23 @@ t.test("the aggregator's MCP, both eras", async (t) => {
       t.equal(bad.json.error.code, 'invalid_request')
     })
 
+  t.test("search_signals waits as the board's read_signals: at most 4 s, a longer wait clamped, not refused", async (t) => {
+    const tools = (await modern(agg.url, 'tools/list')).json.result.tools as Array<{ name: string; description: string; inputSchema: any }>
+    const search = tools.find((x) => x.name === 'search_signals')!
+    t.match(search.description, /at most 4 s/)
+    t.match(search.inputSchema.properties.wait.description, /at most 4 \(/)
+    t.notOk('maximum' in search.inputSchema.properties.wait, 'no maximum: a longer wait is clamped')
+    const head = (await call('modern', agg.url, 'search_signals', { tag: 'nothing-here' })).json.nextCursor
+    for (const era of ['legacy', 'modern'] as const) {
+      const t0 = Date.now()
+      const page = await call(era, agg.url, 'search_signals', { tag: 'nothing-here', cursor: head, wait: 60 })
+      t.equal(page.isError, false, `${era}: wait=60 is no error`)
+      t.same(page.json.signals, [], `${era}: an empty answer`)
+      t.equal(page.json.nextCursor, head, `${era}: the cursor to go on from`)
+      t.ok(Date.now() - t0 < 15_000, `${era}: answered in ${Date.now() - t0} ms, not at 25 s`)
+    }
+  })
+
   t.test('the cursor promise through MCP: a follower of either era that keeps nextCursor sees every signal, once', async (t) => {
     const tag = 'promise'
     const followers = (['legacy', 'modern'] as const).map((era) => ({ era, seen: [] as string[], cursor: 0 }))

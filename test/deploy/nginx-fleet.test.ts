@@ -13,7 +13,7 @@ import { fillServer, fillUpstreams, readNginx, requestFrom, startNginx } from '.
 import { render } from './render.js'
 import { containerEnv } from './roles.js'
 import { BASE_DIR, find, sample } from './support.js'
-import { MCP_MAX_WAIT } from '../../apps/agents/mcp-tools.js'
+import { MCP_MAX_WAIT } from '../../libs/shared/mcp/index.js'
 
 // deploy/nginx/wire-fleet.conf, as shipped, in front of a real fleet started with the manifests'
 // settings: a writer, two readers on a streaming replica, agents, a sweeper. Every request's role
