@@ -72,7 +72,7 @@ export async function registerBoards(aggregator: RoleProc, links: AggregatorLink
       if (res.status === 201) break
       const text = await res.text()
       if (attempt >= 3 || !text.includes('"unreachable"')) throw new Error(`registering ${link.host}:${link.port}: ${res.status} ${text}`)
-      process.stderr.write(`drill: registering ${url} refused as unreachable (attempt ${attempt}), trying again\n`)
+      process.stderr.write(`drill: registering ${url} refused as unreachable (attempt ${attempt}: ${text.slice(0, 300)}), trying again\n`)
     }
   }
 }
