@@ -17,11 +17,11 @@ import { filterArgsShape, toReadQuery } from './read-args.js'
  */
 
 /** The extension's id in `capabilities.extensions` (SEP-2133). */
-export const EVENTS_EXTENSION = 'io.modelcontextprotocol/events'
+const EVENTS_EXTENSION = 'io.modelcontextprotocol/events'
 /** The one event type: a signal was published on this board. */
-export const SIGNAL_EVENT = 'signal.published'
+const SIGNAL_EVENT = 'signal.published'
 /** How long a client that does not long-poll is asked to wait before its next poll. */
-export const NEXT_POLL_MS = 2000
+const NEXT_POLL_MS = 2000
 
 // The extension's error codes (server range): an unknown event name, and a refused budget.
 const NOT_FOUND = -32011

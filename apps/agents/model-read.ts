@@ -13,7 +13,7 @@ import { EMITTED_SIGNAL_FIELDS, invalid } from '../../libs/shared/domain/index.j
 export const MODEL_PAGE = 20
 
 /** The fields of a signal in its HTTP form, in that order: what `fields` may name. */
-export const SIGNAL_FIELDS = EMITTED_SIGNAL_FIELDS
+const SIGNAL_FIELDS = EMITTED_SIGNAL_FIELDS
 type FieldName = (typeof SIGNAL_FIELDS)[number]
 const KNOWN = new Set<string>(SIGNAL_FIELDS)
 

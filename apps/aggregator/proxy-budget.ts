@@ -4,13 +4,13 @@ import { WireError } from '../../libs/shared/domain/index.js'
 import { boardQueues, paced, type Pacing, RESUME_SECONDS } from './proxy-pacing.js'
 
 /** A full bucket holds this many seconds of its rate: what a board that was quiet may stream at once. */
-export const BURST_SECONDS = 4
+const BURST_SECONDS = 4
 /**
  * A new bucket (a board's first answer since the process started, or since its bucket went) holds
  * this many: a registrant who keeps registering fresh boards gets one second of the rate from
  * each, not the whole burst.
  */
-export const START_SECONDS = 1
+const START_SECONDS = 1
 
 export interface BoardBudgetOptions {
   /** Bytes a second each board's proxied answers may stream through this process (0: off). */
@@ -111,4 +111,3 @@ export function boardBudget(o: BoardBudgetOptions) {
     drop: (board: string) => void buckets.delete(board),
   }
 }
-export type BoardBudget = ReturnType<typeof boardBudget>

@@ -4,7 +4,7 @@ import type { AggregatorContext } from './context.js'
 import { recheckRuns } from './metrics.js'
 import { recheckBoards, type RecheckDeps } from './registry/recheck.js'
 
-export const RECHECK_JOB = 'wire.aggregator-recheck'
+const RECHECK_JOB = 'wire.aggregator-recheck'
 
 /** What one recheck pass works with, from the aggregator's parts. */
 export const recheckDeps = (ctx: AggregatorContext, log = ctx.log, timeoutMs = ctx.cfg.aggregator.fetchTimeoutMs): RecheckDeps => ({

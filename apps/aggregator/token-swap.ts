@@ -98,4 +98,3 @@ export function tokenSwap(o: { identityUrl: string; log: Logger; now?: () => num
     },
   }
 }
-export type TokenSwap = ReturnType<typeof tokenSwap>

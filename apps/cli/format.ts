@@ -15,7 +15,7 @@ export function relativeTime(iso: string, nowMs: number): string {
 }
 
 /** The payload in one short line: its `text` when it has one, else its JSON without the envelope. */
-export function payloadSummary(s: EmittedSignal, max = 200): string {
+function payloadSummary(s: EmittedSignal, max = 200): string {
   const { $type: _t, $tags: _g, ...rest } = s.payload
   const text = typeof rest.text === 'string' ? rest.text : Object.keys(rest).length ? JSON.stringify(rest) : ''
   const one = text.replace(/\s+/g, ' ').trim()

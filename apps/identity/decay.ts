@@ -2,7 +2,7 @@ import type { IdentityContext } from './context.js'
 import { identityEvents } from './metrics.js'
 
 /** How often the decay sweep runs. Every process runs it; a row is decayed once (skip locked, a condition on decayed_at). */
-export const DECAY_SWEEP_MS = 3_600_000
+const DECAY_SWEEP_MS = 3_600_000
 
 /**
  * Instant identities decay after IDENTITY_DECAY_DAYS without earning bits (a transfer received):

@@ -15,7 +15,7 @@ import { statsRoutes } from './routes/stats.js'
 import { viewRoutes } from './routes/view.js'
 
 /** What this build serves, for the discovery document. */
-export const FEATURES = ['signals', 'poll', 'stats', 'search', 'tags', 'mcp', 'a2a']
+const FEATURES = ['signals', 'poll', 'stats', 'search', 'tags', 'mcp', 'a2a']
 
 /**
  * The reader's routes under /sw and /sw/v1, plus discovery, and the fast path that serves most

@@ -12,7 +12,7 @@ import { adminSignalRoutes } from './routes/admin-signals.js'
 import { publishFastPath } from './publish-fast-path.js'
 import { publishRoutes } from './routes/publish.js'
 
-export const API_PREFIXES = ['/sw', '/sw/v1'] as const
+const API_PREFIXES = ['/sw', '/sw/v1'] as const
 
 /** The writer's routes (publish and admin) under /sw and /sw/v1, and the fast path that serves most publishes below fastify. In-flight publishes commit before close. */
 export async function writerRoutes(app: FastifyInstance, { ctx, presence }: { ctx: WriterContext; presence: Presence }) {

@@ -3,7 +3,7 @@ import type { Logger } from '../../libs/shared/log/index.js'
 import { metrics } from '../../libs/shared/metrics/index.js'
 
 /** How often a writer looks at the primary's replication again (one small query). */
-export const DURABILITY_REFRESH_MS = 30_000
+const DURABILITY_REFRESH_MS = 30_000
 
 export interface DurabilityWatch {
   /** The last reading (null until the first one answered). */

@@ -21,7 +21,7 @@ const NAT64_LOCAL = ipaddr.parseCIDR('64:ff9b:1::/48')
  * reach or name it: IPv4-mapped (::ffff:0:0/96), IPv4-compatible (::/96, `[::127.0.0.1]`), NAT64
  * (64:ff9b::/96 and the local-use 64:ff9b:1::/48). 6to4 and Teredo are their own ranges (not unicast).
  */
-export function embeddedIPv4(ip: ipaddr.IPv6): ipaddr.IPv4 | null {
+function embeddedIPv4(ip: ipaddr.IPv6): ipaddr.IPv4 | null {
   const p = ip.parts
   const low = () => new ipaddr.IPv4([p[6]! >> 8, p[6]! & 0xff, p[7]! >> 8, p[7]! & 0xff])
   if (ip.isIPv4MappedAddress()) return ip.toIPv4Address()

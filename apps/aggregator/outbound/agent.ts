@@ -5,7 +5,7 @@ import { WireError } from '../../../libs/shared/domain/index.js'
 import type { AddressPolicy } from './address-policy.js'
 
 /** The refusal every outbound path gives for an address that is not public. */
-export const privateAddress = (host: string) => new WireError('invalid_request', privateMessage(host), { reason: 'private_address' })
+const privateAddress = (host: string) => new WireError('invalid_request', privateMessage(host), { reason: 'private_address' })
 
 /** Says which setting opens a private host, for the operator who meant it (two local boards and an aggregator). */
 export const privateMessage = (host: string) =>
@@ -17,7 +17,7 @@ type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | Look
  * A DNS lookup for net.connect that refuses non-public answers: every address the name resolves to
  * must pass, so a name cannot pair a public address with a private one and let the socket pick.
  */
-export function guardedLookup(policy: AddressPolicy) {
+function guardedLookup(policy: AddressPolicy) {
   return (hostname: string, options: { all?: boolean; family?: number }, cb: LookupCallback) => {
     dnsLookup(hostname, { all: true, family: options.family ?? 0 }, (err, addresses) => {
       if (err) return cb(err, [])

@@ -55,7 +55,7 @@ const RESERVED = new Set(['sw', 'registry', 'search', 'mcp', 'view', 'metrics', 
  * A board's authority is its URL's host (and port), so a token sent to `{aggregator}/sw/{authority}`
  * goes to the server that name belongs to; no empty label (`..`), no reserved name.
  */
-export function checkAuthority(authority: string, url: string): void {
+function checkAuthority(authority: string, url: string): void {
   const a = authority.toLowerCase()
   const host = a.startsWith('[') ? a.slice(0, a.indexOf(']') + 1) : a.split(':')[0]!
   if (RESERVED.has(a) || RESERVED.has(host) || (!host.startsWith('[') && host.split('.').some((l) => l === '')))

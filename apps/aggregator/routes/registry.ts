@@ -17,7 +17,7 @@ const Authority = z
   .regex(/^[a-z0-9.:[\]-]+$/, 'not an authority')
 
 /** A registered board as the registry shows it: where to reach it directly and through this aggregator. */
-export const presentBoard = (baseUrl: string) => (b: RegisteredBoard) => ({
+const presentBoard = (baseUrl: string) => (b: RegisteredBoard) => ({
   authority: b.authority,
   uri: `sw://${b.authority}`,
   url: b.url,

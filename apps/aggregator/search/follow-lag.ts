@@ -95,5 +95,5 @@ export function followLag(o: FollowLagOptions) {
     },
   }
 }
-export type FollowLag = ReturnType<typeof followLag>
+type FollowLag = ReturnType<typeof followLag>
 export type FollowTrack = ReturnType<FollowLag['track']>

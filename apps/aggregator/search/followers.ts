@@ -35,7 +35,7 @@ export interface FollowersOptions extends FollowLockOptions {
 }
 
 /** Signals per followed page: as many of the largest the protocol allows (and their envelopes) as fit in the page's bytes. */
-export const pageLimit = (pageMaxBytes: number) =>
+const pageLimit = (pageMaxBytes: number) =>
   Math.max(1, Math.min(LIMITS.maxLimit, Math.floor(pageMaxBytes / (LIMITS.maxPayloadBytes + 8192))))
 
 const pause = (ms: number, signal: AbortSignal) =>

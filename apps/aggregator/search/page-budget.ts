@@ -93,4 +93,3 @@ export function pageBudget(o: PageBudgetOptions) {
     },
   }
 }
-export type PageBudget = ReturnType<typeof pageBudget>

@@ -17,7 +17,7 @@ const chars = (s: string) => [...s].length
  * no later than a TTL from now, bounded tags and strings. What passes is rebuilt from the emitted
  * fields only, so nothing a board adds beside them is stored.
  */
-export function validateSignal(x: unknown, authority: string, nowMs: number): EmittedSignal | Rejection {
+function validateSignal(x: unknown, authority: string, nowMs: number): EmittedSignal | Rejection {
   if (typeof x !== 'object' || x === null || Array.isArray(x)) return 'shape'
   const s = x as Record<string, unknown>
   if (!str(s.id, 20) || !isSignalId(s.id)) return 'id'

@@ -7,7 +7,6 @@ export {
   mcpOperations,
   open as openOperation,
   type ApiTable,
-  type Operation,
 } from './operations.js'
-export { BOARD_API, OPERATIONS } from './routes.js'
+export { BOARD_API } from './routes.js'
 export { openApiDocument } from './openapi.js'

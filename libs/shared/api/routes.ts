@@ -24,7 +24,7 @@ const PATH_PARAMS: Record<string, object[]> = {
 }
 
 /** Every route Wire serves. test/http/openapi.test.ts fails when a served route is missing here. */
-export const OPERATIONS: Operation[] = [
+const OPERATIONS: Operation[] = [
   {
     method: 'get',
     path: '/sw/signals',

@@ -18,7 +18,7 @@ export const ErrorBody = z
   })
   .meta({ id: 'Error' })
 
-export const Signal = z
+const Signal = z
   .object({
     id: z.string().describe('20 alphanumeric characters'),
     uri: z.string().describe('sw://<authority>/signals/<id>'),
@@ -64,7 +64,7 @@ export const Published = z.object({
 export const PinAnswer = z.object({ ok: z.literal(true), signal: Signal })
 export const Ok = z.object({ ok: z.literal(true) })
 
-export const ActiveStats = z.object({ activeSignals: count, activeIdentities: count, recentPollers: count })
+const ActiveStats = z.object({ activeSignals: count, activeIdentities: count, recentPollers: count })
 export const Board = z
   .object({
     uri: z.string(),
@@ -113,7 +113,7 @@ export const ProtectedResource = z.object({
   'x-subwire-identity-mode': z.enum(['network', 'local']).describe('as the reference server names it: the identity mode of discovery'),
 })
 
-export const Rule = z
+const Rule = z
   .object({ id: z.string(), ruleType: z.enum(['allow', 'deny']), identityId: z.string(), createdAt: timestamp })
   .meta({ id: 'Rule' })
 export const Rules = z.object({ rules: z.array(Rule) })

@@ -1,5 +1,5 @@
 export { bearerToken, bearerTokenOrNull } from './bearer.js'
 export { fingerprint, fingerprintKey } from './fingerprint.js'
 export { adminGuard, type AdminCheck } from './admin.js'
-export { localIdentity, type Identity, type IdentityResolver, type LocalIdentityOptions } from './identity.js'
+export { localIdentity, type Identity, type IdentityResolver } from './identity.js'
 export { cleanName, networkIdentity, type NetworkIdentityOptions } from './network.js'

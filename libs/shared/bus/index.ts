@@ -1,5 +1,5 @@
 export * from './types.js'
 export { channels } from './channels.js'
-export { wakeBus, localBus, redisBus, type WakeBusOptions } from './wake-bus.js'
+export { wakeBus, localBus, redisBus } from './wake-bus.js'
 export { redisClient } from './redis.js'
 export { localPresence, redisPresence } from './presence.js'

@@ -3,7 +3,7 @@ import type { Logger } from '../log/index.js'
 import type { Invalidation } from './types.js'
 
 /** Remembers the last `max` keys seen; `add` says whether the key is new. */
-export function recentKeys<K>(max: number) {
+function recentKeys<K>(max: number) {
   const seen = new Set<K>()
   return {
     add(key: K): boolean {
@@ -65,4 +65,3 @@ export function localListeners(log: Logger, remember = 1024) {
     },
   }
 }
-export type LocalListeners = ReturnType<typeof localListeners>

@@ -12,7 +12,7 @@ const entries = (v: string, lower = true) =>
     .filter(Boolean)
 
 /** `address` or `address/bits`: the address and its prefix (the whole address without bits); null when it is neither. */
-export function parseCidr(x: string): { addr: string; bits: number } | null {
+function parseCidr(x: string): { addr: string; bits: number } | null {
   const [addr = '', bits, extra] = x.split('/')
   const family = isIP(addr)
   const most = family === 4 ? 32 : 128

@@ -4,10 +4,10 @@ import { Env } from './settings/index.js'
 import { tracingSettings } from './tracing.js'
 
 export { ConfigError }
-export { loadBoardFile, type BoardFile } from './board-file.js'
-export { formatUnsetForPublicHost, unsetForPublicHost, type UnsetSetting } from './public-host.js'
+export { loadBoardFile } from './board-file.js'
+export { formatUnsetForPublicHost, unsetForPublicHost } from './public-host.js'
 export type { TracingSettings } from './tracing.js'
-export type { Group, Setting } from './kinds.js'
+export type { Setting } from './kinds.js'
 export { cli as CLI_SETTINGS, schemaOf, SERVER_GROUPS, SETTING_NAMES } from './settings/index.js'
 
 /** One line per bad setting, its name and what it expects (the first thing wrong with it). */

@@ -71,10 +71,6 @@ export const text = (max?: number) => {
   const base = z.string().trim().min(1, 'must not be blank')
   return { schema: (max ? base.max(max, `must be at most ${max} characters`) : base).optional() }
 }
-/** A secret: `min` characters at least, with the command that makes one. */
-export const secret = (min: number, make: string) => ({
-  schema: z.string().trim().min(min, `must be at least ${min} characters (e.g. ${make})`).optional(),
-})
 /** A path, address or name taken as written. */
 export const verbatim = (d: string) => ({ default: d, schema: z.string().min(1, 'must not be empty').default(d) })
 

@@ -30,7 +30,7 @@ function defaultOf(s: Setting): string {
 const row = (name: string, s: Setting) => `| \`${name}\` | ${cell(name, defaultOf(s))} | ${cell(name, `${s.star ? '★ ' : ''}${s.about}`)} |`
 
 /** The markdown of some groups: each under its bold title (when the table has more than one), one row per setting. */
-export function settingsTable(groups: readonly Group[]): string {
+function settingsTable(groups: readonly Group[]): string {
   return groups
     .map((g) => {
       const title = groups.length > 1 ? [`**${g.title}**${g.note ? ` ${g.note}` : ''}`, ''] : []

@@ -14,7 +14,7 @@ import {
   type ServiceDb,
 } from '../infra/index.js'
 
-export { closeOnFailure, openInfra, type Connections, type Infra, type InfraOptions } from '../infra/index.js'
+export { closeOnFailure, openInfra, type Infra } from '../infra/index.js'
 
 /** The roles a process serves; the single process (`npm start`) serves every board role at once. */
 export type BoardRole = 'writer' | 'reader' | 'agents' | 'sweeper'

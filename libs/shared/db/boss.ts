@@ -39,7 +39,7 @@ export function bossConnection(
  * pg-boss's IDatabase over PGlite. Statements with parameters are single statements (extended
  * protocol); parameterless text may hold several, which only `exec` runs.
  */
-export function pgliteBossDatabase(pglite: PGlite): BossDatabase {
+function pgliteBossDatabase(pglite: PGlite): BossDatabase {
   return {
     async executeSql(text: string, values?: unknown[]) {
       if (values?.length) return { rows: (await pglite.query(text, values)).rows }

@@ -1,6 +1,6 @@
 import { invalid } from './errors.js'
 
-export const MAX_IDEMPOTENCY_KEY_LENGTH = 255
+const MAX_IDEMPOTENCY_KEY_LENGTH = 255
 
 /** The `Idempotency-Key` header: absent → null; 1–255 printable ASCII characters (no spaces) → the key; else invalid_request. */
 export function parseIdempotencyKey(header: string | string[] | undefined): string | null {

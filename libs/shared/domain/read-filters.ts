@@ -18,7 +18,7 @@ export interface ReadFilter {
 export type FilterKey = keyof ReadFilter
 
 /** Bounds on a read's filters, so one request's matching work is bounded (docs/security.md). */
-export const READ_FILTER_LIMITS = Object.freeze({
+const READ_FILTER_LIMITS = Object.freeze({
   /** Tags in one read after splitting on commas and normalising: as many as a signal may carry. */
   maxTags: LIMITS.maxTags,
   /** Characters of `q` after trimming. */

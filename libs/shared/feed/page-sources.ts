@@ -6,9 +6,9 @@ import type { FeedPage } from './page.js'
  * that far, a chunk on the way is not held) and the next is asked. `first`: the read's first page,
  * not a wait's (the database gates first pages).
  */
-export type AfterLook = (q: ReadQuery, cursor: number, now: number, first: boolean) => FeedPage | Promise<FeedPage> | null
+type AfterLook = (q: ReadQuery, cursor: number, now: number, first: boolean) => FeedPage | Promise<FeedPage> | null
 /** The newest page (a read without a cursor) now, or null: the next source is asked. */
-export type NewestLook = (q: ReadQuery, now: number, first: boolean) => FeedPage | Promise<FeedPage> | null
+type NewestLook = (q: ReadQuery, now: number, first: boolean) => FeedPage | Promise<FeedPage> | null
 
 /**
  * One place a page can come from. Which reads it may answer is not said here: it is the source's

@@ -22,7 +22,7 @@ export const resourceMetadataUrl = (baseUrl: string) => `${baseUrl}/.well-known/
 const EXEMPT_FROM_SHEDDING = new Set(['/', '/healthz', '/readyz', '/metrics'])
 
 /** Headers a browser may read from a cross-origin answer (CORS). */
-export const EXPOSED_HEADERS = ['WWW-Authenticate', 'Retry-After', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset']
+const EXPOSED_HEADERS = ['WWW-Authenticate', 'Retry-After', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset']
 
 /**
  * The fastify instance every role starts from: JSON errors everywhere, CORS as docs/protocol.md says,

@@ -3,7 +3,7 @@ import { MAX_JSON_DEPTH, nestsDeeperThan } from '../domain/index.js'
 import { retryAfterSeconds, STATUS, toWireError } from './errors.js'
 
 export const PARSE_ERROR = -32700
-export const INVALID_REQUEST = -32600
+const INVALID_REQUEST = -32600
 export const INTERNAL_ERROR = -32603
 
 /** A JSON-RPC error response that answers no particular request (`id: null`). */
@@ -28,7 +28,7 @@ export function parseJsonText(body: unknown): unknown {
  * `params.arguments.signal`, A2A `params.message.parts[].data`), so a signal nested just too deep
  * still reaches the publish path and gets its `invalid_request`.
  */
-export const MAX_BODY_DEPTH = MAX_JSON_DEPTH + 16
+const MAX_BODY_DEPTH = MAX_JSON_DEPTH + 16
 
 /**
  * Why a parsed JSON-RPC body is refused before any SDK sees it, or undefined: a batch (one POST,

@@ -11,7 +11,7 @@ type Pino = FastifyBaseLogger & { isLevelEnabled?: (level: string) => boolean }
  * per request, which a fan-out of thousands of long-polls pays thousands of times per wake-up.
  * Lines come out exactly as from the child fastify would have made.
  */
-export class LazyChildLogger {
+class LazyChildLogger {
   #parent: Pino
   #bindings: Record<string, unknown>
   #opts: object

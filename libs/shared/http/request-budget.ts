@@ -19,7 +19,7 @@ export const DOOR = Object.freeze({ door: true })
  * one address per node (kubelet), and refusing them would restart healthy pods. Each costs nothing
  * or at most one cached check (health.ts).
  */
-export const FREE_PATHS: ReadonlySet<string> = new Set(['/', '/healthz', '/readyz'])
+const FREE_PATHS: ReadonlySet<string> = new Set(['/', '/healthz', '/readyz'])
 
 /** Requests whose unit of the request budget the hook spent (a WeakSet: nothing to clean up, nothing added to fastify's request). */
 const paid = new WeakSet<FastifyRequest>()

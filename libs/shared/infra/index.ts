@@ -21,7 +21,7 @@ import { projectPath } from '../paths.js'
 import { startTracing } from '../tracing/index.js'
 import { closeOnFailure, closeStack } from './close-stack.js'
 
-export { closeOnFailure, closeStack, type CloseStack } from './close-stack.js'
+export { closeOnFailure, closeStack } from './close-stack.js'
 
 /** What every process holds: a pool on its schema, Redis when there is one, the per-address budgets. */
 export interface Connections {

@@ -41,7 +41,7 @@ export interface ClientLimitSettings {
  * address may briefly hold up to twice its limit; the bound stays finite.
  */
 const POLL_SLOT_SECONDS = 60
-export const ADMIN_FAILURE_WINDOW_MS = 15 * 60_000
+const ADMIN_FAILURE_WINDOW_MS = 15 * 60_000
 /** Addresses this process has seen go over their admin-failure budget, until their window ends. */
 const BLOCKED_MAX = 10_000
 

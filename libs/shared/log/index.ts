@@ -4,7 +4,7 @@ export type { Logger }
 export type Role = 'writer' | 'reader' | 'agents' | 'sweeper' | 'server' | 'aggregator' | 'identity'
 
 /** Paths pino censors wherever they appear. Tokens and signal payloads are never logged on purpose; this is the net. */
-export const REDACT_PATHS = [
+const REDACT_PATHS = [
   'req.headers.authorization',
   'req.headers.cookie',
   'headers.authorization',

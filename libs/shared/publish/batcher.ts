@@ -102,7 +102,7 @@ export function createBatcher(writer: SignalWriter, log: Logger, opts: BatcherOp
 export type Batcher = ReturnType<typeof createBatcher>
 
 /** What a publisher is told when its signal was not committed: whose fault, and whether it may have been stored after all. */
-export function publishFailure(err: unknown): WireError {
+function publishFailure(err: unknown): WireError {
   // the envelope was valid, so a row the database refuses is the board's fault (a constraint the
   // envelope does not know, a restored row in the way), not the publisher's: 500, not 400
   if (isDataError(err))

@@ -1,4 +1,3 @@
-export { createBatcher, type Batcher, type BatcherOptions } from './batcher.js'
 export { boardPolicy, type BoardPolicy } from './board-policy.js'
 export { publishAnswer, publishSignal, type PublishDeps } from './publish.js'
-export { createPublisher, type Publisher, type PublisherOptions } from './publisher.js'
+export { createPublisher, type Publisher } from './publisher.js'

@@ -90,12 +90,12 @@ export function lowMemoryCollect(): Promise<void> {
 }
 
 /** The least time between two collections while RSS is over the budget: at most ~0.2 s of CPU per 2 s. */
-export const OVER_BUDGET_GAP_MS = 2000
+const OVER_BUDGET_GAP_MS = 2000
 /**
  * How often it looks at the process's CPU time (a few microseconds): a quiet tick comes 0.25-0.5 s
  * after a burst ends, so its memory is given back within about half a second.
  */
-export const TICK_MS = 250
+const TICK_MS = 250
 
 /** RSS growth since the last collection that arms the next one, by default (besides a tenth of that RSS). */
 export const GROW_BYTES = 16 * 2 ** 20

@@ -1,8 +1,8 @@
 import type { Config } from '../config/index.js'
 import { runAgainWith } from './run-again.js'
 
-export { runAgainWith, semiSpaceChosen, type RunAgainOptions } from './run-again.js'
-export { exitIfNodeTooOld, NODE_FLOOR, nodeTooOld } from './node-floor.js'
+export { semiSpaceChosen } from './run-again.js'
+export { exitIfNodeTooOld, NODE_FLOOR } from './node-floor.js'
 
 /** What a tuned process still does once it has started: the idle collection's first run, and its stop. */
 export interface Tuning {

@@ -7,7 +7,7 @@ import { BackupError } from './format.js'
  * made-up head cannot run partition DDL (one range per million seq values) or overflow what a
  * JavaScript number holds exactly.
  */
-export const MAX_FEED_SEQ = 2 ** 48
+const MAX_FEED_SEQ = 2 ** 48
 
 /** The header's feed head and change number, before any DDL: whole numbers from 0 to MAX_FEED_SEQ. */
 export function checkFeedHead(head: { seq: number; changes: number }): void {

@@ -16,7 +16,7 @@ export interface ActiveStats {
   activeIdentities: number
 }
 
-export const DEFAULT_BOARD_NAME = 'main'
+const DEFAULT_BOARD_NAME = 'main'
 
 interface RuleRow {
   id: string

@@ -6,7 +6,7 @@ import type { Ident } from '../types.js'
  * signals of WAL the standby never received (terabytes); cursors are JSON numbers, exact to 2^53,
  * so a board can fail over a million times before they run out.
  */
-export const FAILOVER_JUMP = 2 ** 32
+const FAILOVER_JUMP = 2 ** 32
 
 /** This cluster's current timeline (the first 8 hex digits of the WAL file being written). */
 const TIMELINE = `('x' || left(pg_walfile_name(pg_current_wal_lsn()), 8))::bit(32)::int`

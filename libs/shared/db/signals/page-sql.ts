@@ -55,7 +55,7 @@ export const P = Object.freeze(Object.fromEntries(PAGE_PARAMS.map((name, i) => [
  * parameter's value. Keyed by the table, so a filter added there does not compile until it has
  * its SQL here.
  */
-export const FILTER_SQL: { readonly [K in FilterKey]: { type: string; check: string | null; value(v: ReadFilter[K]): unknown } } = {
+const FILTER_SQL: { readonly [K in FilterKey]: { type: string; check: string | null; value(v: ReadFilter[K]): unknown } } = {
   type: { type: 'text', check: `x.type = ${P.type}`, value: (v) => v },
   origin: { type: 'text', check: `x.origin = ${P.origin}`, value: (v) => v },
   tags: { type: 'text[]', check: `x.tags && ${P.tags}::text[]`, value: (v) => v },

@@ -6,7 +6,7 @@ import { KEPT_PARTITION } from './retention.js'
  * How long partition DDL waits for its locks, in ms: well under PostgreSQL's deadlock_timeout (1 s
  * by default), so in any cycle of waits the DDL gives up first (see `lockForDdl`).
  */
-export const DDL_LOCK_WAIT_MS = 200
+const DDL_LOCK_WAIT_MS = 200
 /** Tries of a DDL transaction whose locks were busy, before the error goes to its caller (who tries again later). */
 const DDL_TRIES = 5
 
@@ -21,7 +21,7 @@ const DDL_TRIES = 5
 // releases all, and its transaction runs again. Nobody else's statement fails for its sake.
 
 /** The LOCK statement for partition DDL: the parents alone (`only`), then the default partitions and `also`. */
-export function ddlLockSql(s: Ident, also: readonly string[] = []): string {
+function ddlLockSql(s: Ident, also: readonly string[] = []): string {
   const kept = (t: string) => `${s}.${t}`
   return `lock table only ${s}.signals, ${kept(KEPT_PARTITION)}, only ${s}.signal_tags, ${kept('signal_tags_kept')}${also
     .map((r) => `, ${r}`)

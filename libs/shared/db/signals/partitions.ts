@@ -11,10 +11,10 @@ export interface Partition {
 }
 
 /** A new partition aims to hold this long of publishing at the recent rate (a time slice in seq). */
-export const PARTITION_SLICE_SECONDS = 6 * 3600
+const PARTITION_SLICE_SECONDS = 6 * 3600
 /** Bounds on a new partition's width, in seq values. */
-export const PARTITION_MIN_ROWS = 1_000_000
-export const PARTITION_MAX_ROWS = 500_000_000
+const PARTITION_MIN_ROWS = 1_000_000
+const PARTITION_MAX_ROWS = 500_000_000
 /** A head more than this far above the last partition gets its next partition at the head (at most 64 are made below it). */
 const MAX_GAP = 64 * PARTITION_MIN_ROWS
 /** A partition is dropped once at most this many of its rows must be kept (carried forward). */
@@ -25,7 +25,7 @@ const RATE_SAMPLE = 100_000
 const NAME_RE = /^signal(s|_tags)_(s|gone_)\d+$/
 
 /** The `signal_tags` partition that goes with a `signals` partition (migrations/0008): same bounds. */
-export const tagsPartition = (name: string) => name.replace(/^signals_/, 'signal_tags_')
+const tagsPartition = (name: string) => name.replace(/^signals_/, 'signal_tags_')
 
 /**
  * A new partition: seq in [lo, hi), with its own unique index on `id` (a partitioned table cannot
@@ -220,4 +220,3 @@ export function signalPartitions(db: Db, s: Ident) {
     },
   }
 }
-export type SignalPartitions = ReturnType<typeof signalPartitions>

@@ -1,9 +1,7 @@
 import type { Db, Ident } from '../types.js'
 import { idempotencyKeys } from './idempotency.js'
-import { KEPT_PARTITION, PURGE_FLOOR_SECONDS, purgeable } from './retention.js'
+import { PURGE_FLOOR_SECONDS, purgeable } from './retention.js'
 import { signalPartitions } from './partitions.js'
-
-export { KEPT_PARTITION, PURGE_FLOOR_SECONDS }
 
 export type PurgeKind = 'expired' | 'removed'
 

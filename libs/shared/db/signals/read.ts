@@ -10,9 +10,9 @@ export { SCAN_BUDGET, TEXT_SCAN_BUDGET, type Page } from './page.js'
 export type { SeqChunk } from './chunk.js'
 
 /** A thread read walks at most this many reply levels below its root… */
-export const THREAD_MAX_DEPTH = 64
+const THREAD_MAX_DEPTH = 64
 /** …and at most this many signals (removed ones included), before fetching its page of at most 1,000. */
-export const THREAD_WALK_ROWS = 5000
+const THREAD_WALK_ROWS = 5000
 
 /** A signal changed after it was published: its current state, or `null` once removed. */
 export interface Change {

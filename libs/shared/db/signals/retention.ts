@@ -24,11 +24,10 @@ const cutoff = (grace: string, now: string) => `${now} - ${grace} * interval '1 
 export const unexpiredAt = (x: string, at: string) => `(${x}pinned or ${x}expires_at > ${at})`
 
 /** Not expired past the grace. */
-export const withinExpiry = (x: string, grace: string, now = 'now()') => unexpiredAt(x, cutoff(grace, now))
+const withinExpiry = (x: string, grace: string, now = 'now()') => unexpiredAt(x, cutoff(grace, now))
 
 /** Not removed past the grace. */
-export const withinRemoval = (x: string, grace: string, now = 'now()') =>
-  `(${x}removed_at is null or ${x}removed_at > ${cutoff(grace, now)})`
+const withinRemoval = (x: string, grace: string, now = 'now()') => `(${x}removed_at is null or ${x}removed_at > ${cutoff(grace, now)})`
 
 /** A row a reader may still see: the rule above. `x` is a table alias with its dot (`x.`) or ''. */
 export const kept = (x: string, grace: string, now = 'now()') => `${withinExpiry(x, grace, now)} and ${withinRemoval(x, grace, now)}`

@@ -1,7 +1,7 @@
 import type { Db, Ident } from '../types.js'
 
 /** The longest window GET /sw/stats can ask for (3600 s × 120 buckets), plus an hour of slack. */
-export const STATS_KEEP_SECONDS = 3600 * 120 + 3600
+const STATS_KEEP_SECONDS = 3600 * 120 + 3600
 
 export interface RollUpResult {
   /** Signals counted by this step. */

@@ -8,7 +8,7 @@ import { MAX_BODY_BYTES, MAX_HEAD_BYTES, parseRequestHead, type FastRequest } fr
  * the socket's buffer written to a peer that stopped reading; one page is at most ~1.7 MB. (An answer
  * written as text counts in characters here, as node counts it: up to 3 bytes each in UTF-8.)
  */
-export const MAX_QUEUED_BYTES = 4 * 1024 * 1024
+const MAX_QUEUED_BYTES = 4 * 1024 * 1024
 
 /** What a connection needs from its fast path (install.ts). */
 export interface FastPathHost {

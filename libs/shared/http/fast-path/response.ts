@@ -19,7 +19,7 @@ function httpDate(): string {
 }
 
 /** `name: value\r\n` lines, in order. */
-export const headerLines = (headers: Array<[string, string]>) => headers.map(([k, v]) => `${k}: ${v}\r\n`).join('')
+const headerLines = (headers: Array<[string, string]>) => headers.map(([k, v]) => `${k}: ${v}\r\n`).join('')
 
 /** The status line and headers of a response whose body is `length` bytes, up to the blank line. */
 function head(status: number, lines: string, length: number, keepAliveSeconds: number | null): string {
