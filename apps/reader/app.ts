@@ -21,7 +21,7 @@ const FEATURES = ['signals', 'poll', 'stats', 'search', 'tags', 'mcp', 'a2a']
  * The reader's routes under /sw and /sw/v1, plus discovery, and the fast path that serves most
  * GET /sw/signals below fastify. Waiting long-polls are answered before close.
  */
-export async function readerRoutes(app: FastifyInstance, { ctx, features = FEATURES }: { ctx: ReaderContext; features?: string[] }) {
+export async function readerRoutes(app: FastifyInstance, { ctx }: { ctx: ReaderContext }) {
   installFastPath(app, signalsFastPath(ctx))
   for (const prefix of ['/sw', '/sw/v1']) {
     await app.register(signalRoutes, { prefix, ctx })
@@ -29,7 +29,7 @@ export async function readerRoutes(app: FastifyInstance, { ctx, features = FEATU
     await app.register(statsRoutes, { prefix, ctx })
     await app.register(openApiRoutes, { prefix, ctx })
   }
-  await app.register(discoveryRoutes, { ctx, features })
+  await app.register(discoveryRoutes, { ctx, features: FEATURES })
   await app.register(onboardingRoutes, { ctx })
   await app.register(viewRoutes, { ctx })
   app.addHook('preClose', async () => ctx.close())

@@ -10,12 +10,7 @@ import { exitIfNodeTooOld } from './runtime/index.js'
 /** How long a stopping process lets its work end before it exits anyway (Kubernetes' and systemd's grace must be longer). */
 export const SHUTDOWN_GRACE_MS = 30_000
 
-export async function runUntilSignal(
-  log: Logger,
-  start: () => Promise<() => Promise<void>>,
-  opts: { graceMs?: number; databaseUrl?: string } = {},
-) {
-  const graceMs = opts.graceMs ?? SHUTDOWN_GRACE_MS
+export async function runUntilSignal(log: Logger, start: () => Promise<() => Promise<void>>, opts: { databaseUrl?: string } = {}) {
   exitIfNodeTooOld('wire') // `node dist/apps/<role>/main.js` run by hand; `wire-server` checked before loading anything
   const first = new Promise<NodeJS.Signals>((r) => {
     process.once('SIGTERM', r)
@@ -38,7 +33,7 @@ export async function runUntilSignal(
   setTimeout(() => {
     log.error('shutdown timed out')
     process.exit(1)
-  }, graceMs).unref()
+  }, SHUTDOWN_GRACE_MS).unref()
   try {
     await stop()
     log.info('stopped')

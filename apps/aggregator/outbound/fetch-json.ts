@@ -8,10 +8,10 @@ export interface FetchJsonOptions {
   policy: AddressPolicy
   timeoutMs: number
   maxBytes: number
-  maxRedirects?: number
 }
 
 const refuse = (reason: string, message: string) => new WireError('invalid_request', message, { reason })
+const MAX_REDIRECTS = 3
 
 /**
  * GET a JSON document from a user-supplied URL: redirects followed by hand (at most a few, each
@@ -25,7 +25,7 @@ export async function fetchJson(url: string, o: FetchJsonOptions): Promise<{ url
   for (let hop = 0; ; hop++) {
     checkHost(o.policy, current)
     if (seen.has(current.href)) throw refuse('redirect_loop', `${url} redirects in a loop`)
-    if (hop > (o.maxRedirects ?? 3)) throw refuse('redirect_loop', `${url} redirects more than ${o.maxRedirects ?? 3} times`)
+    if (hop > MAX_REDIRECTS) throw refuse('redirect_loop', `${url} redirects more than ${MAX_REDIRECTS} times`)
     seen.add(current.href)
     let res: Dispatcher.ResponseData
     try {

@@ -30,9 +30,8 @@ export interface FeedOptions {
   fallbackPollMs: number
   /** SIGNAL_SWEEP_GRACE_SECONDS in ms: older expired signals count as swept. */
   graceMs: number
-  /** Readers on a replica: answers what the replica has not replayed yet after `lagWaitMs`. */
+  /** Readers on a replica: the primary, asked for what the replica has not replayed yet. */
   primary?: SignalReader
-  lagWaitMs?: number
   /** READER_MAX_WAITERS: long-polls waiting at once; past it a wait is refused with 503 (0: no cap). */
   maxWaiters?: number
   /** READ_DB_CONCURRENCY_MAX: first pages read from the database at once (as many more may wait; 0: no gate). */
@@ -137,8 +136,8 @@ export class Feed {
       // head at once. One merely beyond this process's news (another reader served it) is behind-ness.
       if (q.cursor !== null && q.cursor > this.sync.knownHead && !(await this.sync.reached(q.cursor)))
         return sink.page(emptyPage(this.sync.head))
-      // read-your-writes: a head we were told about is loaded first; a replica still behind it gets a moment to replay
-      const replayed = this.sync.lagging ? await this.sync.catchUp(this.opts.lagWaitMs ?? 500) : true
+      // read-your-writes: a head we were told about is loaded first; a replica still behind it gets 500 ms to replay
+      const replayed = this.sync.lagging ? await this.sync.catchUp(500) : true
       const found = this.firstPage(q, !replayed)
       first = found instanceof Promise ? await found : found
     } catch (err) {

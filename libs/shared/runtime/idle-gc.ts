@@ -16,8 +16,8 @@ import { mallocTrim } from './malloc-trim.js'
  * for good.
  *
  * This does what the memory reducer would: every `tickMs` it looks at the process's CPU time and
- * RSS; when RSS grew by `growBytes` (and a tenth) since the last collection and the last tick was
- * quiet (CPU below `quietShare` of it), it asks V8 for the collection a low-memory notification
+ * RSS; when RSS grew by GROW_BYTES (and a tenth) since the last collection and the last tick was
+ * quiet (CPU below QUIET_SHARE of it), it asks V8 for the collection a low-memory notification
  * makes (HeapProfiler.collectGarbage through node:inspector's in-process session: full GCs that
  * compact, release pooled pages and external memory), and then glibc's malloc_trim for the malloc
  * memory it freed (malloc-trim.ts); and once when the process has started (`afterStart`), for
@@ -37,14 +37,10 @@ export interface IdleGcOptions {
   /** How often it looks (TICK_MS): a collection starts within one or two of these after a burst ends. */
   tickMs?: number
   minIntervalMs: number
-  /** RSS growth since the last collection that arms the next one (besides a tenth of that RSS; GROW_BYTES). */
-  growBytes?: number
   /** RSS past which a quiet tick collects after `overBudgetGapMs` instead of `minIntervalMs` (0: no budget). */
   rssBudgetBytes?: number
   /** The least time between two collections while RSS is over the budget. */
   overBudgetGapMs?: number
-  /** A tick is quiet when the process used less CPU than this share of it. */
-  quietShare?: number
   /** Sources, for tests: CPU microseconds used, RSS bytes, now in ms, and the collection itself. */
   cpuMicros?: () => number
   rssBytes?: () => number
@@ -60,7 +56,7 @@ export interface IdleGc {
    * collector started. A role's main starts it after loading its modules, so what start-up left
    * (the garbage of compiling them and of migrations, V8's new space grown meanwhile, malloc's
    * freed buffers: ~15 MB of a fresh single process) would otherwise count only when more than
-   * growBytes and a tenth of RSS came on top of it.
+   * GROW_BYTES and a tenth of RSS came on top of it.
    */
   afterStart(): void
   /** Collections made so far and the CPU they took (ms, measured around each; also wire_idle_gc_* on /metrics). */
@@ -97,8 +93,10 @@ const OVER_BUDGET_GAP_MS = 2000
  */
 const TICK_MS = 250
 
-/** RSS growth since the last collection that arms the next one, by default (besides a tenth of that RSS). */
+/** RSS growth since the last collection that arms the next one (besides a tenth of that RSS). */
 export const GROW_BYTES = 16 * 2 ** 20
+/** A tick is quiet when the process used less CPU than this share of it. */
+const QUIET_SHARE = 0.05
 const cpuNow = () => {
   const u = process.cpuUsage()
   return u.user + u.system
@@ -109,8 +107,6 @@ export function startIdleGc(o: IdleGcOptions): IdleGc {
   const rssBytes = o.rssBytes ?? (() => process.memoryUsage.rss())
   const now = o.now ?? Date.now
   const collect = o.collect ?? lowMemoryCollect
-  const growBytes = o.growBytes ?? GROW_BYTES
-  const quietShare = o.quietShare ?? 0.05
   const budget = o.rssBudgetBytes ?? 0
   const overBudgetGapMs = Math.min(o.overBudgetGapMs ?? OVER_BUDGET_GAP_MS, o.minIntervalMs)
   const stats = { collections: 0, cpuMs: 0 }
@@ -125,9 +121,9 @@ export function startIdleGc(o: IdleGcOptions): IdleGc {
     const [cpu, t] = [cpuMicros(), now()]
     const busyShare = (cpu - lastCpu) / 1000 / Math.max(1, t - lastTick)
     ;[lastCpu, lastTick] = [cpu, t]
-    if (running || busyShare >= quietShare || t - lastCollect < overBudgetGapMs) return false
+    if (running || busyShare >= QUIET_SHARE || t - lastCollect < overBudgetGapMs) return false
     const rss = rssBytes()
-    if (!startUpLeft && rss < base + Math.max(growBytes, base / 10)) return false
+    if (!startUpLeft && rss < base + Math.max(GROW_BYTES, base / 10)) return false
     if (t - lastCollect < o.minIntervalMs && !(budget > 0 && rss > budget)) return false
     running = true
     try {
