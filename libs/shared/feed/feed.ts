@@ -8,7 +8,7 @@ import { ChunkCache } from './chunk-cache.js'
 import { emptyPage, type FeedPage } from './page.js'
 import { PageSources, type PageSource } from './page-sources.js'
 import { databasePage, tailNewest } from './tail-pages.js'
-import { TailSync } from './tail-sync.js'
+import { TailSync, type TailSyncOptions } from './tail-sync.js'
 import { ReadGate } from './read-gate.js'
 import { SharedPages } from './shared-pages.js'
 import { tracedSink } from './traced-sink.js'
@@ -22,16 +22,10 @@ const unfilteredOrDense = (q: ReadQuery) => unfiltered({ ...q, includeExpired: f
 const countRead = (found: FeedPage | Promise<FeedPage>) => void (found instanceof Promise ? hotCounts.dbReads++ : hotCounts.tailReads++)
 const tailServes = servedBy('tail')
 
-export interface FeedOptions {
-  authority: string
-  tailSize: number
-  /** READER_TAIL_MAX_BYTES (see Tail). */
-  tailMaxBytes?: number
-  fallbackPollMs: number
+/** The tail's options (its size, bound and fallback poll; on a replica, the primary), and the reads'. */
+export interface FeedOptions extends TailSyncOptions {
   /** SIGNAL_SWEEP_GRACE_SECONDS in ms: older expired signals count as swept. */
   graceMs: number
-  /** Readers on a replica: the primary, asked for what the replica has not replayed yet. */
-  primary?: SignalReader
   /** READER_MAX_WAITERS: long-polls waiting at once; past it a wait is refused with 503 (0: no cap). */
   maxWaiters?: number
   /** READ_DB_CONCURRENCY_MAX: first pages read from the database at once (as many more may wait; 0: no gate). */
