@@ -1,5 +1,4 @@
 import client from 'prom-client'
-import { registry } from '../../libs/shared/metrics/index.js'
 
 /** What the aggregator's gauges read when scraped (the process's one aggregator). */
 export interface AggregatorGauges {
@@ -18,7 +17,6 @@ const gauge = (name: string, help: string, read: (g: AggregatorGauges) => number
   new client.Gauge({
     name,
     help,
-    registers: [registry],
     collect() {
       this.set(source ? read(source) : 0)
     },
@@ -62,7 +60,6 @@ const budgetCounter = (name: string, help: string, read: (b: BudgetCounts) => nu
   new client.Counter({
     name,
     help,
-    registers: [registry],
     collect() {
       this.reset()
       if (source) this.inc(read(source.proxyBudget()))
@@ -83,7 +80,6 @@ new client.Counter({
   name: 'wire_aggregator_proxy_throttled_total',
   help: "Proxied requests held to their board's byte budget, by outcome (waited: its answer waited at least once; refused: 503 before any work)",
   labelNames: ['outcome'],
-  registers: [registry],
   collect() {
     this.reset()
     const b = source?.proxyBudget()
@@ -100,7 +96,6 @@ export const registrations = new client.Counter({
   name: 'wire_aggregator_registrations_total',
   help: 'Registration attempts by outcome (registered, refreshed, or the refusal reason)',
   labelNames: ['outcome'],
-  registers: [registry],
 })
 
 /** Followed signals not indexed because they break the protocol, by reason (shape, id, uri, payload, ttl, time, tags). */
@@ -108,14 +103,12 @@ export const refusedSignals = new client.Counter({
   name: 'wire_aggregator_signals_refused_total',
   help: 'Followed signals not indexed because they break the protocol, by reason',
   labelNames: ['reason'],
-  registers: [registry],
 })
 
 /** Followed pages dropped before they were read whole, past the process's budget of bytes (AGGREGATOR_FOLLOW_MAX_BYTES). */
 export const followPagesShed = new client.Counter({
   name: 'wire_aggregator_follow_pages_dropped_total',
   help: 'Followed pages dropped past AGGREGATOR_FOLLOW_MAX_BYTES (read again after a backoff)',
-  registers: [registry],
 })
 
 /** Recheck passes over the registry (pg-boss's job), by outcome: an operator sees them stop while the database is unreachable. */
@@ -123,7 +116,6 @@ export const recheckRuns = new client.Counter({
   name: 'wire_aggregator_recheck_runs_total',
   help: 'Recheck passes over the registry by outcome (complete, failed)',
   labelNames: ['outcome'],
-  registers: [registry],
 })
 
 /** Page reads of followed boards, by outcome: each shown from 0. */
@@ -131,6 +123,5 @@ export const followReads = new client.Counter({
   name: 'wire_aggregator_follow_reads_total',
   help: 'Page reads of followed boards by outcome (page: signals indexed, empty: a long-poll answered with nothing new, failed: no answer in time, an error or a dropped page; read again after a backoff)',
   labelNames: ['outcome'],
-  registers: [registry],
 })
 for (const outcome of ['page', 'empty', 'failed']) followReads.inc({ outcome }, 0)
