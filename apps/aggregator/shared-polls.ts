@@ -22,9 +22,6 @@ interface Shared {
 export function sharedPolls() {
   const open = new Map<string, Shared>()
   return {
-    get size() {
-      return open.size
-    },
     /** Waits for the shared answer under `key`, starting `fetch` if no request for it is open. */
     async join(key: string, fetch: (signal: AbortSignal) => Promise<BufferedAnswer>, left: AbortSignal): Promise<BufferedAnswer> {
       let s = open.get(key)

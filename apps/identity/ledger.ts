@@ -93,14 +93,6 @@ export function ledger(db: Db, s: Ident) {
       )
       return replay(r, st.rows[0]!)
     },
-
-    /** Sum of every balance and of the ledger: equal, always (tests and operators check it). */
-    async totals(): Promise<{ balances: number; ledger: number }> {
-      const r = await db.query<{ balances: string; ledger: string }>(
-        `select (select coalesce(sum(bits), 0) from ${s}.identities) as balances, (select coalesce(sum(delta), 0) from ${s}.ledger) as ledger`,
-      )
-      return { balances: Number(r.rows[0]!.balances), ledger: Number(r.rows[0]!.ledger) }
-    },
   }
 }
 export type Ledger = ReturnType<typeof ledger>

@@ -185,14 +185,6 @@ export function indexStore(db: Db, s: Ident) {
         reason.slice(0, 100),
       ])
     },
-    /** A board's share of the index. */
-    async share(board: string): Promise<{ rows: number; bytes: number }> {
-      const { rows } = await db.query<{ index_rows: string; index_bytes: string }>(
-        `select index_rows, index_bytes from ${s}.registered_boards where authority = $1`,
-        [board],
-      )
-      return { rows: Number(rows[0]?.index_rows ?? 0), bytes: Number(rows[0]?.index_bytes ?? 0) }
-    },
   }
 }
 export type IndexStore = ReturnType<typeof indexStore>

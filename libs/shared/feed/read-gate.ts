@@ -19,10 +19,6 @@ export class ReadGate {
     this.queueMax = queueMax
   }
 
-  get busy() {
-    return this.running + this.waiting.length
-  }
-
   /** Runs `read` when a turn is free; refuses at once when the queue is full. `max` 0: no gate. */
   async run<T>(read: () => Promise<T>): Promise<T> {
     if (this.max <= 0) return read()
