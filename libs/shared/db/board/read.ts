@@ -1,12 +1,9 @@
-import type { PublishRule } from '../../domain/index.js'
+import type { BoardMetadata, PublishRule } from '../../domain/index.js'
 import type { Ident, Queryable } from '../types.js'
 import { activeCountsSql } from '../stats/read.js'
 
-export interface BoardMeta {
-  name: string
-  description: string | null
-  allowedSignalTypes: string[] | null
-}
+/** The board row: the fields of its metadata (GET /sw/wire) that are stored. */
+export type BoardMeta = Pick<BoardMetadata, 'name' | 'description' | 'allowedSignalTypes'>
 
 /** A publish rule as the admin API returns it: the shared wire type. */
 export type Rule = PublishRule

@@ -1,12 +1,6 @@
-import { newSignalId } from '../../domain/index.js'
+import { newSignalId, type BoardPatch } from '../../domain/index.js'
 import type { Ident, Queryable } from '../types.js'
 import { toRule, type Rule } from './read.js'
-
-export interface BoardPatch {
-  name?: string | null
-  description?: string | null
-  allowedSignalTypes?: string[] | null
-}
 
 /** The board file (WIRE_CONFIG), validated; its name, else WIRE_BOARD_NAME. */
 export interface BoardSeed {
