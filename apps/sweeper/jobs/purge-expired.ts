@@ -2,18 +2,13 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import type { PurgeKind, RetireReport, SignalPurger } from '../../../libs/shared/db/index.js'
 import type { Logger } from '../../../libs/shared/log/index.js'
 import { metrics } from '../../../libs/shared/metrics/index.js'
+import { countRun, type RunBudget } from './run.js'
 
-export interface PurgeOptions {
+export interface PurgeOptions extends RunBudget {
   /** SIGNAL_SWEEP_GRACE_SECONDS */
   graceSeconds: number
   /** Rows per delete (one short transaction each). */
   batchSize: number
-  /** Stop starting batches after this long; the next run goes on where this one stopped. */
-  budgetMs: number
-  /** Pause between batches so publishes and polls get the database (PGlite has one session). */
-  pauseMs: number
-  /** Aborted on shutdown: the batch in flight finishes, no new one starts. */
-  signal?: AbortSignal
   /** Most rows a partition drop carries forward (CARRY_MAX_ROWS); bench/day.ts scales it with its partitions. */
   carryMax?: number
 }
@@ -85,22 +80,15 @@ export async function purgeExpired(purger: SignalPurger, log: Logger, o: PurgeOp
       await sleep(o.pauseMs)
     }
   } catch (err) {
-    countRun('failed', t0)
+    countRun('purge-expired', 'failed', t0)
     throw err
   }
   report.done = true
   return finish(log, report, t0)
 }
 
-function countRun(outcome: 'complete' | 'partial' | 'failed', t0: number) {
-  const sweep = 'purge-expired'
-  metrics.sweepRuns.inc({ sweep, outcome })
-  metrics.sweepSeconds.observe({ sweep }, (Date.now() - t0) / 1000)
-  if (outcome !== 'failed') metrics.sweepLastSuccess.set({ sweep }, Date.now() / 1000)
-}
-
 function finish(log: Logger, r: PurgeReport, t0: number): PurgeReport {
-  countRun(r.done ? 'complete' : 'partial', t0)
+  countRun('purge-expired', r.done ? 'complete' : 'partial', t0)
   r.ms = Date.now() - t0
   if (r.expired || r.removed || r.keys || r.partitions.made || r.partitions.dropped || !r.done) log.info(r, 'purged expired signals')
   else log.debug(r, 'nothing to purge')

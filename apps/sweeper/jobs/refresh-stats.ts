@@ -2,13 +2,11 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import type { StatsWriter } from '../../../libs/shared/db/index.js'
 import type { Logger } from '../../../libs/shared/log/index.js'
 import { metrics } from '../../../libs/shared/metrics/index.js'
+import { countRun, type RunBudget } from './run.js'
 
-export interface RefreshStatsOptions {
+export interface RefreshStatsOptions extends RunBudget {
   /** Signals counted per transaction. */
   batchSize: number
-  budgetMs: number
-  pauseMs: number
-  signal?: AbortSignal
 }
 
 export interface RefreshStatsReport {
@@ -45,18 +43,11 @@ export async function refreshStats(stats: StatsWriter, log: Logger, o: RefreshSt
     }
     if (report.done) report.pruned = await stats.prune()
   } catch (err) {
-    countRun('failed', t0)
+    countRun('refresh-stats', 'failed', t0)
     throw err
   }
-  countRun(report.done ? 'complete' : busy && !report.counted ? 'skipped' : 'partial', t0)
+  countRun('refresh-stats', report.done ? 'complete' : busy && !report.counted ? 'skipped' : 'partial', t0)
   report.ms = Date.now() - t0
   log.debug(report, 'stats refreshed')
   return report
-}
-
-function countRun(outcome: 'complete' | 'partial' | 'skipped' | 'failed', t0: number) {
-  const sweep = 'refresh-stats'
-  metrics.sweepRuns.inc({ sweep, outcome })
-  metrics.sweepSeconds.observe({ sweep }, (Date.now() - t0) / 1000)
-  if (outcome === 'complete' || outcome === 'partial') metrics.sweepLastSuccess.set({ sweep }, Date.now() / 1000)
 }
