@@ -10,7 +10,8 @@ export interface FetchJsonOptions {
   maxBytes: number
 }
 
-const refuse = (reason: string, message: string) => new WireError('invalid_request', message, { reason })
+/** A 400 for a board URL or its answer, details.reason saying which refusal (registration's reasons). */
+export const refuse = (reason: string, message: string) => new WireError('invalid_request', message, { reason })
 const MAX_REDIRECTS = 3
 
 /**

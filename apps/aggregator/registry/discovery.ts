@@ -1,6 +1,5 @@
 import { z } from 'zod'
-import { WireError } from '../../../libs/shared/domain/index.js'
-import { fetchJson, type FetchJsonOptions } from '../outbound/fetch-json.js'
+import { fetchJson, refuse, type FetchJsonOptions } from '../outbound/fetch-json.js'
 
 /** What registration records of a board, from its discovery document. */
 export interface BoardDescription {
@@ -31,8 +30,6 @@ const Discovery = z.object({
   features: z.array(z.string().max(64)).max(64).default([]),
   limits: z.record(z.string(), z.number()).default({}),
 })
-
-const refuse = (reason: string, message: string) => new WireError('invalid_request', message, { reason })
 
 /** A board's base URL as given: http(s), no query or fragment, no credentials, no trailing slash. */
 export function normaliseBoardUrl(raw: unknown): string {
