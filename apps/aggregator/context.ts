@@ -1,13 +1,12 @@
-import type { Redis } from 'ioredis'
 import { fetch as undiciFetch, type Agent } from 'undici'
 import type { FetchLike } from '../../client/src/index.js'
 import type { Clock } from '../../libs/shared/clock.js'
 import type { Config } from '../../libs/shared/config/index.js'
 import { closeOnFailure, createAggregatorRoot } from '../../libs/shared/context/index.js'
-import type { Db, Ident } from '../../libs/shared/db/index.js'
+import type { Db } from '../../libs/shared/db/index.js'
 import type { ClientLimits } from '../../libs/shared/limits/index.js'
 import type { Logger } from '../../libs/shared/log/index.js'
-import { addressPolicy, type AddressPolicy } from './outbound/address-policy.js'
+import { addressPolicy } from './outbound/address-policy.js'
 import { checkHost, outboundAgent } from './outbound/agent.js'
 import type { FetchJsonOptions } from './outbound/fetch-json.js'
 import { boardProxy, type BoardProxy } from './proxy.js'
@@ -21,11 +20,7 @@ export interface AggregatorContext {
   readonly cfg: Config
   readonly log: Logger
   readonly db: Db
-  readonly schema: Ident
-  readonly redis: Redis | undefined
-  readonly policy: AddressPolicy
   readonly agent: Agent
-  readonly fetchOpts: FetchJsonOptions
   readonly store: RegistryStore
   readonly registry: Registry
   readonly index: IndexStore
@@ -103,11 +98,7 @@ export async function createAggregatorContext(cfg: Config, log: Logger, o: Aggre
       cfg,
       log,
       db,
-      schema,
-      redis,
-      policy,
       agent,
-      fetchOpts,
       store,
       registry: reg,
       index,

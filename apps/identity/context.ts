@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto'
-import type { Redis } from 'ioredis'
 import { systemClock, type Clock } from '../../libs/shared/clock.js'
 import type { Config } from '../../libs/shared/config/index.js'
 import { closeOnFailure, createIdentityRoot } from '../../libs/shared/context/index.js'
@@ -16,7 +15,6 @@ export interface IdentityContext {
   readonly log: Logger
   readonly db: Db
   readonly schema: Ident
-  readonly redis: Redis | undefined
   readonly clock: Clock
   readonly keys: TokenKeys
   readonly identities: IdentityStore
@@ -55,7 +53,6 @@ export async function createIdentityContext(cfg: Config, log: Logger, o: Identit
       log,
       db,
       schema,
-      redis,
       clock: o.clock ?? systemClock,
       keys,
       identities: identityStore(db, schema),
