@@ -1,6 +1,7 @@
 import { type Readable, Transform } from 'node:stream'
 import type { Dispatcher } from 'undici'
 import { LIMITS, WireError } from '../../libs/shared/domain/index.js'
+import { readUpTo } from './outbound/read-up-to.js'
 
 /** Request headers a board needs; the rest (cookies, hop-by-hop, Host) stay here. */
 const FORWARD = ['authorization', 'content-type', 'accept', 'idempotency-key', 'user-agent', 'x-request-id']
@@ -103,17 +104,9 @@ export function capped(max: number): Transform {
 
 /** A shared long-poll's answer read whole, up to `max` bytes (503 past it). */
 export async function readAll(body: Readable, max: number): Promise<Buffer> {
-  const chunks: Buffer[] = []
-  let size = 0
-  for await (const c of body as AsyncIterable<Buffer>) {
-    size += c.length
-    if (size > max) {
-      body.destroy()
-      throw new WireError('unavailable', `the board's answer is larger than ${max} bytes`, undefined, { retryAfter: 1, overload: true })
-    }
-    chunks.push(c)
-  }
-  return Buffer.concat(chunks)
+  const all = await readUpTo(body, max)
+  if (all) return all
+  throw new WireError('unavailable', `the board's answer is larger than ${max} bytes`, undefined, { retryAfter: 1, overload: true })
 }
 
 /**

@@ -3,6 +3,7 @@ import { LRUCache } from 'lru-cache'
 import { bearerToken } from '../../libs/shared/auth/index.js'
 import { WireError } from '../../libs/shared/domain/index.js'
 import type { Logger } from '../../libs/shared/log/index.js'
+import { readUpTo } from './outbound/read-up-to.js'
 
 /** Derived tokens the aggregator asks for live this long; one is reused until a minute before it ends. */
 const DERIVED_TTL_SECONDS = 300
@@ -15,25 +16,6 @@ const MAX_ANSWER_BYTES = 4096
 const MAX_ENTRIES = 10_000
 
 type Swap = { token: string | null; until: number }
-
-/** At most `max` bytes of a body as text, counted as they arrive; null past it. */
-async function boundedText(body: ReadableStream<Uint8Array> | null, max: number): Promise<string | null> {
-  if (!body) return ''
-  const reader = body.getReader()
-  const parts: Uint8Array[] = []
-  let size = 0
-  for (;;) {
-    const { done, value } = await reader.read()
-    if (done) break
-    size += value.length
-    if (size > max) {
-      await reader.cancel().catch(() => {})
-      return null
-    }
-    parts.push(value)
-  }
-  return Buffer.concat(parts).toString('utf8')
-}
 
 /**
  * In front of the proxy, with an identity network (IDENTITY_URL): a bearer token on a proxied
@@ -60,7 +42,7 @@ export function tokenSwap(o: { identityUrl: string; log: Logger; now?: () => num
       await res.body?.cancel()
       return { token: null, until: now() + PASS_MS }
     }
-    const text = res.ok ? await boundedText(res.body, MAX_ANSWER_BYTES) : (await res.body?.cancel(), null)
+    const text = res.ok && res.body ? (await readUpTo(res.body, MAX_ANSWER_BYTES))?.toString('utf8') : (await res.body?.cancel(), null)
     const derived = text ? (JSON.parse(text) as { token?: unknown }).token : undefined
     if (typeof derived !== 'string' || derived.length === 0 || derived.length > 2048) throw new Error(`derive answered ${res.status}`)
     return { token: derived, until: now() + REUSE_MS }

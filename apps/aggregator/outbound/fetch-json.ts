@@ -2,6 +2,7 @@ import { request, type Dispatcher } from 'undici'
 import { WireError } from '../../../libs/shared/domain/index.js'
 import type { AddressPolicy } from './address-policy.js'
 import { checkHost, privateMessage } from './agent.js'
+import { readUpTo } from './read-up-to.js'
 
 export interface FetchJsonOptions {
   dispatcher: Dispatcher
@@ -50,36 +51,19 @@ export async function fetchJson(url: string, o: FetchJsonOptions): Promise<{ url
       await res.body.dump().catch(() => {})
       throw refuse('unreachable', `${current.href} answered HTTP ${res.statusCode}`)
     }
-    const text = await readCapped(res.body, o.maxBytes, current, deadline, o.timeoutMs)
+    let text: Buffer | null
     try {
-      return { url: current.href, body: JSON.parse(text) as unknown }
+      text = await readUpTo(res.body, o.maxBytes)
+    } catch (err) {
+      throw failure(err, current, deadline, o.timeoutMs)
+    }
+    if (!text) throw refuse('too_large', `${current.href} is larger than ${o.maxBytes} bytes`)
+    try {
+      return { url: current.href, body: JSON.parse(text.toString('utf8')) as unknown }
     } catch {
       throw refuse('not_wire', `${current.href} is not a JSON document`)
     }
   }
-}
-
-async function readCapped(
-  body: Dispatcher.ResponseData['body'],
-  max: number,
-  url: URL,
-  deadline: AbortSignal,
-  timeoutMs: number,
-): Promise<string> {
-  const chunks: Buffer[] = []
-  let size = 0
-  try {
-    for await (const chunk of body as AsyncIterable<Buffer>) {
-      size += chunk.length
-      if (size > max) {
-        throw refuse('too_large', `${url.href} is larger than ${max} bytes`)
-      }
-      chunks.push(chunk)
-    }
-  } catch (err) {
-    throw failure(err, url, deadline, timeoutMs)
-  }
-  return Buffer.concat(chunks).toString('utf8')
 }
 
 function failure(err: unknown, url: URL, deadline: AbortSignal, timeoutMs: number): WireError {
