@@ -1,5 +1,6 @@
 import type { Command } from 'commander'
 import type { BoardPatch } from '../../../client/src/index.js'
+import { commaList } from '../../../libs/shared/config/index.js'
 import { clientOf, printJson } from '../client-of.js'
 import { UsageError, type Io } from '../io.js'
 
@@ -31,11 +32,7 @@ export function adminCommands(io: Io): (program: Command) => void {
         const patch: BoardPatch = {}
         if (o.name !== undefined) patch.name = o.name
         if (o.description !== undefined) patch.description = o.description === '' ? null : o.description
-        if (o.types !== undefined)
-          patch.allowedSignalTypes = o.types
-            .split(',')
-            .map((t) => t.trim())
-            .filter(Boolean)
+        if (o.types !== undefined) patch.allowedSignalTypes = commaList(o.types)
         if (o.anyType) patch.allowedSignalTypes = null
         printJson(io, Object.keys(patch).length ? await wire(cmd).patchMetadata(patch) : await wire(cmd).metadata())
       })

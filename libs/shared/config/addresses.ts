@@ -5,11 +5,13 @@ import { isIP } from 'node:net'
 export type Parsed<T> = { ok: true; value: T } | { ok: false; bad: string[] }
 
 const HOST_NAME = /^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$/
-const entries = (v: string, lower = true) =>
+/** A comma-separated list: its entries trimmed, the empty ones left out. */
+export const commaList = (v: string): string[] =>
   v
     .split(',')
-    .map((s) => (lower ? s.trim().toLowerCase() : s.trim()))
+    .map((s) => s.trim())
     .filter(Boolean)
+const entries = (v: string, lower = true) => commaList(lower ? v.toLowerCase() : v)
 
 /** `address` or `address/bits`: the address and its prefix (the whole address without bits); null when it is neither. */
 function parseCidr(x: string): { addr: string; bits: number } | null {

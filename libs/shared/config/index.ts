@@ -4,6 +4,7 @@ import { Env } from './settings/index.js'
 import { tracingSettings } from './tracing.js'
 
 export { ConfigError }
+export { commaList } from './addresses.js'
 export { loadBoardFile } from './board-file.js'
 export { formatUnsetForPublicHost, unsetForPublicHost } from './public-host.js'
 export type { TracingSettings } from './tracing.js'

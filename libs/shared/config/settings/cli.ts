@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { commaList } from '../addresses.js'
 import { group, setting, text } from '../kinds.js'
 
 // What the `wire` command line reads from its environment (apps/cli/config.ts parses it; its
@@ -12,12 +13,7 @@ export const cli = group('The command line', '', {
       schema: z
         .string()
         .default('http://localhost:4000')
-        .transform((v) =>
-          v
-            .split(',')
-            .map((u) => u.trim())
-            .filter((u) => u !== ''),
-        )
+        .transform(commaList)
         .pipe(
           z
             .array(z.string().regex(/^https?:\/\/[^\s]+$/i, 'must be http(s) URLs, separated by commas'))
