@@ -12,7 +12,6 @@ function recentKeys<K>(max: number) {
       if (seen.size > max) seen.delete(seen.values().next().value as K)
       return true
     },
-    has: (key: K) => seen.has(key),
   }
 }
 

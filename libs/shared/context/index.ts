@@ -37,7 +37,6 @@ export interface Overrides {
 export interface AppContext {
   readonly cfg: Config
   readonly log: Logger
-  readonly roles: ReadonlySet<BoardRole>
   readonly infra: Infra
   /** Who a token is: built once per process, so a token a publish verified counts at once on reads. */
   readonly identity: IdentityResolver
@@ -93,7 +92,7 @@ export async function createAppContext(
       stack.defer(() => p.flush()) // publishes in flight commit before the connections close
       publisher = p
     }
-    return { cfg, log, roles, infra, identity, policy, readSide, publisher, defer: stack.defer, close: stack.close }
+    return { cfg, log, infra, identity, policy, readSide, publisher, defer: stack.defer, close: stack.close }
   })
 }
 
