@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import type { Presence } from '../../libs/shared/bus/index.js'
 import type { Config } from '../../libs/shared/config/index.js'
 import { createHttpApp, healthRoutes, installFastPath } from '../../libs/shared/http/index.js'
-import { createAppContext, type AppContext } from '../../libs/shared/context/index.js'
+import { closeOnFailure, createAppContext, type AppContext } from '../../libs/shared/context/index.js'
 import type { StartedApp } from '../../libs/shared/lifecycle.js'
 import type { Logger } from '../../libs/shared/log/index.js'
 import { createWriterContext, type WriterContext } from './context.js'
@@ -32,14 +32,11 @@ export async function startWriter(
   log: Logger,
 ): Promise<StartedApp & { app: FastifyInstance; ctx: WriterContext; root: AppContext }> {
   const root = await createAppContext(cfg, log, { roles: ['writer'] })
-  try {
+  return closeOnFailure(root.close, async () => {
     const ctx = await createWriterContext(root)
     const app = createHttpApp(log, cfg.http, root.infra.limits)
     app.register(healthRoutes, { ready: () => ctx.ready() })
     app.register(writerRoutes, { ctx, presence: root.infra.presence })
     return { app, ctx, root, close: async () => (await app.close(), await root.close()) }
-  } catch (err) {
-    await root.close()
-    throw err
-  }
+  })
 }
