@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { READ_FILTERS, type FilterKind } from '../../libs/shared/domain/index.js'
+import { clampedWait } from '../../libs/shared/mcp/index.js'
 import { fieldsArg, MODEL_PAGE } from './model-read.js'
 
 /** Each filter kind as typed JSON: what MCP and A2A take where the query string has text. */
@@ -53,8 +54,8 @@ export const StrictReadArgs = ReadArgs.strict()
  */
 export function toReadQuery(a: ReadArgs, maxWait?: number): Record<string, unknown> {
   const raw: Record<string, unknown> = { limit: String(MODEL_PAGE) }
-  for (const k of ['cursor', 'wait', 'limit']) if (a[k] !== undefined) raw[k] = String(a[k])
-  if (maxWait !== undefined && typeof a.wait === 'number' && a.wait > maxWait) raw.wait = String(maxWait)
+  for (const k of ['cursor', 'wait', 'limit'])
+    if (a[k] !== undefined) raw[k] = String(k === 'wait' && maxWait !== undefined ? clampedWait(a[k], maxWait) : a[k])
   for (const f of READ_FILTERS) {
     const v = a[f.param]
     if (v === undefined) continue

@@ -1,7 +1,7 @@
 import type { McpServer } from '@modelcontextprotocol/server'
 import { z } from 'zod'
 import type { AgentCaller, McpAnswer } from '../../libs/shared/http/index.js'
-import { MCP_MAX_WAIT, mcpEndpoint, statelessServer, toolAnswer } from '../../libs/shared/mcp/index.js'
+import { clampedWait, MCP_MAX_WAIT, mcpEndpoint, statelessServer, toolAnswer } from '../../libs/shared/mcp/index.js'
 import type { AggregatorContext } from './context.js'
 import { ListQuery, SearchArgs } from './routes/api.js'
 import { listBoards } from './routes/registry.js'
@@ -38,10 +38,9 @@ function aggregatorServer(ctx: AggregatorContext, caller: AgentCaller): McpServe
         const raw = Object.fromEntries(
           Object.entries(args)
             .filter(([, v]) => v !== undefined)
-            .map(([k, v]) => [k, String(v)]),
+            .map(([k, v]) => [k, String(k === 'wait' ? clampedWait(v) : v)]),
         )
         const q = parseSearchQuery(raw, Date.now())
-        q.waitMs = Math.min(q.waitMs, MCP_MAX_WAIT * 1000)
         // a search that may wait holds one of its address's long-poll slots, as GET /search/signals?wait= does (app.ts)
         const release = q.cursor !== null && q.waitMs > 0 ? await ctx.limits.openPoll(caller.address) : () => {}
         try {

@@ -65,6 +65,10 @@ t.test("the aggregator's MCP, both eras", async (t) => {
       t.equal(page.json.nextCursor, head, `${era}: the cursor to go on from`)
       t.ok(Date.now() - t0 < 15_000, `${era}: answered in ${Date.now() - t0} ms, not at 25 s`)
     }
+    // a wait of any size is clamped, one that prints as 1e+21 too, as the board's read_signals clamps it
+    const huge = await call('modern', agg.url, 'search_signals', { tag: 'nothing-here', cursor: head, wait: 1e21 })
+    t.equal(huge.isError, false, 'wait=1e21 is no error')
+    t.same(huge.json.signals, [], 'and an empty answer')
   })
 
   t.test('the cursor promise through MCP: a follower of either era that keeps nextCursor sees every signal, once', async (t) => {

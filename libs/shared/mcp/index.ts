@@ -1,3 +1,3 @@
 export { toolAnswer } from './answer.js'
 export { mcpEndpoint, statelessServer } from './endpoint.js'
-export { MCP_MAX_WAIT } from './wait.js'
+export { clampedWait, MCP_MAX_WAIT } from './wait.js'

@@ -5,3 +5,6 @@
  * A2A wait up to 25 s.
  */
 export const MCP_MAX_WAIT = 4
+
+/** A tool call's `wait` argument held to `max` seconds: a longer one is clamped, never refused (a number in any notation, 1e21 too). */
+export const clampedWait = (wait: unknown, max = MCP_MAX_WAIT): unknown => (typeof wait === 'number' && wait > max ? max : wait)
