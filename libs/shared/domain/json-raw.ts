@@ -86,8 +86,8 @@ function checkString(s: string) {
 const QUOTE = 0x22
 const BACKSLASH = 0x5c
 const COMMA = 0x2c
-const OPEN = [0x7b, 0x5b] // { [
-const CLOSE = [0x7d, 0x5d] // } ]
+const isOpen = (c: number) => c === 0x7b || c === 0x5b // { [
+const isClose = (c: number) => c === 0x7d || c === 0x5d // } ]
 const isWs = (c: number) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09
 
 /** Splits already-validated JSON object text into raw members. */
@@ -122,8 +122,8 @@ function scanMembers(text: string): RawMember[] {
     while (i < n) {
       const c = text.charCodeAt(i)
       if (c === QUOTE) skipString()
-      else if (c === OPEN[0] || c === OPEN[1]) depth++, i++
-      else if (c === CLOSE[0] || c === CLOSE[1]) {
+      else if (isOpen(c)) depth++, i++
+      else if (isClose(c)) {
         if (depth === 0) break
         depth--
         i++
