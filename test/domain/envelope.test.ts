@@ -260,6 +260,12 @@ t.test('the body must be one storable JSON object', async (t) => {
       refuses(t, () => parse(body), 'invalid_request', undefined, /surrogate/)
     t.equal(parse('{"$type":"x","t":"\\ud83d\\udd25"}').payloadText, '{"$type":"x","t":"\\ud83d\\udd25","$tags":[]}')
   })
+  t.test('a lone surrogate in the text itself, not escaped, is invalid_request too; a raw pair is kept', async (t) => {
+    // the JSON text a string of another surface may be (MCP arguments, A2A parts): not UTF-8 decoded
+    for (const body of ['{"$type":"x","t":"\ud800"}', '{"$type":"x","\udc00":1}', '{"$type":"x","a":[{"b":"z\udbff"}]}'])
+      refuses(t, () => parse(body), 'invalid_request', undefined, /surrogate/)
+    t.equal(parse('{"$type":"x","t":"\ud83d\udd25"}').payloadText, '{"$type":"x","t":"\ud83d\udd25","$tags":[]}')
+  })
   t.test('numbers that overflow are invalid_request', async (t) => {
     for (const body of ['{"$type":"x","n":1e400}', '{"$type":"x","n":-1e400}', '{"$type":"x","a":[1,{"n":1e999}]}'])
       refuses(t, () => parse(body), 'invalid_request')

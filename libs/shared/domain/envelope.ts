@@ -60,18 +60,27 @@ const longerThan = (s: string, max: number) => s.length > max && charLength(s) >
 
 /** Normalises publish and read tags alike: trimmed, lower-cased, empty and duplicate dropped. */
 export function normaliseTags(raw: readonly string[]): string[] {
-  return [...new Set(raw.map((t) => t.trim().toLowerCase()).filter((t) => t !== ''))]
+  // one pass, in the order first seen (every publish runs it: no array per step)
+  const seen = new Set<string>()
+  for (const t of raw) {
+    const tag = t.trim().toLowerCase()
+    if (tag !== '') seen.add(tag)
+  }
+  return [...seen]
 }
 
 function parseTags(v: unknown): string[] {
   if (v === undefined || v === null) return []
-  if (!Array.isArray(v) || v.some((t) => typeof t !== 'string')) throw invalid('$tags must be an array of strings')
+  if (!Array.isArray(v)) throw invalid('$tags must be an array of strings')
+  for (const t of v) if (typeof t !== 'string') throw invalid('$tags must be an array of strings')
   const tags = normaliseTags(v as string[])
   if (tags.length > LIMITS.maxTags) throw invalid(`at most ${LIMITS.maxTags} tags`, { maxTags: LIMITS.maxTags, tags: tags.length })
-  const long = tags.find((t) => longerThan(t, LIMITS.maxTagLength))
-  if (long) throw invalid(`a tag is longer than ${LIMITS.maxTagLength} characters`, { maxTagLength: LIMITS.maxTagLength })
-  if (tags.some(hasBidiControl)) throw invalid('a tag contains a bidirectional control character (U+202A–202E, U+2066–2069, …)')
-  if (tags.some(hasInvisible)) throw invalid('a tag contains an invisible character (U+200B, U+00AD, U+FEFF, U+2060, …)')
+  for (const t of tags)
+    if (longerThan(t, LIMITS.maxTagLength))
+      throw invalid(`a tag is longer than ${LIMITS.maxTagLength} characters`, { maxTagLength: LIMITS.maxTagLength })
+  for (const t of tags)
+    if (hasBidiControl(t)) throw invalid('a tag contains a bidirectional control character (U+202A–202E, U+2066–2069, …)')
+  for (const t of tags) if (hasInvisible(t)) throw invalid('a tag contains an invisible character (U+200B, U+00AD, U+FEFF, U+2060, …)')
   return tags
 }
 
