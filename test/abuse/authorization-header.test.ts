@@ -53,6 +53,17 @@ t.test('the parser decides right on pathological inputs', async (t) => {
   )
 })
 
+t.test('a token holds any character but white space and control characters, each of the 65,536 code units', async (t) => {
+  const wrong: string[] = []
+  for (let c = 0; c <= 0xffff; c++) {
+    const ch = String.fromCharCode(c)
+    const refused = c <= 0x1f || c === 0x7f || /\s/.test(ch)
+    if ((refusal(() => bearerToken(`Bearer a${ch}b`)) === 'unauthorized') !== refused) wrong.push(c.toString(16))
+  }
+  t.same(wrong, [], "refused exactly when white space (JavaScript's \\s), a C0 control or DEL")
+  t.equal(bearerToken('Bearer tök€n-😀'), 'tök€n-😀', 'other characters are the token')
+})
+
 t.test('every route answers the pathological header with its 401 or ignores it', async (t) => {
   const s = await startStack(t, { noRedis: true })
   const headers = { authorization: PATHOLOGICAL }

@@ -28,29 +28,62 @@ export const MAX_HEAD_BYTES = 16 * 1024
 
 const CR = 0x0d
 const LF = 0x0a
+// @NOTE past the search for the head's end (one call of indexOf over the whole head), the head's
+// parts are compared and searched in JavaScript, byte by byte, against byte arrays: a Buffer method
+// (compare, indexOf) is a call into C++ that costs more than the few bytes of a line it looks at, and
+// a loop over a string's `charCodeAt` makes optimised code look the method up generically once the
+// function has met strings of several representations (bench/results/instructions-39-publish.md)
 const HEAD_END = Buffer.from('\r\n\r\n')
-const GET = Buffer.from('GET ')
-const POST = Buffer.from('POST ')
+const ascii = (s: string) => Uint8Array.from(s, (c) => c.charCodeAt(0))
+const GET = ascii('GET ')
+const POST = ascii('POST ')
 /** fastify's bodyLimit (createHttpApp): a longer body is fastify's to refuse (413). */
 export const MAX_BODY_BYTES = LIMITS.maxBodyBytes
-const VERSION = Buffer.from(' HTTP/1.1')
+const VERSION = ascii(' HTTP/1.1')
+const HOST = ascii('host')
+const AUTHORIZATION = ascii('authorization')
+const FORWARDED_FOR = ascii('x-forwarded-for')
+const CONNECTION = ascii('connection')
+const CONTENT_LENGTH = ascii('content-length')
+const CONTENT_TYPE = ascii('content-type')
+const IDEMPOTENCY_KEY = ascii('idempotency-key')
+const TRACEPARENT = ascii('traceparent')
+const TRANSFER_ENCODING = ascii('transfer-encoding')
+const EXPECT = ascii('expect')
+const UPGRADE = ascii('upgrade')
+
+/** `buf[at, at + bytes.length)` is `bytes`. */
+function bytesAt(buf: Buffer, at: number, bytes: Uint8Array): boolean {
+  if (at < 0 || at + bytes.length > buf.length) return false
+  for (let i = 0; i < bytes.length; i++) if (buf[at + i] !== bytes[i]) return false
+  return true
+}
+
+/** The first CR at or after `from` and before `to`, or -1. */
+function crFrom(buf: Buffer, from: number, to: number): number {
+  for (let i = from; i < to; i++) if (buf[i] === CR) return i
+  return -1
+}
 
 /** RFC 9110 tchar: what a header name may hold. */
 const TCHAR = new Uint8Array(128)
 for (const c of "!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz") TCHAR[c.charCodeAt(0)] = 1
 
 /** `buf[from, to)` is `name` (lower-case ASCII), ignoring case. Header names are tchars, so `| 0x20` only folds letters. */
-function nameIs(buf: Buffer, from: number, to: number, name: string): boolean {
+function nameIs(buf: Buffer, from: number, to: number, name: Uint8Array): boolean {
   if (to - from !== name.length) return false
-  for (let i = 0; i < name.length; i++) if ((buf[from + i]! | 0x20) !== name.charCodeAt(i)) return false
+  for (let i = 0; i < name.length; i++) if ((buf[from + i]! | 0x20) !== name[i]) return false
   return true
 }
+
+const KEEP_ALIVE = Object.freeze({ close: false, upgrade: false })
 
 /**
  * The comma-separated tokens of a Connection value (RFC 9110 §7.6.1), lower-cased and trimmed: the
  * whole token decides, never a substring (`Connection: xclose` asks for nothing).
  */
 function connectionTokens(value: string): { close: boolean; upgrade: boolean } {
+  if (value === 'keep-alive') return KEEP_ALIVE // what most clients send, on every request
   let close = false
   let upgrade = false
   for (const raw of value.split(',')) {
@@ -124,18 +157,13 @@ function plainValue(buf: Buffer, from: number, to: number): boolean {
 export function parseRequestHead(buf: Buffer, paths: readonly string[], postPaths: readonly string[] = []): FastRequest | typeof NOT_MINE {
   const end = buf.indexOf(HEAD_END)
   if (end < 0 || end + 4 > MAX_HEAD_BYTES) return NOT_MINE
-  const method =
-    buf.compare(GET, 0, GET.length, 0, GET.length) === 0
-      ? 'GET'
-      : postPaths.length > 0 && buf.compare(POST, 0, POST.length, 0, POST.length) === 0
-        ? 'POST'
-        : null
+  const method = bytesAt(buf, 0, GET) ? 'GET' : postPaths.length > 0 && bytesAt(buf, 0, POST) ? 'POST' : null
   if (method === null) return NOT_MINE
   const start = method === 'GET' ? GET.length : POST.length
-  const lineEnd = buf.indexOf(CR)
+  const lineEnd = crFrom(buf, 0, end + 1)
   const targetEnd = lineEnd - VERSION.length
   if (targetEnd <= start || buf[lineEnd + 1] !== LF) return NOT_MINE
-  if (buf.compare(VERSION, 0, VERSION.length, targetEnd, lineEnd) !== 0) return NOT_MINE
+  if (!bytesAt(buf, targetEnd, VERSION)) return NOT_MINE
   if (!plainTarget(buf, start, targetEnd)) return NOT_MINE
   let pathEnd = start
   while (pathEnd < targetEnd && buf[pathEnd] !== 0x3f) pathEnd++ // up to "?"
@@ -152,8 +180,8 @@ export function parseRequestHead(buf: Buffer, paths: readonly string[], postPath
   let idempotencyKey: string | undefined
   let traceparent: string | undefined
   for (let at = lineEnd + 2; at < end + 2; ) {
-    const eol = buf.indexOf(CR, at)
-    if (eol < 0 || eol > end || buf[eol + 1] !== LF) return NOT_MINE
+    const eol = crFrom(buf, at, end + 1)
+    if (eol < 0 || buf[eol + 1] !== LF) return NOT_MINE
     let colon = at
     while (colon < eol && buf[colon]! < 128 && TCHAR[buf[colon]!]) colon++
     if (colon === at || colon === eol || buf[colon] !== 0x3a) return NOT_MINE // no name, or a space before ":"
@@ -162,29 +190,29 @@ export function parseRequestHead(buf: Buffer, paths: readonly string[], postPath
     while (v < ve && (buf[v] === 0x20 || buf[v] === 0x09)) v++
     while (ve > v && (buf[ve - 1] === 0x20 || buf[ve - 1] === 0x09)) ve--
     if (!plainValue(buf, v, ve)) return NOT_MINE
-    if (nameIs(buf, at, colon, 'host')) hosts++
-    else if (nameIs(buf, at, colon, 'authorization')) {
+    if (nameIs(buf, at, colon, HOST)) hosts++
+    else if (nameIs(buf, at, colon, AUTHORIZATION)) {
       if (authorization !== undefined) return NOT_MINE
       authorization = buf.toString('latin1', v, ve)
-    } else if (nameIs(buf, at, colon, 'x-forwarded-for')) {
+    } else if (nameIs(buf, at, colon, FORWARDED_FOR)) {
       const value = buf.toString('latin1', v, ve)
       forwardedFor = forwardedFor === undefined ? value : `${forwardedFor}, ${value}`
-    } else if (nameIs(buf, at, colon, 'connection')) {
+    } else if (nameIs(buf, at, colon, CONNECTION)) {
       const tokens = connectionTokens(buf.toString('latin1', v, ve))
       if (tokens.upgrade) return NOT_MINE
       if (tokens.close) close = true
-    } else if (nameIs(buf, at, colon, 'content-length')) {
+    } else if (nameIs(buf, at, colon, CONTENT_LENGTH)) {
       if (method === 'GET' || length >= 0) return NOT_MINE
       if ((length = bodyLength(buf, v, ve)) < 1) return NOT_MINE // an empty body is fastify's to refuse
-    } else if (nameIs(buf, at, colon, 'content-type')) {
+    } else if (nameIs(buf, at, colon, CONTENT_TYPE)) {
       if (method === 'POST' && (types++ > 0 || !jsonType(buf.toString('latin1', v, ve)))) return NOT_MINE
-    } else if (method === 'POST' && nameIs(buf, at, colon, 'idempotency-key')) {
+    } else if (method === 'POST' && nameIs(buf, at, colon, IDEMPOTENCY_KEY)) {
       if (idempotencyKey !== undefined) return NOT_MINE
       idempotencyKey = buf.toString('latin1', v, ve)
-    } else if (method === 'POST' && nameIs(buf, at, colon, 'traceparent')) {
+    } else if (method === 'POST' && nameIs(buf, at, colon, TRACEPARENT)) {
       if (traceparent !== undefined) return NOT_MINE
       traceparent = buf.toString('latin1', v, ve)
-    } else if (nameIs(buf, at, colon, 'transfer-encoding') || nameIs(buf, at, colon, 'expect') || nameIs(buf, at, colon, 'upgrade'))
+    } else if (nameIs(buf, at, colon, TRANSFER_ENCODING) || nameIs(buf, at, colon, EXPECT) || nameIs(buf, at, colon, UPGRADE))
       return NOT_MINE
     at = eol + 2
   }
