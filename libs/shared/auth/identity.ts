@@ -36,31 +36,40 @@ export interface LocalIdentityOptions {
   isAllowListed: (identityId: string) => Promise<boolean>
 }
 
-/** Fingerprints of recent tokens, keyed by the token's SHA-256 (a tenth of the HMAC's cost); bounded. */
+/** Identities of recent tokens, keyed by the token's SHA-256 (a tenth of the HMAC's cost); bounded. */
 const RECENT_TOKENS = 10_000
+
+/** A local identity's id and URI, made once per token while it is recent: every signal of it shares them. */
+interface Known {
+  id: string
+  uri: string
+}
 
 /** Local mode: the token is the identity, through a keyed fingerprint. Tokens are never stored. */
 export function localIdentity(o: LocalIdentityOptions): IdentityResolver {
-  const recent = new LRUCache<string, string>({ max: RECENT_TOKENS })
-  const fingerprintOf = (token: string) => {
+  const recent = new LRUCache<string, Known>({ max: RECENT_TOKENS })
+  const knownOf = (token: string): Known => {
     const key = hash('sha256', token, 'base64url')
-    let id = recent.get(key)
-    if (id === undefined) recent.set(key, (id = fingerprint(o.fingerprintKey, token)))
-    return id
+    let known = recent.get(key)
+    if (known === undefined) {
+      const id = fingerprint(o.fingerprintKey, token)
+      recent.set(key, (known = { id, uri: identityUri(o.authority, id) }))
+    }
+    return known
   }
-  const idOf = (authorization: string | string[] | undefined): string => {
+  const knownBy = (authorization: string | string[] | undefined): Known => {
     const token = bearerToken(authorization)
     if (token === null) throw new WireError('unauthorized', 'publishing needs Authorization: Bearer <token>')
     if (token.length < LIMITS.minLocalTokenLength)
       throw new WireError('unauthorized', `bearer token must be at least ${LIMITS.minLocalTokenLength} characters`)
-    return fingerprintOf(token)
+    return knownOf(token)
   }
   return {
     mode: 'local',
     async authenticate(authorization) {
-      const id = idOf(authorization)
+      const { id, uri } = knownBy(authorization)
       const verified = o.verifiedByDefault || (await o.isAllowListed(id))
-      return { id, name: null, uri: identityUri(o.authority, id), verified, bits: null }
+      return { id, name: null, uri, verified, bits: null }
     },
     async register() {
       // local mode: any token is an identity; a fresh random one is a fresh identity (nothing is stored)
@@ -70,7 +79,7 @@ export function localIdentity(o: LocalIdentityOptions): IdentityResolver {
     },
     peek(authorization) {
       try {
-        return authorization === undefined ? null : idOf(authorization)
+        return authorization === undefined ? null : knownBy(authorization).id
       } catch {
         return null
       }

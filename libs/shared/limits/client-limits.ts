@@ -152,10 +152,11 @@ export function clientLimits(o: ClientLimitSettings & { keyPrefix: string }, red
     givePoll(k: string): void {
       polls?.give(k) // a lost give-back only holds the slot until the window ends
     },
+    // the publish path's budgets make no promise when they are off (every publish passes both)
     /** Anything sent to a publish door, before any work on it: refused, replayed or stored alike. */
-    attempt: (address: string) => take(attempts, key(address)),
+    attempt: (address: string): Promise<unknown> | undefined => attempts?.consume(key(address)),
     /** A publish about to be stored. */
-    publish: (address: string) => take(publishes, key(address)),
+    publish: (address: string): Promise<unknown> | undefined => publishes?.consume(key(address)),
     /** After a wrong admin token: counts it; past the budget the address's further failures are refused (429) until the window ends. */
     async adminFailed(address: string): Promise<void> {
       const k = key(address)

@@ -28,10 +28,9 @@ export function publishRateLimits(o: RateLimitOptions, redis?: Redis) {
   const unverified = make('unv', o.unverifiedMax, o.unverifiedWindowMs)
 
   return {
-    /** Takes one publish from the identity's allowance or throws 429 rate_limited with Retry-After. */
-    async consume(identityId: string, isVerified: boolean): Promise<void> {
-      const limiter = isVerified ? verified : unverified
-      if (limiter) await limiter.consume(identityId)
+    /** Takes one publish from the identity's allowance: rejects with 429 rate_limited (Retry-After) past it; no promise when no limit applies. */
+    consume(identityId: string, isVerified: boolean): Promise<unknown> | undefined {
+      return (isVerified ? verified : unverified)?.consume(identityId)
     },
   }
 }

@@ -30,17 +30,23 @@ export function boardPolicy(board: BoardReader, maxAgeMs = 1000, now = Date.now)
       })
       .finally(() => (loading = null)))
 
-  const current = async (): Promise<Snapshot> => (snap && now() - snap.loadedAt < maxAgeMs ? snap : load())
+  /** The snapshot while it is fresh, without a promise (every publish asks); else one load for every caller. */
+  const current = (): Snapshot | Promise<Snapshot> => (snap && now() - snap.loadedAt < maxAgeMs ? snap : load())
+
+  /** docs/protocol.md "Rules": allowedSignalTypes first; a deny always denies; any allow rule makes the board allow-list only. */
+  const allows = (s: Snapshot, identityId: string, type: string) => {
+    const types = s.meta.allowedSignalTypes
+    if (types && !types.includes(type))
+      throw new WireError('forbidden', `signal type "${type.slice(0, 128)}" is not allowed on this board`, { allowedSignalTypes: types })
+    if (s.deny.has(identityId)) throw new WireError('forbidden', 'this identity may not publish here')
+    if (s.allow.size > 0 && !s.allow.has(identityId)) throw new WireError('forbidden', 'this board is allow-list only')
+  }
 
   return {
-    /** docs/protocol.md "Rules": allowedSignalTypes first; a deny always denies; any allow rule makes the board allow-list only. */
-    async check(identityId: string, type: string): Promise<void> {
-      const s = await current()
-      const types = s.meta.allowedSignalTypes
-      if (types && !types.includes(type))
-        throw new WireError('forbidden', `signal type "${type.slice(0, 128)}" is not allowed on this board`, { allowedSignalTypes: types })
-      if (s.deny.has(identityId)) throw new WireError('forbidden', 'this identity may not publish here')
-      if (s.allow.size > 0 && !s.allow.has(identityId)) throw new WireError('forbidden', 'this board is allow-list only')
+    /** Throws the refusal at once while the rules are fresh; a promise only when they must be loaded first. */
+    check(identityId: string, type: string): void | Promise<void> {
+      const s = current()
+      return s instanceof Promise ? s.then((loaded) => allows(loaded, identityId, type)) : allows(s, identityId, type)
     },
     async isAllowListed(identityId: string): Promise<boolean> {
       return (await current()).allow.has(identityId)

@@ -13,10 +13,13 @@ const KNOWN_MAX = 100_000
 export function newIdentityGate(origins: Origins, limits: Pick<ClientLimits, 'newIdentity' | 'newIdentitiesLimited'>) {
   const known = new LRUCache<string, true>({ max: KNOWN_MAX })
   return {
-    async check(identityId: string): Promise<void> {
-      if (!limits.newIdentitiesLimited || known.has(identityId)) return
-      if (await origins.hasPublished(identityId)) return void known.set(identityId, true)
-      await limits.newIdentity()
+    /** Nothing to wait for (no promise) when the budget is off or the identity is known. */
+    check(identityId: string): Promise<void> | undefined {
+      if (!limits.newIdentitiesLimited || known.has(identityId)) return undefined
+      return origins.hasPublished(identityId).then(async (published) => {
+        if (published) return void known.set(identityId, true)
+        await limits.newIdentity()
+      })
     },
     /** After a commit: the identity is known from now on. */
     published(identityId: string) {
