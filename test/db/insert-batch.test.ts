@@ -77,3 +77,30 @@ t.test('a batch comes back numbered as it was stored, in order, its tag rows und
     'not pinned',
   )
 })
+
+t.test('a payload is stored as its exact text: white space, key order, escapes and numbers as sent', async (t) => {
+  await assertServicesUp()
+  const schema = uniqueSchema('batchpayload')
+  const db = postgresDb(TEST_DATABASE_URL, { max: 2 })
+  t.teardown(async () => (await db.close(), await dropSchema(schema)))
+  await migrate(db, schema)
+  const writer = signalWriter(db, ident(schema))
+  // the batch carries each payload as JSON in a json column (write.ts), not as an escaped string
+  const payloads = [
+    '{"$type":"broadcast","$tags":[],"b" : 1 ,\n\t"a":{"z":1.50,"y":[ 1,2 ]},"2":"two"}',
+    '{"$type":"broadcast","$tags":[],"s":"quote \\" backslash \\\\ slash \\/ \\u00e9 é \\ud83d\\ude00 😀 \u2028 \\n","n":12345678901234567890,"e":-0.0e+00}',
+    '{"$type":"broadcast","$tags":[],"deep":[[[[{"a":[{}]}]]]],"null":null,"t":true,"f":false}',
+  ]
+  const saved = await writer.insertBatch(payloads.map((p, i) => ({ ...signal(`AAAAAAAAAAAAAAAAAAP${i}`, []), payloadText: p })))
+  const rows = (await db.query<{ payload: string }>(`select payload from ${ident(schema)}.signals order by seq`)).rows
+  t.same(
+    rows.map((r) => r.payload),
+    payloads,
+    'each row holds the payload byte for byte',
+  )
+  t.same(
+    saved.map((s) => s.payloadText),
+    payloads,
+    'and the signals handed back carry it unchanged',
+  )
+})
