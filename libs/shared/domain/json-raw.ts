@@ -115,9 +115,8 @@ function codeUnits(text: string): Uint16Array {
   return new Uint16Array(bytes.buffer, bytes.byteOffset, text.length)
 }
 
-/** Past the string whose opening quote is at `i`; negative (its bitwise complement) when it holds an escape. */
-function stringEnd(u: Uint16Array, i: number): number {
-  const n = u.length
+/** Past the string whose opening quote is at `i` (of `n` code units); negative (its bitwise complement) when it holds an escape. */
+function stringEnd(u: Uint16Array, n: number, i: number): number {
   let escaped = false
   i++ // opening quote
   while (i < n) {
@@ -129,8 +128,8 @@ function stringEnd(u: Uint16Array, i: number): number {
   return escaped ? ~(i + 1) : i + 1
 }
 
-function skipWs(u: Uint16Array, i: number): number {
-  while (i < u.length && isWs(u[i]!)) i++
+function skipWs(u: Uint16Array, n: number, i: number): number {
+  while (i < n && isWs(u[i]!)) i++
   return i
 }
 
@@ -141,20 +140,20 @@ function scanMembers(text: string): RawMember[] {
   const n = u.length
   let i = text.indexOf('{') + 1
   for (;;) {
-    i = skipWs(u, i)
+    i = skipWs(u, n, i)
     if (u[i] !== QUOTE) break // '}' of an empty object, or the end
     const keyStart = i
-    const keyEnd = stringEnd(u, i)
+    const keyEnd = stringEnd(u, n, i)
     const escaped = keyEnd < 0
     i = escaped ? ~keyEnd : keyEnd
     const rawKey = text.slice(keyStart, i)
-    i = skipWs(u, skipWs(u, i) + 1) // ':' and the white space either side
+    i = skipWs(u, n, skipWs(u, n, i) + 1) // ':' and the white space either side
     const valueStart = i
     let depth = 0
     while (i < n) {
       const c = u[i]!
       if (c === QUOTE) {
-        const end = stringEnd(u, i)
+        const end = stringEnd(u, n, i)
         i = end < 0 ? ~end : end
       } else if (isOpen(c)) depth++, i++
       else if (isClose(c)) {

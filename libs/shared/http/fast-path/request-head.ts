@@ -94,11 +94,16 @@ function connectionTokens(value: string): { close: boolean; upgrade: boolean } {
   return { close, upgrade }
 }
 
+const JSON_TYPE = ascii('application/json')
+const JSON_UTF8_TYPE = ascii('application/json; charset=utf-8')
+
 /**
- * A Content-Type the fast path takes for a JSON body: `application/json`, alone or with
- * `charset=utf-8`, in lower case as clients send it (any other spelling is fastify's to judge).
+ * A Content-Type the fast path takes for a JSON body, `buf[from, to)`: `application/json`, alone or
+ * with `charset=utf-8`, in lower case as clients send it (any other spelling is fastify's to judge).
  */
-const jsonType = (value: string) => value === 'application/json' || value === 'application/json; charset=utf-8'
+const jsonType = (buf: Buffer, from: number, to: number) =>
+  (to - from === JSON_TYPE.length && bytesAt(buf, from, JSON_TYPE)) ||
+  (to - from === JSON_UTF8_TYPE.length && bytesAt(buf, from, JSON_UTF8_TYPE))
 
 /** A Content-Length of plain digits within MAX_BODY_BYTES, or -1. */
 function bodyLength(buf: Buffer, from: number, to: number): number {
@@ -125,13 +130,13 @@ function plainTarget(buf: Buffer, from: number, to: number): boolean {
   return true
 }
 
+/** The bytes of the fast path's paths (a few, from its routes: never a request's), made once each. */
+const pathBytes = new Map<string, Uint8Array>()
+const bytesOfPath = (p: string) => pathBytes.get(p) ?? pathBytes.set(p, ascii(p)).get(p)!
+
 /** The entry of `paths` that `buf[from, to)` spells exactly, if any. */
 function knownPath(buf: Buffer, from: number, to: number, paths: readonly string[]): string | undefined {
-  next: for (const p of paths) {
-    if (p.length !== to - from) continue
-    for (let i = 0; i < p.length; i++) if (buf[from + i] !== p.charCodeAt(i)) continue next
-    return p
-  }
+  for (const p of paths) if (p.length === to - from && bytesAt(buf, from, bytesOfPath(p))) return p
   return undefined
 }
 
@@ -205,7 +210,7 @@ export function parseRequestHead(buf: Buffer, paths: readonly string[], postPath
       if (method === 'GET' || length >= 0) return NOT_MINE
       if ((length = bodyLength(buf, v, ve)) < 1) return NOT_MINE // an empty body is fastify's to refuse
     } else if (nameIs(buf, at, colon, CONTENT_TYPE)) {
-      if (method === 'POST' && (types++ > 0 || !jsonType(buf.toString('latin1', v, ve)))) return NOT_MINE
+      if (method === 'POST' && (types++ > 0 || !jsonType(buf, v, ve))) return NOT_MINE
     } else if (method === 'POST' && nameIs(buf, at, colon, IDEMPOTENCY_KEY)) {
       if (idempotencyKey !== undefined) return NOT_MINE
       idempotencyKey = buf.toString('latin1', v, ve)
