@@ -84,7 +84,6 @@ async function publish(d: PublishDeps, r: Caller, body: string | undefined): Pro
       bits: who.bits ?? 0,
     })
   const p: Publish = { d, r, who, env, refId, limitedThread: refId === null && !who.verified }
-  if (key === null && !p.limitedThread) return insert(p, newSignalId())
   const once = (id: string) => (p.limitedThread ? oneAtATime(d, who.id, () => insert(p, id)) : insert(p, id))
   return key === null ? once(newSignalId()) : publishOnce(d.keys, who.id, key, once)
 }

@@ -59,6 +59,9 @@ function bytesAt(buf: Buffer, at: number, bytes: Uint8Array): boolean {
   return true
 }
 
+/** `buf[from, to)` is exactly `bytes`. */
+const spells = (buf: Buffer, from: number, to: number, bytes: Uint8Array) => to - from === bytes.length && bytesAt(buf, from, bytes)
+
 /** The first CR at or after `from` and before `to`, or -1. */
 function crFrom(buf: Buffer, from: number, to: number): number {
   for (let i = from; i < to; i++) if (buf[i] === CR) return i
@@ -101,9 +104,7 @@ const JSON_UTF8_TYPE = ascii('application/json; charset=utf-8')
  * A Content-Type the fast path takes for a JSON body, `buf[from, to)`: `application/json`, alone or
  * with `charset=utf-8`, in lower case as clients send it (any other spelling is fastify's to judge).
  */
-const jsonType = (buf: Buffer, from: number, to: number) =>
-  (to - from === JSON_TYPE.length && bytesAt(buf, from, JSON_TYPE)) ||
-  (to - from === JSON_UTF8_TYPE.length && bytesAt(buf, from, JSON_UTF8_TYPE))
+const jsonType = (buf: Buffer, from: number, to: number) => spells(buf, from, to, JSON_TYPE) || spells(buf, from, to, JSON_UTF8_TYPE)
 
 /** A Content-Length of plain digits within MAX_BODY_BYTES, or -1. */
 function bodyLength(buf: Buffer, from: number, to: number): number {
@@ -136,7 +137,7 @@ const bytesOfPath = (p: string) => pathBytes.get(p) ?? pathBytes.set(p, ascii(p)
 
 /** The entry of `paths` that `buf[from, to)` spells exactly, if any. */
 function knownPath(buf: Buffer, from: number, to: number, paths: readonly string[]): string | undefined {
-  for (const p of paths) if (p.length === to - from && bytesAt(buf, from, bytesOfPath(p))) return p
+  for (const p of paths) if (spells(buf, from, to, bytesOfPath(p))) return p
   return undefined
 }
 
