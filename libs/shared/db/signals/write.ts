@@ -98,7 +98,13 @@ export function signalWriter(db: Db, s: Ident) {
     /** Inserts a batch atomically; returns the signals with their seqs, in order. */
     async insertBatch(batch: readonly NewSignal[]): Promise<Signal[]> {
       // one statement is one transaction: a single round trip per batch
-      const { rows } = await db.query<{ seq: string }>(insertBatchSql, batchParams(batch))
+      // @NOTE the batch's text is let go of as soon as the statement is answered: pg's query object
+      // and this function's frame still hold the parameters, and when the collector has already
+      // moved them to the old generation (which young collections do not look through), the text
+      // they point to survived every young collection until the next full one: most of what the
+      // writer promoted (bench/results/instructions-39-publish.md, "What a young collection keeps")
+      const params = batchParams(batch)
+      const { rows } = await db.query<{ seq: string }>(insertBatchSql, params).finally(() => void (params[1] = ''))
       const out = withSeqs(batch, rows[0]!.seq)
       watch(out.at(-1)?.seq ?? 0)
       return out
