@@ -12,7 +12,7 @@ import {
   type FastPathRoutes,
   type FastRequest,
 } from '../../libs/shared/http/index.js'
-import { metrics } from '../../libs/shared/metrics/index.js'
+import { hotCounts, metrics } from '../../libs/shared/metrics/index.js'
 import { publishAnswer, publishSignal } from '../../libs/shared/publish/index.js'
 import type { WriterContext } from './context.js'
 
@@ -31,7 +31,6 @@ const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
 export function publishFastPath(ctx: WriterContext): FastPathRoutes {
   const { authority, http } = ctx.cfg
   const deps = ctx.publisher.deps
-  const published = metrics.publishes.labels({ code: '200' })
   // every 401 says how to authenticate, as createHttpApp's onSend hook adds it (RFC 6750 §3, RFC 9728 §5.1)
   const challenge = `www-authenticate: Bearer${http.resourceMetadataUrl ? ` resource_metadata="${http.resourceMetadataUrl}"` : ''}\r\n`
   const debug = ctx.log.isLevelEnabled('debug')
@@ -79,7 +78,7 @@ export function publishFastPath(ctx: WriterContext): FastPathRoutes {
               : encodeResponse(200, fast.headers.lines, Buffer.from(text), keepAlive),
             closes,
           )
-          published.inc()
+          hotCounts.published++
           metrics.publishSeconds.observe((performance.now() - started) / 1000)
         },
         (err: unknown) => fail(err, req, conn, fast),
