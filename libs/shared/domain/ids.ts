@@ -2,11 +2,14 @@ import { randomFillSync } from 'node:crypto'
 import { invalid } from './errors.js'
 import { isSignalId } from './sw-uri.js'
 
-const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'
+/** The id's characters, [0-9A-Za-z], as bytes. */
+const ALPHABET = Buffer.from('0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz', 'latin1')
 
 /** Random bytes drawn from the system's generator a page at a time, used once each. */
 const pool = Buffer.alloc(4096)
 let used = pool.length
+/** The id being made, a byte a character: one string at the end instead of one a character. */
+const id = Buffer.alloc(20)
 
 /**
  * 20 characters from [0-9A-Za-z], cryptographically random (~119 bits). Each is a random byte's
@@ -14,13 +17,12 @@ let used = pool.length
  * ~190 ids instead of crypto.randomInt's checks and promise-free wrapper twenty times an id.
  */
 export function newSignalId(): string {
-  let id = ''
-  while (id.length < 20) {
+  for (let k = 0; k < id.length; ) {
     if (used === pool.length) randomFillSync(pool), (used = 0)
     const n = pool[used++]! & 63
-    if (n < 62) id += ALPHABET[n]
+    if (n < 62) id[k++] = ALPHABET[n]!
   }
-  return id
+  return id.toString('latin1')
 }
 
 /**
