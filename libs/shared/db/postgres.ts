@@ -74,11 +74,10 @@ export function postgresDb(url: string, opts: PostgresOptions = {}): Db {
     const onError = (err: Error) => (broken = err)
     client.on('error', onError)
     try {
-      const r = await client.query(
-        queryOpts?.prepared
-          ? { text: sql, values: params as unknown[], name: statementName(sql) }
-          : { text: sql, values: params as unknown[] },
-      )
+      // text and values apart when unnamed: pg copies a config object given whole, property by property
+      const r = await (queryOpts?.prepared
+        ? client.query({ text: sql, values: params as unknown[], name: statementName(sql) })
+        : client.query(sql, params as unknown[]))
       return { rows: r.rows as R[], rowCount: r.rowCount ?? 0 }
     } catch (err) {
       const e = afterSend(err)
