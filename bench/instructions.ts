@@ -19,7 +19,7 @@ import { sqlOn } from './lib/sql.js'
 // Phases: publishes (BENCH_PUBLISHES, in rounds of BENCH_BATCH sent at once: the batch shape), then on the
 // single process head polls (cursor=head&wait=0), newest-page reads (100 signals) and fan-out answers
 // (BENCH_FOLLOWERS long-polls at the head, BENCH_FANOUT_ROUNDS publishes). Every phase runs once unmeasured
-// first (V8 compiles the path), then measured. BENCH_BEFORE=<another checkout, built>: both builds in turn,
+// first (V8 compiles the path; the publishes BENCH_WARMUPS times, default 1), then measured. BENCH_BEFORE=<another checkout, built>: both builds in turn,
 // BENCH_REPEAT times (default 2: the spread shows the count's stability). BENCH_CALLGRIND_KEEP=<dir>:
 // keeps each phase's callgrind file there, with the JIT's function names (node --perf-basic-prof)
 // for `callgrind_annotate` (bench/results/instructions.md).
@@ -36,6 +36,7 @@ const FOLLOWERS = num('BENCH_FOLLOWERS', 200)
 const FANOUT_ROUNDS = num('BENCH_FANOUT_ROUNDS', 3)
 const IDLE_S = num('BENCH_IDLE_SECONDS', 10)
 const REPEAT = num('BENCH_REPEAT', 2)
+const WARMUPS = num('BENCH_WARMUPS', 1)
 const ROLES = (process.env.BENCH_ROLES ?? 'server,writer').split(',') as Array<'server' | 'writer'>
 const KEEP = process.env.BENCH_CALLGRIND_KEEP
 const BUILDS: Array<[string, string | undefined]> = process.env.BENCH_BEFORE
@@ -127,7 +128,7 @@ async function measure(role: 'server' | 'writer', build: string | undefined, tag
     // outlast the pool's 3 s connect timeout while the process is still compiling under callgrind (503): again
     for (let tries = 1; ; tries++)
       try {
-        await publishRounds(p.url, PUBLISHES, BATCH)
+        for (let i = 0; i < WARMUPS; i++) await publishRounds(p.url, PUBLISHES, BATCH)
         break
       } catch (err) {
         if (tries === 3) throw err
