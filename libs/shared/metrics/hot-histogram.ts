@@ -11,16 +11,15 @@ import type client from 'prom-client'
 export class HotHistogram {
   readonly type = 'histogram'
   readonly aggregator = 'sum'
+  readonly name: string
+  readonly help: string
+  private readonly bounds: readonly number[]
   /** Observations per bucket (not cumulative); the last is above every bound (+Inf). */
   private readonly counts: Float64Array
-  private readonly bounds: readonly number[]
   private sum = 0
   private count = 0
   /** As prom-client's: its one series is there from the start, gone after a reset until the next value. */
   private shown = true
-
-  readonly name: string
-  readonly help: string
 
   constructor(name: string, help: string, bounds: readonly number[], registry: Pick<client.Registry, 'registerMetric'>) {
     this.name = name
@@ -45,9 +44,9 @@ export class HotHistogram {
 
   /** What prom-client's registry reads at a scrape: the buckets cumulative, then the sum and the count. */
   async get() {
+    if (!this.shown) return { name: this.name, help: this.help, type: this.type, values: [], aggregator: this.aggregator }
     const bucket = `${this.name}_bucket`
     let cumulative = 0
-    if (!this.shown) return { name: this.name, help: this.help, type: this.type, values: [], aggregator: this.aggregator }
     const values: Array<{ value: number; metricName: string; exemplar?: null; labels: Record<string, string | number> }> = []
     for (let i = 0; i <= this.bounds.length; i++) {
       cumulative += this.counts[i]!

@@ -11,8 +11,8 @@ export { reportConnections } from './process.js'
 processMetrics(registry)
 
 /**
- * Counts bumped on every poll and long-poll: plain numbers, read into their metrics when scraped
- * (prom-client's inc looks its labels up on every call, which a fan-out pays per response).
+ * Counts bumped on every poll, long-poll and publish: plain numbers, read into their metrics when
+ * scraped (prom-client's inc looks its labels up on every call, which a fan-out pays per response).
  */
 export const hotCounts = { waiting: 0, tailReads: 0, dbReads: 0, fastPathServed: 0, fastPathHandedOver: 0, published: 0 }
 
