@@ -19,7 +19,8 @@ import { sqlOn } from './lib/sql.js'
 // Phases: publishes (BENCH_PUBLISHES, in rounds of BENCH_BATCH sent at once: the batch shape), then on the
 // single process head polls (cursor=head&wait=0), newest-page reads (100 signals) and fan-out answers
 // (BENCH_FOLLOWERS long-polls at the head, BENCH_FANOUT_ROUNDS publishes). Every phase runs once unmeasured
-// first (V8 compiles the path; the publishes BENCH_WARMUPS times, default 1), then measured. BENCH_BEFORE=<another checkout, built>: both builds in turn,
+// first (V8 compiles the path; the publishes BENCH_WARMUPS times and the fan-out BENCH_FANOUT_WARMUPS rounds,
+// default 1 each), then measured. BENCH_BEFORE=<another checkout, built>: both builds in turn,
 // BENCH_REPEAT times (default 2: the spread shows the count's stability). BENCH_CALLGRIND_KEEP=<dir>:
 // keeps each phase's callgrind file there, with the JIT's function names (node --perf-basic-prof)
 // for `callgrind_annotate` (bench/results/instructions.md).
@@ -34,6 +35,7 @@ const HEAD_POLLS = num('BENCH_HEAD_POLLS', 2000)
 const PAGES = num('BENCH_PAGES', 500)
 const FOLLOWERS = num('BENCH_FOLLOWERS', 200)
 const FANOUT_ROUNDS = num('BENCH_FANOUT_ROUNDS', 3)
+const FANOUT_WARMUPS = num('BENCH_FANOUT_WARMUPS', 1)
 const IDLE_S = num('BENCH_IDLE_SECONDS', 10)
 const REPEAT = num('BENCH_REPEAT', 2)
 const WARMUPS = num('BENCH_WARMUPS', 1)
@@ -163,7 +165,7 @@ async function measure(role: 'server' | 'writer', build: string | undefined, tag
   }
 }
 
-/** FOLLOWERS long-polls wait at the head; one unmeasured round, then FANOUT_ROUNDS publishes, each answered to every follower. */
+/** FOLLOWERS long-polls wait at the head; FANOUT_WARMUPS unmeasured rounds, then FANOUT_ROUNDS publishes, each answered to every follower. */
 async function fanOut(p: CallgrindProc, idlePerSecond: number, tag: string): Promise<Phase> {
   const body = JSON.stringify({ $type: 'broadcast', $tags: ['bench'], text: 'fan-out' })
   const publish = async () => {
@@ -193,7 +195,7 @@ async function fanOut(p: CallgrindProc, idlePerSecond: number, tag: string): Pro
   }
   try {
     await until(async () => (await waiting()) >= FOLLOWERS)
-    await roundOf()
+    for (let i = 0; i < FANOUT_WARMUPS; i++) await roundOf()
     let answers = 0
     const r = await phase(
       p,
