@@ -18,7 +18,8 @@ import { sqlOn } from './lib/sql.js'
 // them to bench/results/. Settings: BENCH_SECONDS (default 8), BENCH_POLLERS (default 5000,20000),
 // BENCH_ROUNDS (fan-out publishes, default 10), BENCH_REPEAT (default 2), BENCH_ONLY (publish, reads,
 // fanout or steady: one part), BENCH_BUDGETS=1 (fan-out with the per-address budgets at their defaults,
-// each follower its own client address through X-Forwarded-For), DATABASE_URL, REDIS_URL.
+// each follower its own client address through X-Forwarded-For), BENCH_PUBLISH_KEYED=1 (publish: each
+// with an Idempotency-Key never used before), DATABASE_URL, REDIS_URL.
 // steady (not in the default run): BENCH_POLLERS followers on BENCH_READERS readers (default 1; 2 is the
 // fleet shape: GETs to the readers, POSTs to the writer, wake-ups through Redis) while BENCH_SIGNALS
 // (default 200) signals are published at BENCH_RATE per second (default 20); missed pairs and
@@ -75,6 +76,8 @@ const env = {
   ...unlimited,
 }
 const BUDGETS = process.env.BENCH_BUDGETS === '1'
+/** BENCH_PUBLISH_KEYED=1 (publish): every publish carries an Idempotency-Key of its own (bench/wrk/publish-keyed.lua). */
+const KEYED = process.env.BENCH_PUBLISH_KEYED === '1'
 const FRONT = process.env.BENCH_FRONT === 'nginx'
 const SINGLE = process.env.BENCH_STEADY_SINGLE === '1'
 if (process.env.BENCH_FRONT && !FRONT) throw new Error(`BENCH_FRONT=${process.env.BENCH_FRONT}: only nginx is known`)
@@ -121,7 +124,7 @@ const line = (name: string, r: Measured) =>
 async function publishes(build: string | undefined, role: 'writer' | 'server') {
   const server = await startRole(role, port++, env, build)
   try {
-    return await measured(server, 'publish.lua', 64)
+    return await measured(server, KEYED ? 'publish-keyed.lua' : 'publish.lua', 64)
   } finally {
     await server.stop()
   }
@@ -229,12 +232,12 @@ async function main() {
   try {
     if (part('publish')) {
       results.publishWriter = await each(
-        'publish, writer, 64 connections',
+        `publish${KEYED ? ' with a new Idempotency-Key each' : ''}, writer, 64 connections`,
         (b) => publishes(b, 'writer'),
         (r) => line('', r),
       )
       results.publishServer = await each(
-        'publish, single process, 64 connections',
+        `publish${KEYED ? ' with a new Idempotency-Key each' : ''}, single process, 64 connections`,
         (b) => publishes(b, 'server'),
         (r) => line('', r),
       )

@@ -86,6 +86,69 @@ t.test('Idempotency-Key', async (t) => {
     }
   })
 
+  t.test('a new key is stored with its signal, in the statement that stores the signal', async (t) => {
+    const keyRows = async () => (await s.infra.primary.query(`select 1 from "${s.schema}".idempotency_keys`)).rowCount
+    // a signal the database refuses (a check added for this test, a real constraint error): nothing
+    // is stored, neither the signal nor its key, so the retry publishes
+    const check = `alter table "${s.schema}".signals add constraint refuse_poison check (payload not like '%poison%')`
+    await s.infra.primary.query(check)
+    const [n, keys] = [await count(s), await keyRows()]
+    const refused = await send(s.app, s, 'atomic-1', { $type: 'broadcast', text: 'poison' })
+    t.equal(refused.statusCode, 500, 'the database refused it')
+    t.equal(refused.json().error.details.outcome, 'not_stored')
+    t.equal(await count(s), n, 'no signal')
+    t.equal(await keyRows(), keys, 'and no key')
+    await s.infra.primary.query(`alter table "${s.schema}".signals drop constraint refuse_poison`)
+    const retried = await send(s.app, s, 'atomic-1', { $type: 'broadcast', text: 'poison' })
+    t.equal(retried.statusCode, 200, 'the retry publishes')
+    const row = await s.infra.primary.query<{ signal_id: string }>(
+      `select signal_id from "${s.schema}".idempotency_keys where key = 'atomic-1'`,
+    )
+    t.equal(row.rows[0]?.signal_id, retried.json().signal.id, 'the key points at its signal')
+  })
+
+  t.test('retries of one key in one batch store one signal, and a follower misses nothing across the seqs left unused', async (t) => {
+    const page = await s.read('limit=1')
+    const cursor: number = page.nextCursor
+    for (let round = 0; round < 3; round++) {
+      // sent at once, each finds the key free: the first stored holds it, and the others (in its batch or the next) are answered through it
+      const res = await Promise.all(Array.from({ length: 6 }, () => send(s.app, s, `one-batch-${round}`, { $type: 'broadcast', round })))
+      t.same(
+        res.map((r) => r.statusCode),
+        Array(6).fill(200),
+      )
+      t.equal(new Set(res.map((r) => r.json().signal.id)).size, 1, 'one signal for the six')
+    }
+    const plain = await send(s.app, s, undefined, { $type: 'broadcast', after: 'the retries' })
+    const after = await s.read(`cursor=${cursor}&limit=100`)
+    t.same(
+      after.signals.map((x: { payload: { round?: number; after?: string } }) => x.payload.round ?? x.payload.after),
+      [0, 1, 2, 'the retries'],
+      'the three signals and the next, in order, each once',
+    )
+    const next = await s.read(`cursor=${after.nextCursor}&wait=0`)
+    t.same(next.signals, [], 'nothing after the last')
+    t.ok(after.nextCursor >= plain.json().cursor, 'the cursor reached the last signal')
+  })
+
+  t.test('a key held by a reservation whose publish never stored its signal: taken over, one signal', async (t) => {
+    // what a writer that reserved the key and then died leaves (publish/idempotency.ts STALE_MS is 30 s)
+    const ident = (await send(s.app, s, 'whose-identity', { $type: 'broadcast' })).json().signal.origin
+    await s.infra.primary.query(
+      `insert into "${s.schema}".idempotency_keys (identity, key, signal_id, created_at) values ($1, 'orphaned', 'NEVERSTORED00000000X', now() - interval '1 minute')`,
+      [ident],
+    )
+    const n = await count(s)
+    const res = await send(s.app, s, 'orphaned', { $type: 'broadcast' })
+    t.equal(res.statusCode, 200)
+    t.equal(await count(s), n + 1, 'one signal stored')
+    const row = await s.infra.primary.query<{ signal_id: string }>(
+      `select signal_id from "${s.schema}".idempotency_keys where key = 'orphaned'`,
+    )
+    t.equal(row.rows[0]?.signal_id, res.json().signal.id, 'the key now points at it')
+    t.same((await send(s.app, s, 'orphaned', { $type: 'broadcast' })).json().signal.id, res.json().signal.id, 'and a retry answers it')
+  })
+
   t.test('keys older than 24 h are dead and the sweeper purges them', async (t) => {
     const first = (await send(s.app, s, 'old-key', { $type: 'broadcast' })).json().signal.id
     await s.infra.primary.query(`update "${s.schema}".idempotency_keys set created_at = now() - interval '25 hours' where key = 'old-key'`)

@@ -96,8 +96,9 @@ export class TailSync {
 
   /**
    * Signals this process just committed, in seq order. When they continue the tail exactly (the
-   * first is the head + 1: every seq below them is in the tail already, seqs are dense) they go in
-   * as they are, with no query. Anything else (an earlier commit whose answer has not been handled
+   * first is the head + 1: every seq below them is in the tail already; a seq between them that
+   * a batch left unused, its Idempotency-Key already held, has no signal) they go in as they are,
+   * with no query. Anything else (an earlier commit whose answer has not been handled
    * yet, another process's commit in between, a change to a signal not taken in yet) is read from
    * the database, like a head heard of.
    */

@@ -5,7 +5,10 @@ import { metrics } from '../metrics/index.js'
 
 interface Pending {
   signal: NewSignal
-  resolve: (s: Signal) => void
+  /** The publish's Idempotency-Key, stored with the signal; null: none. */
+  key: string | null
+  /** The signal with its seq; null when its key was already held and nothing was stored. */
+  resolve: (s: Signal | null) => void
   reject: (e: unknown) => void
 }
 
@@ -30,7 +33,7 @@ export function createBatcher(writer: SignalWriter, log: Logger, opts: BatcherOp
       const batch = queue.slice(0, maxBatch)
       queue = queue.slice(batch.length)
       try {
-        commit(batch, await writer.insertBatch(batch.map((p) => p.signal)))
+        commit(batch, await insert(batch))
       } catch (err) {
         // a row the database refuses (a data or integrity error) fails the whole statement and
         // nothing was stored: each member is tried alone, so only the bad one fails
@@ -42,15 +45,26 @@ export function createBatcher(writer: SignalWriter, log: Logger, opts: BatcherOp
     }
   }
 
-  function commit(batch: Pending[], saved: Signal[]) {
-    metrics.batchSize.observe(saved.length)
+  /** A batch with keys stores them with their signals (one statement still); one without, as it always did. */
+  const insert = (batch: Pending[]): Promise<Array<Signal | null>> =>
+    batch.some((p) => p.key !== null)
+      ? writer.insertKeyedBatch(
+          batch.map((p) => p.signal),
+          batch.map((p) => p.key),
+        )
+      : writer.insertBatch(batch.map((p) => p.signal))
+
+  function commit(batch: Pending[], saved: Array<Signal | null>) {
+    const stored = saved.includes(null) ? saved.filter((s) => s !== null) : (saved as Signal[])
     saved.forEach((s, i) => void batch[i]!.resolve(s))
-    opts.onCommit(saved[saved.length - 1]!.seq, saved)
+    if (stored.length === 0) return // every key was held: the head moved past seqs no signal has
+    metrics.batchSize.observe(stored.length)
+    opts.onCommit(stored[stored.length - 1]!.seq, stored)
   }
 
   async function insertAlone(p: Pending) {
     try {
-      commit([p], await writer.insertBatch([p.signal]))
+      commit([p], await insert([p]))
     } catch (err) {
       fail([p], err)
     }
@@ -63,6 +77,14 @@ export function createBatcher(writer: SignalWriter, log: Logger, opts: BatcherOp
     for (const p of batch) p.reject(e)
   }
 
+  function enqueue(signal: NewSignal, key: string | null) {
+    return new Promise<Signal | null>((resolve, reject) => {
+      queue.push({ signal, key, resolve, reject })
+      // setImmediate gathers every publish that arrives in this turn of the event loop
+      running ??= new Promise<void>((r) => setImmediate(r)).then(drain).finally(() => (running = null))
+    })
+  }
+
   return {
     /** Publishes waiting for the next batch (the one committing not included). */
     get queued() {
@@ -70,11 +92,14 @@ export function createBatcher(writer: SignalWriter, log: Logger, opts: BatcherOp
     },
     /** Resolves once the signal is committed (acknowledged); rejects with 503 unavailable if it was not. */
     submit(signal: NewSignal): Promise<Signal> {
-      return new Promise<Signal>((resolve, reject) => {
-        queue.push({ signal, resolve, reject })
-        // setImmediate gathers every publish that arrives in this turn of the event loop
-        running ??= new Promise<void>((r) => setImmediate(r)).then(drain).finally(() => (running = null))
-      })
+      return enqueue(signal, null) as Promise<Signal>
+    },
+    /**
+     * As submit, with the publish's Idempotency-Key stored in the same transaction as its signal;
+     * resolves null (nothing stored) when the key was already held: the caller answers through it.
+     */
+    submitKeyed(signal: NewSignal, key: string): Promise<Signal | null> {
+      return enqueue(signal, key)
     },
     /**
      * An unverified identity's thread: counted and inserted in one transaction of its own (rare,

@@ -84,8 +84,15 @@ async function publish(d: PublishDeps, r: Caller, body: string | undefined): Pro
       bits: who.bits ?? 0,
     })
   const p: Publish = { d, r, who, env, refId, limitedThread: refId === null && !who.verified }
-  const once = (id: string) => (p.limitedThread ? oneAtATime(d, who.id, () => insert(p, id)) : insert(p, id))
-  return key === null ? once(newSignalId()) : publishOnce(d.keys, who.id, key, once)
+  // with no key `insert` always stores: its signal is never null
+  const once = async (id: string) => (await (p.limitedThread ? oneAtATime(d, who.id, () => insert(p, id, null)) : insert(p, id, null)))!
+  if (key === null) return once(newSignalId())
+  if (p.limitedThread) return publishOnce(d.keys, who.id, key, once)
+  // a new key is stored with its signal in the batch's statement; one already held (a retry racing its
+  // original, a dead or unfinished reservation) stores nothing there and is settled through the
+  // reservation, where a publish still owed is committed without being charged again
+  const stored = await insert(p, newSignalId(), key)
+  return stored ?? publishOnce(d.keys, who.id, key, async (id) => (await commit(d, who, env, refId, id, false, null))!)
 }
 
 /** A publish that passed its checks, up to its insert. */
@@ -99,7 +106,8 @@ interface Publish {
   limitedThread: boolean
 }
 
-async function insert({ d, r, who, env, refId, limitedThread }: Publish, id: string): Promise<Signal> {
+/** Charges the publish's budgets and commits it; null when its key (`key`) was already held and nothing was stored. */
+async function insert({ d, r, who, env, refId, limitedThread }: Publish, id: string, key: string | null): Promise<Signal | null> {
   // the thread count is looked at before the rate limit is charged (docs/protocol.md's check order); the
   // count that decides is taken again with the insert, atomically across writers
   if (limitedThread && (await d.signals.threadsInLastDay(who.id)) >= d.unverifiedThreadsPerDay) throw threadLimit(d)
@@ -109,8 +117,8 @@ async function insert({ d, r, who, env, refId, limitedThread }: Publish, id: str
   if (known) await known
   const rate = d.rateLimits.consume(who.id, who.verified)
   if (rate) await rate
-  const signal = await commit(d, who, env, refId, id, limitedThread)
-  d.newIdentities.published(who.id)
+  const signal = await commit(d, who, env, refId, id, limitedThread, key)
+  if (signal) d.newIdentities.published(who.id)
   return signal
 }
 
@@ -136,7 +144,15 @@ const threadLimit = (d: PublishDeps) =>
     limit: d.unverifiedThreadsPerDay,
   })
 
-function commit(d: PublishDeps, who: Identity, env: Envelope, refId: string | null, id: string, limitedThread: boolean): Promise<Signal> {
+function commit(
+  d: PublishDeps,
+  who: Identity,
+  env: Envelope,
+  refId: string | null,
+  id: string,
+  limitedThread: boolean,
+  key: string | null,
+): Promise<Signal | null> {
   const createdAtMs = Date.now()
   const signal = {
     id,
@@ -153,7 +169,8 @@ function commit(d: PublishDeps, who: Identity, env: Envelope, refId: string | nu
     expiresAtMs: createdAtMs + env.ttl * 1000,
   }
   // an unverified identity's thread is counted and inserted atomically across every writer
-  return limitedThread ? d.batcher.submitLimitedThread(signal, d.unverifiedThreadsPerDay) : d.batcher.submit(signal)
+  if (limitedThread) return d.batcher.submitLimitedThread(signal, d.unverifiedThreadsPerDay)
+  return key === null ? d.batcher.submit(signal) : d.batcher.submitKeyed(signal, key)
 }
 
 /** A publish's answer on every surface (HTTP, MCP, A2A): `{ok, signal, cursor}`, the cursor being the signal's seq. */

@@ -68,6 +68,30 @@ export function signalWriter(db: Db, s: Ident) {
     returning seq, tags),
     tagged as (insert into ${s}.signal_tags (tag, seq) select distinct t.tag, ins.seq from ins cross join unnest(ins.tags) t(tag))
     select seq from head`
+  // @NOTE a batch with Idempotency-Keys: each key is stored with its signal, in the same statement
+  // (one transaction): a new key costs no statement of its own. The keys go in after the head is
+  // taken (the join with it), so every statement that stores keys holds feed_head first and none
+  // waits for a key while another waits for feed_head. A key already held (a retry racing its
+  // original, a dead or unfinished reservation) stores nothing for its signal, whose seq is left
+  // unused: the caller answers it through the reservation (publish/idempotency.ts).
+  const insertKeyedBatchSql = `
+    with ${takeFromHead(s, 'head', '$1', '0')},
+    u as (select * from rows from (json_to_recordset($2::json) as (${keys.map((k) => `"${k}" ${COLUMNS[k]}`).join(', ')}, "key" text))
+          with ordinality as u(${keys.map((k) => `"${k}"`).join(', ')}, "key", ord)),
+    keyed as (insert into ${s}.idempotency_keys (identity, key, signal_id)
+      select u."origin", u."key", u."id" from u cross join head where u."key" is not null
+      on conflict (identity, key) do nothing returning signal_id),
+    ins as (
+    insert into ${s}.signals (seq, id, origin, origin_name, origin_uri, origin_verified, type, tags, payload,
+                              ref_id, ttl_seconds, created_at, expires_at)
+    select (select seq from head) - $1 + u.ord, u."id", u."origin", u."originName", u."originUri", u."originVerified", u."type",
+           u."tags", u."payloadText"::text, u."refId", u."ttl",
+           timestamptz 'epoch' + u."createdAtMs" * interval '1 millisecond',
+           timestamptz 'epoch' + u."expiresAtMs" * interval '1 millisecond'
+    from u where u."key" is null or u."id" in (select signal_id from keyed)
+    returning seq, tags),
+    tagged as (insert into ${s}.signal_tags (tag, seq) select distinct t.tag, ins.seq from ins cross join unnest(ins.tags) t(tag))
+    select seq, array(select signal_id from keyed) as keyed from head`
   const threadsSinceSql = `select count(*)::int as n from ${s}.signals where origin = $1 and ref_id is null and created_at > now() - interval '24 hours'`
   // every pin, unpin and removal takes the next change number (0004_signal_changes.sql)
   const change = `with ${takeFromHead(s, 'c', '0', '1')}`
@@ -107,6 +131,19 @@ export function signalWriter(db: Db, s: Ident) {
       const { rows } = await db.query<{ seq: string }>(insertBatchSql, params).finally(() => void (params[1] = ''))
       const out = withSeqs(batch, rows[0]!.seq)
       watch(out.at(-1)?.seq ?? 0)
+      return out
+    },
+    /**
+     * Inserts a batch whose publishes carry Idempotency-Keys (`idem[i]`, or null), each key stored with
+     * its signal. The i-th result is the signal with its seq, or null where the key was already held
+     * and nothing was stored for it.
+     */
+    async insertKeyedBatch(batch: readonly NewSignal[], idem: ReadonlyArray<string | null>): Promise<Array<Signal | null>> {
+      const params = [batch.length, `[${batch.map((x, i) => `${signalJson(x).slice(0, -1)},"key":${str(idem[i])}}`).join(',')}]`]
+      const { rows } = await db.query<{ seq: string; keyed: string[] }>(insertKeyedBatchSql, params).finally(() => void (params[1] = ''))
+      const stored = new Set(rows[0]!.keyed)
+      const out = withSeqs(batch, rows[0]!.seq).map((x, i) => (idem[i] === null || stored.has(x.id) ? x : null))
+      watch(Number(rows[0]!.seq))
       return out
     },
     /**
