@@ -7,7 +7,8 @@ import type { DayRows } from './day-rows.js'
 // batch) on one connection, as one writer's group commit lane. Paced at `rate` real signals/s:
 // each batch is what arrived while the previous one committed (at most `maxBatch`), as the
 // writer's batcher makes them; rate 0: batches of `maxBatch` as fast as they commit. Keyed
-// publishes reserve their keys first (day-keys.ts). Pins go
+// publishes look their keys up first (day-keys.ts) and the batch stores the keys with the signals
+// (insertKeyedBatch). Pins go
 // through the moderator's statement (setPinned). Partitions are made ahead at the scaled width
 // (see `makeNext`).
 
@@ -19,8 +20,8 @@ export interface LoadOptions {
   maxBatch: number
   /** Seq values per partition: six simulated hours at the day's rate. */
   width: number
-  /** Before a batch is stored: what each of its publishes does first (an Idempotency-Key reserved). */
-  beforeInsert?: (batch: readonly NewSignal[]) => Promise<void>
+  /** Before a batch is stored: what each of its publishes does first (an Idempotency-Key looked up); the keys to store with them. */
+  beforeInsert?: (batch: readonly NewSignal[]) => Promise<Array<string | null>>
   /** Called after every committed batch with the new head (the sweeper's clock follows it). */
   onHead: (head: number) => void
   stop: AbortSignal
@@ -79,10 +80,12 @@ export async function load(writerDb: Db, makerDb: Db, s: Ident, o: LoadOptions):
     r.behindMax = Math.max(r.behindMax, o.rate > 0 ? due : 0)
     const n = Math.min(due, o.maxBatch)
     const batch = o.rows.batch(r.inserted + 1, n)
-    await o.beforeInsert?.(batch)
+    const keys = await o.beforeInsert?.(batch)
     const tb = performance.now()
-    const saved = await writer.insertBatch(batch)
+    const stored = keys?.some((k) => k !== null) ? await writer.insertKeyedBatch(batch, keys) : await writer.insertBatch(batch)
     const te = performance.now()
+    const saved = stored.filter((x) => x !== null)
+    if (saved.length < stored.length) throw new Error('a fresh Idempotency-Key was already held: nothing stored for its signal')
     r.commits.push({ t: te, ms: te - tb })
     r.inserted += n
     r.batches++

@@ -1,10 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { purgeExpired, type PurgeReport } from '../../apps/sweeper/jobs/purge-expired.js'
 import { refreshStats } from '../../apps/sweeper/jobs/refresh-stats.js'
-import { CARRY_MAX_ROWS, ident, migrate, postgresDb, signalPurger, statsWriter } from '../../libs/shared/db/index.js'
+import { CARRY_MAX_ROWS, ident, migrate, type NewSignal, postgresDb, signalPurger, statsWriter } from '../../libs/shared/db/index.js'
 import { createLogger } from '../../libs/shared/log/index.js'
 import { clockedUrl, installClock, setClock } from './day-clock.js'
-import { clockKeys, keyReservations } from './day-keys.js'
+import { clockKeys, keyLookups } from './day-keys.js'
 import { firstPartition, load, type LoadResult } from './day-load.js'
 import { dayRows, type DayShape } from './day-rows.js'
 import { storageUse, type StorageUse } from './day-storage.js'
@@ -56,7 +56,7 @@ export interface DayRun {
   sweeps: SweepRun[]
   watch: Watch
   storage: StorageUse
-  /** Idempotency-Keys reserved. */
+  /** Publishes with an Idempotency-Key. */
   keys: number
   cpuMs: { writer: number; keys: number; sweeper: number; primary: number; standby: number; generator: number }
   walBytes: number
@@ -81,7 +81,8 @@ export async function runDay(o: DayOptions): Promise<DayRun> {
     await migrate(url, schema)
     const width = Math.round(o.shape.dayRows / 4)
     const carryMax = Math.max(1, Math.round((CARRY_MAX_ROWS * width) / REAL_PARTITION_ROWS))
-    const writerDb = postgresDb(url, { max: 1, applicationName: 'wire-bench-day-writer' })
+    // the writer's connection on the simulated clock: the keys its batches store take their created_at from it
+    const writerDb = postgresDb(clockedUrl(url), { max: 1, applicationName: 'wire-bench-day-writer' })
     const makerDb = postgresDb(url, { max: 1, applicationName: 'wire-bench-day-partitions' })
     const sweepDb = postgresDb(clockedUrl(url), { max: 1, applicationName: 'wire-bench-day-sweeper' })
     cleanup.add(() => Promise.all([writerDb.close(), makerDb.close(), sweepDb.close()]))
@@ -98,7 +99,14 @@ export async function runDay(o: DayOptions): Promise<DayRun> {
     let head = 0
     const simNow = () => rows.simMs(Math.max(1, head))
     const stop = new AbortController()
-    const keys = keyReservations(url, s, o.shape.keyShare, simNow)
+    const keys = keyLookups(url, s, o.shape.keyShare)
+    await setClock(writerDb, simNow())
+    let writerClockAt = simNow()
+    /** Before a batch: its keys looked up, and the writer's clock moved on once a simulated minute. */
+    const beforeInsert = async (batch: readonly NewSignal[]) => {
+      if (simNow() - writerClockAt >= 60_000) await setClock(writerDb, (writerClockAt = simNow()))
+      return keys.lookUp(batch)
+    }
     cleanup.add(() => keys.close())
     const keyPids = await keys.pids()
     const keysCpu = () => keyPids.reduce((a, p) => a + processCpuMs(p), 0)
@@ -177,7 +185,7 @@ export async function runDay(o: DayOptions): Promise<DayRun> {
         rate: o.rate,
         maxBatch: o.maxBatch,
         width,
-        beforeInsert: keys.reserve,
+        beforeInsert,
         onHead: (h) => void (head = h),
         stop: stop.signal,
       })
@@ -207,7 +215,7 @@ export async function runDay(o: DayOptions): Promise<DayRun> {
     const walBytes = Number((await sql<{ n: string }>(url, `select pg_wal_lsn_diff(pg_current_wal_lsn(), '${lsn0}') as n`))[0]!.n)
     const storage = await storageUse(writerDb, s, head)
     o.note(`done: ${result.inserted.toLocaleString('en')} signals in ${result.seconds.toFixed(1)} s, ${sweeps.length} sweeps`)
-    return { options: o, width, carryMax, load: result, keys: keys.reserved(), sweeps, watch, storage, cpuMs, walBytes, machine }
+    return { options: o, width, carryMax, load: result, keys: keys.keyed(), sweeps, watch, storage, cpuMs, walBytes, machine }
   } finally {
     await cleanup.run()
   }

@@ -40,7 +40,7 @@ t.test('the short day publishes, makes, waits for and drops partitions, and prin
   const keyed = total * SHORT.shape.keyShare
   t.ok(
     Math.abs(x.inserts.keyed - keyed) <= 1,
-    `${x.inserts.keyed} publishes reserved an Idempotency-Key first (a share of ${SHORT.shape.keyShare})`,
+    `${x.inserts.keyed} publishes carried an Idempotency-Key, looked up first and stored with the signal (a share of ${SHORT.shape.keyShare})`,
   )
   t.ok(
     x.sweeper.keysPurged > 0 && x.storage.keysRows > 0 && x.sweeper.keysPurged + x.storage.keysRows === x.inserts.keyed,
