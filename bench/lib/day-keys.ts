@@ -1,13 +1,14 @@
 import { randomBytes } from 'node:crypto'
 import { type Db, type Ident, idempotencyKeys, type NewSignal, postgresDb } from '../../libs/shared/db/index.js'
+import { groupedFind } from '../../libs/shared/publish/idempotency.js'
 import { CLOCK_NOW } from './day-clock.js'
 
 // Publishes with an Idempotency-Key (bench/day.ts), as the client library sends one with every
 // publish by default: before its signal joins a batch, each keyed publish looks its key up
-// (publish/publish.ts: a retry is answered right after auth), a statement of its own on
-// connections of their own, as many as a writer's pool (10), as it runs them for concurrent
-// requests; the key itself is stored by the batch's statement, with its signal
-// (signals/write.ts insertKeyedBatch). The key's created_at is the database's now(): the writer's
+// (publish/publish.ts: a retry is answered right after auth), through the writer's own grouping
+// (publish/idempotency.ts groupedFind: the lookups of one turn in one statement; here a batch's,
+// on a connection of their own, the best case of a busy writer); the key itself is stored by the
+// batch's statement, with its signal (signals/write.ts insertKeyedBatch). The key's created_at is the database's now(): the writer's
 // connection runs on the simulated clock (day-run.ts), and the sweeper deletes the rows 24
 // simulated hours on.
 
@@ -27,17 +28,15 @@ export async function clockKeys(db: Db, s: Ident): Promise<void> {
   await db.exec(`alter table ${s}.idempotency_keys alter column created_at set default ${CLOCK_NOW}`)
 }
 
-export function keyLookups(url: string, s: Ident, share: number, connections = 10): KeyLookups {
+export function keyLookups(url: string, s: Ident, share: number): KeyLookups {
   // the lookup compares created_at with the real now(): a key of the simulated past is as absent as a new one
-  const dbs: Db[] = Array.from({ length: connections }, () => postgresDb(url, { max: 1, applicationName: 'wire-bench-day-keys' }))
-  const keys = dbs.map((db) => idempotencyKeys(db, s))
-  let next = 0
+  const db: Db = postgresDb(url, { max: 1, applicationName: 'wire-bench-day-keys' })
+  const find = groupedFind(idempotencyKeys(db, s))
   let keyed = 0
   let owed = 0 // fractional shares carried from batch to batch, so `share` holds exactly over the run
   async function one(identity: string) {
-    const k = next++ % connections
     const key = randomBytes(16).toString('hex') // the client's own: 32 random hex digits
-    if (await keys[k]!.find(identity, key)) throw new Error('a fresh Idempotency-Key was already taken')
+    if (await find(identity, key)) throw new Error('a fresh Idempotency-Key was already taken')
     keyed++
     return key
   }
@@ -50,7 +49,7 @@ export function keyLookups(url: string, s: Ident, share: number, connections = 1
       return batch.map((_, i) => found[i] ?? null)
     },
     keyed: () => keyed,
-    pids: () => Promise.all(dbs.map(async (db) => (await db.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]!.pid)),
-    close: async () => void (await Promise.all(dbs.map((db) => db.close()))),
+    pids: async () => [(await db.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]!.pid],
+    close: () => db.close(),
   }
 }

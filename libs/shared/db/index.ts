@@ -28,7 +28,7 @@ export { signalPurger, type SignalPurger, type PurgeKind } from './signals/purge
 export { statsReader, activeCountsSql, STATS_MAX_BUCKETS, type StatsReader } from './stats/read.js'
 export { statsWriter, type StatsWriter } from './stats/write.js'
 export { bossConnection, bossSchemaName, createBossQueue, offerEverySlot } from './boss.js'
-export { idempotencyKeys, type IdempotencyKeys, REMOVED } from './signals/idempotency.js'
+export { idempotencyKeys, type IdempotencyKeys, REMOVED, type Reservation } from './signals/idempotency.js'
 export { originsOf, type Origins } from './signals/origins.js'
 export { writeBoardBackup } from './backup/write.js'
 export { restoreBoardBackup, type RestoreReport } from './backup/read.js'

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises'
-import { REMOVED, type IdempotencyKeys } from '../db/index.js'
+import { REMOVED, type IdempotencyKeys, type Reservation } from '../db/index.js'
 import { newSignalId, WireError, type Signal } from '../domain/index.js'
 
 /** A reservation whose signal is still missing after this long belongs to a publish that stored nothing. */
@@ -46,9 +46,48 @@ export async function publishOnce(
   }
 }
 
+/** Looks up an (identity, key) pair: its live reservation, or null. */
+export type FindKey = (identity: string, key: string) => Promise<Reservation | null>
+
+/** Most pairs looked up in one statement. */
+const LOOKUPS_MAX = 500
+
+/**
+ * The lookup a keyed publish makes right after auth, grouped as the group commit groups inserts:
+ * the lookups that arrive while one statement is out go together in the next, so concurrent keyed
+ * publishes cost the primary one statement, not one each. What waits is bounded by the publishes in
+ * flight (each waits for its own answer).
+ */
+export function groupedFind(keys: IdempotencyKeys): FindKey {
+  let queue: Array<{ pair: [string, string]; resolve: (r: Reservation | null) => void; reject: (e: unknown) => void }> = []
+  let running = false
+  async function drain() {
+    while (queue.length) {
+      const batch = queue.slice(0, LOOKUPS_MAX)
+      queue = queue.slice(batch.length)
+      try {
+        const found = await keys.findMany(batch.map((w) => w.pair))
+        batch.forEach((w, i) => void w.resolve(found[i] ?? null))
+      } catch (err) {
+        for (const w of batch) w.reject(err)
+      }
+    }
+    running = false
+  }
+  return (identity, key) =>
+    new Promise((resolve, reject) => {
+      queue.push({ pair: [identity, key], resolve, reject })
+      if (!running) {
+        running = true
+        // setImmediate gathers every lookup of this turn of the event loop
+        setImmediate(() => void drain())
+      }
+    })
+}
+
 /** Returns the original signal for a key already used, without publishing; null when the key is free. */
-export async function replayOf(keys: IdempotencyKeys, identity: string, key: string): Promise<Signal | null> {
-  const held = await keys.find(identity, key)
+export async function replayOf(keys: IdempotencyKeys, find: FindKey, identity: string, key: string): Promise<Signal | null> {
+  const held = await find(identity, key)
   const original = held && (await keys.signal(held.signalId))
   return original ? answerOf(original, held.signalId) : null
 }

@@ -16,7 +16,7 @@ import type { ClientLimits, PublishRateLimits } from '../limits/index.js'
 import { startSpan, tracing } from '../tracing/index.js'
 import { nothingStored, type Batcher } from './batcher.js'
 import type { BoardPolicy } from './board-policy.js'
-import { publishOnce, replayOf } from './idempotency.js'
+import { publishOnce, replayOf, type FindKey } from './idempotency.js'
 import type { NewIdentityGate } from './new-identities.js'
 
 export interface PublishDeps {
@@ -32,6 +32,8 @@ export interface PublishDeps {
   addressLimits: Pick<ClientLimits, 'attempt' | 'publish'>
   newIdentities: NewIdentityGate
   keys: IdempotencyKeys
+  /** The lookup of a publish's key right after auth, grouped with those of concurrent publishes (groupedFind). */
+  findKey: FindKey
   batcher: Batcher
 }
 
@@ -66,7 +68,7 @@ async function publish(d: PublishDeps, r: Caller, body: string | undefined): Pro
   const who = await d.identity.authenticate(r.authorization)
   const key = parseIdempotencyKey(r.idempotencyKey)
   if (key !== null) {
-    const original = await replayOf(d.keys, who.id, key)
+    const original = await replayOf(d.keys, d.findKey, who.id, key)
     if (original) return original
   }
   if (body === undefined || body.trim() === '') throw invalid('signal missing: send one JSON object')

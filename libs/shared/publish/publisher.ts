@@ -6,6 +6,7 @@ import type { Infra } from '../infra/index.js'
 import { publishRateLimits } from '../limits/index.js'
 import type { Logger } from '../log/index.js'
 import { createBatcher, type Batcher } from './batcher.js'
+import { groupedFind } from './idempotency.js'
 import type { BoardPolicy } from './board-policy.js'
 import { newIdentityGate } from './new-identities.js'
 import type { PublishDeps } from './publish.js'
@@ -33,6 +34,7 @@ export function createPublisher(cfg: Config, log: Logger, infra: Infra, { identi
     onCommit: (head, batch) => bus.publishWake(head, batch), // this process's own feed first (with the rows), then every other process
   })
   const rl = cfg.rateLimits
+  const keys = idempotencyKeys(primary, schema)
   const deps: PublishDeps = {
     authority: cfg.authority,
     defaultTtl: cfg.signals.defaultTtl,
@@ -44,7 +46,8 @@ export function createPublisher(cfg: Config, log: Logger, infra: Infra, { identi
     rateLimits: publishRateLimits({ ...rl, keyPrefix: channels(infra.boardId).rateLimitPrefix }, infra.redis),
     addressLimits: infra.limits,
     newIdentities: newIdentityGate(originsOf(primary, schema), infra.limits),
-    keys: idempotencyKeys(primary, schema),
+    keys,
+    findKey: groupedFind(keys),
     batcher,
   }
   return { deps, batcher, flush: () => batcher.flush() }

@@ -23,6 +23,11 @@ export function idempotencyKeys(db: Queryable, s: Ident) {
     on conflict (identity, key) do update set signal_id = excluded.signal_id, created_at = now()
       where not (k.${live})
     returning signal_id`
+  // the lookups of concurrent publishes in one statement: the pairs as one JSON text of [identity, key] arrays
+  const findManySql = `select q.ord::int as i, k.signal_id, extract(epoch from now() - k.created_at) * 1000 as age_ms
+    from json_array_elements($1::json) with ordinality as q(pair, ord)
+    join ${s}.idempotency_keys k on k.identity = q.pair->>0 and k.key = q.pair->>1
+    where k.${live}`
   const takeOverSql = `update ${s}.idempotency_keys set signal_id = $4, created_at = now()
     where identity = $1 and key = $2 and signal_id = $3 returning signal_id`
   const releaseSql = `delete from ${s}.idempotency_keys where identity = $1 and key = $2 and signal_id = $3`
@@ -35,6 +40,14 @@ export function idempotencyKeys(db: Queryable, s: Ident) {
     async find(identity: string, key: string): Promise<Reservation | null> {
       const r = (await db.query<{ signal_id: string; age_ms: string | number }>(findSql, [identity, key])).rows[0]
       return r ? { signalId: r.signal_id, ageMs: Number(r.age_ms) } : null
+    },
+    /** find() for many (identity, key) pairs in one statement: the i-th answer is the i-th pair's. */
+    async findMany(pairs: ReadonlyArray<readonly [identity: string, key: string]>): Promise<Array<Reservation | null>> {
+      const text = `[${pairs.map(([identity, key]) => `[${JSON.stringify(identity)},${JSON.stringify(key)}]`).join(',')}]`
+      const { rows } = await db.query<{ i: number; signal_id: string; age_ms: string | number }>(findManySql, [text])
+      const out: Array<Reservation | null> = pairs.map(() => null)
+      for (const r of rows) out[r.i - 1] = { signalId: r.signal_id, ageMs: Number(r.age_ms) }
+      return out
     },
     /** True when this call now holds the key for `signalId`; false when a live reservation holds it. */
     async reserve(identity: string, key: string, signalId: string): Promise<boolean> {
