@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { type Db, type Ident, idempotencyKeys, type NewSignal, postgresDb } from '../../libs/shared/db/index.js'
-import { groupedFind } from '../../libs/shared/publish/idempotency.js'
+import { groupedFind } from '../../libs/shared/publish/index.js'
 import { CLOCK_NOW } from './day-clock.js'
 
 // Publishes with an Idempotency-Key (bench/day.ts), as the client library sends one with every

@@ -1,34 +1,16 @@
 import t from 'tap'
-import { ident, idempotencyKeys, migrate, postgresDb, signalWriter, type NewSignal } from '../../libs/shared/db/index.js'
-import { groupedFind } from '../../libs/shared/publish/idempotency.js'
-import { assertServicesUp, dropSchema, TEST_DATABASE_URL, uniqueSchema } from '../helpers/services.js'
+import { idempotencyKeys, signalWriter } from '../../libs/shared/db/index.js'
+import { groupedFind } from '../../libs/shared/publish/index.js'
+import { migratedSchema, newSignal } from '../helpers/signal-db.js'
 
 // Idempotency-Keys at the database (db/signals/write.ts insertKeyedBatch, db/signals/idempotency.ts
 // findMany): a batch stores each new key with its signal and nothing for a key already held; the
 // lookups of concurrent publishes go in one statement and answer each pair as find() would.
 
-const signal = (id: string, origin = 'fp_0123456789abcdef0123'): NewSignal => ({
-  id,
-  origin,
-  originName: null,
-  originUri: `sw://board.test/identities/${origin}`,
-  originVerified: true,
-  type: 'broadcast',
-  tags: ['k'],
-  payloadText: `{"$type":"broadcast","id":"${id}"}`,
-  ttl: 3600,
-  refId: null,
-  createdAtMs: Date.now(),
-  expiresAtMs: Date.now() + 3_600_000,
-})
+const signal = (id: string) => newSignal(id, ['k'])
 
 t.test('Idempotency-Keys at the database', async (t) => {
-  await assertServicesUp()
-  const schema = uniqueSchema('keys')
-  const db = postgresDb(TEST_DATABASE_URL, { max: 3 })
-  t.teardown(async () => (await db.close(), await dropSchema(schema)))
-  await migrate(db, schema)
-  const s = ident(schema)
+  const { db, s } = await migratedSchema(t, 'keys', 3)
   const writer = signalWriter(db, s)
   const keys = idempotencyKeys(db, s)
   const stored = async () => (await db.query<{ id: string }>(`select id from ${s}.signals order by seq`)).rows.map((r) => r.id)

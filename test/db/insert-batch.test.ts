@@ -1,32 +1,15 @@
 import t from 'tap'
-import { ident, migrate, postgresDb, signalWriter, type NewSignal } from '../../libs/shared/db/index.js'
-import { assertServicesUp, dropSchema, TEST_DATABASE_URL, uniqueSchema } from '../helpers/services.js'
+import { ident, signalWriter } from '../../libs/shared/db/index.js'
+import { migratedSchema, newSignal } from '../helpers/signal-db.js'
 
 // The batch insert answers the new head alone and the writer numbers the batch from it
 // (db/signals/write.ts): each signal it hands back must carry the seq its row was stored with, in the
 // batch's order, with its tag rows under that seq.
 
-const signal = (id: string, tags: string[]): NewSignal => ({
-  id,
-  origin: 'fp_0123456789abcdef0123',
-  originName: null,
-  originUri: 'sw://board.test/identities/fp_0123456789abcdef0123',
-  originVerified: true,
-  type: 'broadcast',
-  tags,
-  payloadText: `{"$type":"broadcast","$tags":${JSON.stringify(tags)},"id":"${id}"}`,
-  ttl: 3600,
-  refId: null,
-  createdAtMs: Date.now(),
-  expiresAtMs: Date.now() + 3_600_000,
-})
+const signal = (id: string, tags: string[]) => newSignal(id, tags)
 
 t.test('a batch comes back numbered as it was stored, in order, its tag rows under the same seqs', async (t) => {
-  await assertServicesUp()
-  const schema = uniqueSchema('batch')
-  const db = postgresDb(TEST_DATABASE_URL, { max: 2 })
-  t.teardown(async () => (await db.close(), await dropSchema(schema)))
-  await migrate(db, schema)
+  const { db, schema } = await migratedSchema(t, 'batch')
   const writer = signalWriter(db, ident(schema))
 
   const stored = async () =>
@@ -79,11 +62,7 @@ t.test('a batch comes back numbered as it was stored, in order, its tag rows und
 })
 
 t.test('a payload is stored as its exact text: white space, key order, escapes and numbers as sent', async (t) => {
-  await assertServicesUp()
-  const schema = uniqueSchema('batchpayload')
-  const db = postgresDb(TEST_DATABASE_URL, { max: 2 })
-  t.teardown(async () => (await db.close(), await dropSchema(schema)))
-  await migrate(db, schema)
+  const { db, schema } = await migratedSchema(t, 'batchpayload')
   const writer = signalWriter(db, ident(schema))
   // the batch carries each payload as JSON in a json column (write.ts), not as an escaped string
   const payloads = [

@@ -55,19 +55,22 @@ export function signalWriter(db: Db, s: Ident) {
   // scalar, never joined: a join with feed_head's (unanalysed) row estimate made the planner
   // expect ~10^6 rows and JIT-compile every batch (360 ms for 500 signals). After a failover the
   // first statement moves the head past anything the lost primary could have served (feed-head.ts).
-  const insertBatchSql = `
-    with ${takeFromHead(s, 'head', '$1', '0')}, ins as (
+  // the batch as rows (u: NewSignal's columns, then `extra`, then its 1-based place `ord`)
+  const batchRows = (extra = '') =>
+    `rows from (json_to_recordset($2::json) as (${keys.map((k) => `"${k}" ${COLUMNS[k]}`).join(', ')}${extra && `, ${extra}`}))
+         with ordinality as u(${keys.map((k) => `"${k}"`).join(', ')}${extra && `, ${extra.split(' ')[0]}`}, ord)`
+  // the signals of `from` (a source of u rows), each at its place's seq, and their tag rows
+  const insertSignals = (from: string) => `ins as (
     insert into ${s}.signals (seq, id, origin, origin_name, origin_uri, origin_verified, type, tags, payload,
                               ref_id, ttl_seconds, created_at, expires_at)
     select (select seq from head) - $1 + u.ord, u."id", u."origin", u."originName", u."originUri", u."originVerified", u."type",
            u."tags", u."payloadText"::text, u."refId", u."ttl",
            timestamptz 'epoch' + u."createdAtMs" * interval '1 millisecond',
            timestamptz 'epoch' + u."expiresAtMs" * interval '1 millisecond'
-    from rows from (json_to_recordset($2::json) as (${keys.map((k) => `"${k}" ${COLUMNS[k]}`).join(', ')}))
-         with ordinality as u(${keys.map((k) => `"${k}"`).join(', ')}, ord)
+    from ${from}
     returning seq, tags),
-    tagged as (insert into ${s}.signal_tags (tag, seq) select distinct t.tag, ins.seq from ins cross join unnest(ins.tags) t(tag))
-    select seq from head`
+    tagged as (insert into ${s}.signal_tags (tag, seq) select distinct t.tag, ins.seq from ins cross join unnest(ins.tags) t(tag))`
+  const insertBatchSql = `with ${takeFromHead(s, 'head', '$1', '0')}, ${insertSignals(batchRows())} select seq from head`
   // @NOTE a batch with Idempotency-Keys: each key is stored with its signal, in the same statement
   // (one transaction): a new key costs no statement of its own. The keys go in after the head is
   // taken (the join with it), so every statement that stores keys holds feed_head first and none
@@ -76,21 +79,11 @@ export function signalWriter(db: Db, s: Ident) {
   // unused: the caller answers it through the reservation (publish/idempotency.ts).
   const insertKeyedBatchSql = `
     with ${takeFromHead(s, 'head', '$1', '0')},
-    u as (select * from rows from (json_to_recordset($2::json) as (${keys.map((k) => `"${k}" ${COLUMNS[k]}`).join(', ')}, "key" text))
-          with ordinality as u(${keys.map((k) => `"${k}"`).join(', ')}, "key", ord)),
+    u as (select * from ${batchRows('"key" text')}),
     keyed as (insert into ${s}.idempotency_keys (identity, key, signal_id)
       select u."origin", u."key", u."id" from u cross join head where u."key" is not null
       on conflict (identity, key) do nothing returning signal_id),
-    ins as (
-    insert into ${s}.signals (seq, id, origin, origin_name, origin_uri, origin_verified, type, tags, payload,
-                              ref_id, ttl_seconds, created_at, expires_at)
-    select (select seq from head) - $1 + u.ord, u."id", u."origin", u."originName", u."originUri", u."originVerified", u."type",
-           u."tags", u."payloadText"::text, u."refId", u."ttl",
-           timestamptz 'epoch' + u."createdAtMs" * interval '1 millisecond',
-           timestamptz 'epoch' + u."expiresAtMs" * interval '1 millisecond'
-    from u where u."key" is null or u."id" in (select signal_id from keyed)
-    returning seq, tags),
-    tagged as (insert into ${s}.signal_tags (tag, seq) select distinct t.tag, ins.seq from ins cross join unnest(ins.tags) t(tag))
+    ${insertSignals(`u where u."key" is null or u."id" in (select signal_id from keyed)`)}
     select seq, array(select signal_id from keyed) as keyed from head`
   const threadsSinceSql = `select count(*)::int as n from ${s}.signals where origin = $1 and ref_id is null and created_at > now() - interval '24 hours'`
   // every pin, unpin and removal takes the next change number (0004_signal_changes.sql)
