@@ -20,8 +20,9 @@ import { sqlOn } from './lib/sql.js'
 // single process head polls (cursor=head&wait=0), newest-page reads (100 signals) and fan-out answers
 // (BENCH_FOLLOWERS long-polls at the head, BENCH_FANOUT_ROUNDS publishes). Every phase runs once unmeasured
 // first (V8 compiles the path; the publishes BENCH_WARMUPS times and the fan-out BENCH_FANOUT_WARMUPS rounds,
-// default 1 each), then measured. BENCH_BEFORE=<another checkout, built>: both builds in turn,
-// BENCH_REPEAT times (default 2: the spread shows the count's stability). BENCH_CALLGRIND_KEEP=<dir>:
+// default 1 each), then measured. BENCH_PUBLISH_KEYED=1: every publish with an Idempotency-Key of its
+// own. BENCH_BEFORE=<another checkout, built>: both builds in turn, BENCH_REPEAT times (default 2:
+// the spread shows the count's stability). BENCH_CALLGRIND_KEEP=<dir>:
 // keeps each phase's callgrind file there, with the JIT's function names (node --perf-basic-prof)
 // for `callgrind_annotate` (bench/results/instructions.md).
 
@@ -41,6 +42,8 @@ const REPEAT = num('BENCH_REPEAT', 2)
 const WARMUPS = num('BENCH_WARMUPS', 1)
 const ROLES = (process.env.BENCH_ROLES ?? 'server,writer').split(',') as Array<'server' | 'writer'>
 const KEEP = process.env.BENCH_CALLGRIND_KEEP
+/** BENCH_PUBLISH_KEYED=1: the publishes (warm-up and measured) each with an Idempotency-Key never used before. */
+const KEYED = process.env.BENCH_PUBLISH_KEYED === '1'
 const BUILDS: Array<[string, string | undefined]> = process.env.BENCH_BEFORE
   ? [
       ['before', process.env.BENCH_BEFORE],
@@ -130,7 +133,7 @@ async function measure(role: 'server' | 'writer', build: string | undefined, tag
     // outlast the pool's 3 s connect timeout while the process is still compiling under callgrind (503): again
     for (let tries = 1; ; tries++)
       try {
-        for (let i = 0; i < WARMUPS; i++) await publishRounds(p.url, PUBLISHES, BATCH)
+        for (let i = 0; i < WARMUPS; i++) await publishRounds(p.url, PUBLISHES, BATCH, { keyed: KEYED })
         break
       } catch (err) {
         if (tries === 3) throw err
@@ -143,7 +146,7 @@ async function measure(role: 'server' | 'writer', build: string | undefined, tag
     await sleep(IDLE_S * 1000)
     const idle = await p.dump('idle')
     const idlePerSecond = idle.instructions / ((performance.now() - t0) / 1000)
-    out.publish = await phase(p, 'publish', PUBLISHES, idlePerSecond, () => publishRounds(p.url, PUBLISHES, BATCH), tag)
+    out.publish = await phase(p, 'publish', PUBLISHES, idlePerSecond, () => publishRounds(p.url, PUBLISHES, BATCH, { keyed: KEYED }), tag)
     if (role === 'server') {
       const head = ((await (await fetch(`${p.url}/sw/signals?limit=1`)).json()) as { nextCursor: number }).nextCursor
       const headPath = `/sw/signals?cursor=${head}&wait=0`
@@ -218,7 +221,7 @@ const fmt = (n: number) => n.toLocaleString('en-US')
 async function main() {
   const started = new Date().toISOString()
   log(
-    `wire bench:instructions ${started}: ${cpus().length} cores, load ${loadavg()[0]!.toFixed(1)}, node ${process.version}; ${PUBLISHES} publishes in rounds of ${BATCH}, ${HEAD_POLLS} head polls, ${PAGES} newest pages, ${FOLLOWERS} followers x ${FANOUT_ROUNDS} publishes; builds: ${BUILDS.map((b) => b[0]).join(', ')}`,
+    `wire bench:instructions ${started}: ${cpus().length} cores, load ${loadavg()[0]!.toFixed(1)}, node ${process.version}; ${PUBLISHES} publishes${KEYED ? ' (each with a new Idempotency-Key)' : ''} in rounds of ${BATCH}, ${HEAD_POLLS} head polls, ${PAGES} newest pages, ${FOLLOWERS} followers x ${FANOUT_ROUNDS} publishes; builds: ${BUILDS.map((b) => b[0]).join(', ')}`,
   )
   if (KEEP) mkdirSync(KEEP, { recursive: true })
   const results: Record<string, Record<string, Array<Record<string, Phase>>>> = {}

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto'
 import { client } from './load.js'
 
 /**
@@ -16,15 +17,24 @@ export function publishRequests(identities = 64) {
 /**
  * `n` publishes in rounds of `batch` sent at once on `batch` keep-alive connections, each round
  * answered in full before the next: the writer's group commit sees `batch` publishes arrive together.
- * Throws on an answer other than 200.
+ * `keyed`: every publish with an Idempotency-Key of its own. Throws on an answer other than 200.
  */
-export async function publishRounds(baseUrl: string, n: number, batch: number): Promise<void> {
+export async function publishRounds(baseUrl: string, n: number, batch: number, o: { keyed?: boolean } = {}): Promise<void> {
   const c = client(baseUrl, batch)
   const requests = publishRequests()
+  // keyed: each publish with an Idempotency-Key never used before (a prefix of this call's own)
+  const run = randomBytes(6).toString('hex')
+  const headersOf = (r: (typeof requests)[number], k: number) =>
+    o.keyed ? { ...r.headers, 'idempotency-key': `bench-${run}-${k}` } : r.headers
   try {
     for (let done = 0, k = 0; done < n; done += batch) {
-      const round = Array.from({ length: Math.min(batch, n - done) }, () => requests[k++ % requests.length]!)
-      const answers = await Promise.all(round.map((r) => c.request('POST', '/sw/signals', r.body, r.headers)))
+      const round = Array.from({ length: Math.min(batch, n - done) }, () => k++)
+      const answers = await Promise.all(
+        round.map((i) => {
+          const r = requests[i % requests.length]!
+          return c.request('POST', '/sw/signals', r.body, headersOf(r, i))
+        }),
+      )
       const bad = answers.find((a) => a.status !== 200)
       if (bad) throw new Error(`publish answered ${bad.status}: ${bad.body.slice(0, 200)}`)
     }
