@@ -30,12 +30,12 @@ const COLUMNS: Record<keyof NewSignal, string> = {
 }
 const keys = Object.keys(COLUMNS) as Array<keyof NewSignal>
 const str = JSON.stringify
-/** One signal as COLUMNS reads it; its payload text is JSON already (envelope.ts made it from a parsed body). */
-const signalJson = (x: NewSignal) =>
+/** One signal as COLUMNS reads it; its payload text is JSON already (envelope.ts made it from a parsed body). `more`: members after them (`,"name":value`). */
+const signalJson = (x: NewSignal, more = '') =>
   `{"id":${str(x.id)},"origin":${str(x.origin)},"originName":${str(x.originName)},"originUri":${str(x.originUri)},` +
   `"originVerified":${x.originVerified},"type":${str(x.type)},"tags":${str(x.tags)},"payloadText":${x.payloadText},` +
-  `"ttl":${x.ttl},"refId":${str(x.refId)},"createdAtMs":${x.createdAtMs},"expiresAtMs":${x.expiresAtMs}}`
-const batchParams = (batch: readonly NewSignal[]) => [batch.length, `[${batch.map(signalJson).join(',')}]`]
+  `"ttl":${x.ttl},"refId":${str(x.refId)},"createdAtMs":${x.createdAtMs},"expiresAtMs":${x.expiresAtMs}${more}}`
+const batchParams = (batch: readonly NewSignal[]) => [batch.length, `[${batch.map((x) => signalJson(x)).join(',')}]`]
 
 /**
  * The batch's signals with their seqs: the statement numbers the batch's i-th signal (0-based)
@@ -55,10 +55,10 @@ export function signalWriter(db: Db, s: Ident) {
   // scalar, never joined: a join with feed_head's (unanalysed) row estimate made the planner
   // expect ~10^6 rows and JIT-compile every batch (360 ms for 500 signals). After a failover the
   // first statement moves the head past anything the lost primary could have served (feed-head.ts).
-  // the batch as rows (u: NewSignal's columns, then `extra`, then its 1-based place `ord`)
-  const batchRows = (extra = '') =>
-    `rows from (json_to_recordset($2::json) as (${keys.map((k) => `"${k}" ${COLUMNS[k]}`).join(', ')}${extra && `, ${extra}`}))
-         with ordinality as u(${keys.map((k) => `"${k}"`).join(', ')}${extra && `, ${extra.split(' ')[0]}`}, ord)`
+  // the batch as rows (u: NewSignal's columns, then its Idempotency-Key when `withKey`, then its 1-based place `ord`)
+  const batchRows = (withKey: boolean) =>
+    `rows from (json_to_recordset($2::json) as (${keys.map((k) => `"${k}" ${COLUMNS[k]}`).join(', ')}${withKey ? ', "key" text' : ''}))
+         with ordinality as u(${keys.map((k) => `"${k}"`).join(', ')}${withKey ? ', "key"' : ''}, ord)`
   // the signals of `from` (a source of u rows), each at its place's seq, and their tag rows
   const insertSignals = (from: string) => `ins as (
     insert into ${s}.signals (seq, id, origin, origin_name, origin_uri, origin_verified, type, tags, payload,
@@ -70,7 +70,7 @@ export function signalWriter(db: Db, s: Ident) {
     from ${from}
     returning seq, tags),
     tagged as (insert into ${s}.signal_tags (tag, seq) select distinct t.tag, ins.seq from ins cross join unnest(ins.tags) t(tag))`
-  const insertBatchSql = `with ${takeFromHead(s, 'head', '$1', '0')}, ${insertSignals(batchRows())} select seq from head`
+  const insertBatchSql = `with ${takeFromHead(s, 'head', '$1', '0')}, ${insertSignals(batchRows(false))} select seq from head`
   // @NOTE a batch with Idempotency-Keys: each key is stored with its signal, in the same statement
   // (one transaction): a new key costs no statement of its own. The keys go in after the head is
   // taken (the join with it), so every statement that stores keys holds feed_head first and none
@@ -79,7 +79,7 @@ export function signalWriter(db: Db, s: Ident) {
   // unused: the caller answers it through the reservation (publish/idempotency.ts).
   const insertKeyedBatchSql = `
     with ${takeFromHead(s, 'head', '$1', '0')},
-    u as (select * from ${batchRows('"key" text')}),
+    u as (select * from ${batchRows(true)}),
     keyed as (insert into ${s}.idempotency_keys (identity, key, signal_id)
       select u."origin", u."key", u."id" from u cross join head where u."key" is not null
       on conflict (identity, key) do nothing returning signal_id),
@@ -132,7 +132,7 @@ export function signalWriter(db: Db, s: Ident) {
      * and nothing was stored for it.
      */
     async insertKeyedBatch(batch: readonly NewSignal[], idem: ReadonlyArray<string | null>): Promise<Array<Signal | null>> {
-      const params = [batch.length, `[${batch.map((x, i) => `${signalJson(x).slice(0, -1)},"key":${str(idem[i])}}`).join(',')}]`]
+      const params = [batch.length, `[${batch.map((x, i) => signalJson(x, `,"key":${str(idem[i])}`)).join(',')}]`]
       const { rows } = await db.query<{ seq: string; keyed: string[] }>(insertKeyedBatchSql, params).finally(() => void (params[1] = ''))
       const stored = new Set(rows[0]!.keyed)
       const out = withSeqs(batch, rows[0]!.seq).map((x, i) => (idem[i] === null || stored.has(x.id) ? x : null))
